@@ -1,0 +1,198 @@
+"""Resolve a rubric reference (name, name@pin, or path) to a loaded Rubric."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import semver
+
+from rubriclib.errors import Problem, RubricError
+from rubriclib.rubric import (
+    NAME_PATTERN,
+    Golden,
+    Rubric,
+    duplicate_name_problems,
+    parse_goldens_file,
+    parse_rubric,
+)
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def builtin_dir() -> Path:
+    """The built-in rubrics: inside the installed package, or the repo's top level in a checkout."""
+    packaged = _PACKAGE_DIR / "rubrics"
+    return packaged if packaged.is_dir() else _PACKAGE_DIR.parent / "rubrics"
+
+
+def search_dirs() -> list[Path]:
+    """The folders named by RUBRICLIB_PATH, in order (empty entries are skipped)."""
+    value = os.environ.get("RUBRICLIB_PATH", "")
+    return [Path(entry).expanduser() for entry in value.split(os.pathsep) if entry.strip()]
+
+
+def builtin_names() -> list[str]:
+    """Names of the built-in rubrics."""
+    return sorted(path.stem for path in builtin_dir().glob("*.md"))
+
+
+def is_path_reference(ref: str) -> bool:
+    """Whether `ref` names a file rather than a rubric name."""
+    return (
+        ref.endswith(".md")
+        or ref.startswith((".", "/", "~"))
+        or "/" in ref
+        or (os.sep in ref)
+        or bool(os.altsep and os.altsep in ref)
+    )
+
+
+def load_rubric(ref: str, base_dir: str | os.PathLike[str] | None = None) -> Rubric:
+    """Load the rubric `ref` names: `NAME`, `NAME@SPEC`, or a path (relative to `base_dir`)."""
+    if not isinstance(ref, str) or not ref.strip():
+        raise RubricError.single(repr(ref), "reference", "must be a rubric name or a file path")
+    ref = ref.strip()
+    if is_path_reference(ref):
+        path = Path(ref).expanduser()
+        if not path.is_absolute():
+            path = Path(base_dir if base_dir is not None else os.getcwd()).expanduser() / path
+        path = Path(os.path.abspath(path))
+        return parse_rubric(path, source=f"file:{path}", label=str(path))
+    name, _, spec = ref.partition("@")
+    rubric = _load_by_name(name.strip(), ref)
+    if spec and not _version_satisfies(rubric.version, spec.strip(), ref):
+        raise RubricError.single(
+            ref, "version", f"{rubric.name} is at version {rubric.version}, which is not {spec}"
+        )
+    return rubric
+
+
+def list_rubrics() -> list[Rubric]:
+    """Every resolvable rubric, one per name: RUBRICLIB_PATH folders first, then built-ins."""
+    found: dict[str, Rubric] = {}
+    problems: list[Problem] = []
+    for directory, builtin in _lookup_order():
+        for path in sorted(directory.glob("*.md")) if directory.is_dir() else []:
+            if path.stem in found:
+                continue
+            try:
+                found[path.stem] = _load_from_dir(path.stem, directory, builtin)
+            except RubricError as error:
+                problems.extend(error.problems)
+    if problems:
+        raise RubricError(problems)
+    return sorted(found.values(), key=lambda rubric: rubric.name)
+
+
+def load_goldens(rubric: Rubric) -> list[Golden]:
+    """The rubric's frontmatter goldens plus those in `<its folder>/../goldens/NAME.yaml`."""
+    path = rubric.path.parent.parent / "goldens" / f"{rubric.name}.yaml"
+    if not path.exists():
+        return list(rubric.goldens)
+    label = (
+        f"builtin:goldens/{rubric.name}.yaml" if rubric.source.startswith("builtin:") else str(path)
+    )
+    goldens = list(rubric.goldens) + parse_goldens_file(path, label)
+    problems = duplicate_name_problems(goldens, label, "goldens")
+    if problems:
+        raise RubricError(problems)
+    return goldens
+
+
+def _lookup_order() -> list[tuple[Path, bool]]:
+    return [(directory, False) for directory in search_dirs()] + [(builtin_dir(), True)]
+
+
+def _load_by_name(name: str, ref: str) -> Rubric:
+    if not re.match(NAME_PATTERN, name):
+        raise RubricError.single(
+            ref, "reference", f"{name!r} is not a rubric name (kebab-case) nor a path ending in .md"
+        )
+    for directory, builtin in _lookup_order():
+        if (directory / f"{name}.md").exists():
+            return _load_from_dir(name, directory, builtin)
+    available = sorted(
+        {path.stem for directory, _ in _lookup_order() for path in directory.glob("*.md")}
+    )
+    close = difflib.get_close_matches(name, available, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise RubricError.single(
+        ref, "reference", f"no rubric named {name!r}.{hint} Available: {', '.join(available)}"
+    )
+
+
+def _load_from_dir(name: str, directory: Path, builtin: bool) -> Rubric:
+    """Load NAME.md from a search folder, refusing links that lead outside the folder."""
+    path = directory / f"{name}.md"
+    label = f"builtin:{name}" if builtin else str(Path(os.path.abspath(path)))
+    try:
+        inside = path.resolve().is_relative_to(directory.resolve())
+    except (OSError, RuntimeError):
+        inside = False
+    if not inside:
+        raise RubricError.single(label, "file", f"resolves outside its folder {directory}")
+    source = label if builtin else f"file:{label}"
+    rubric = parse_rubric(path, source=source, label=label)
+    if rubric.name != name:
+        raise RubricError.single(
+            label, "name", f"{rubric.name!r} does not match the file name {path.name!r}"
+        )
+    return rubric
+
+
+_CLAUSE = re.compile(
+    r"^(\^|~|>=|<=|>|<|==|!=|=)?\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(-[0-9A-Za-z.-]+)?$"
+)
+
+
+def _version_satisfies(version: str, spec: str, ref: str) -> bool:
+    """Whether `version` meets every comma-separated clause of `spec` (npm/cargo style)."""
+    actual = semver.Version.parse(version)
+    clauses = [clause.strip() for clause in spec.split(",")]
+    for clause in clauses:
+        match = _CLAUSE.match(clause)
+        if not match:
+            raise RubricError.single(
+                ref,
+                "version",
+                f"{clause!r} is not a version pin; use 1.0.0, ^1, ~1.2, >=1.0.0,<2 and the like",
+            )
+        if not all(check(actual) for check in _clause_checks(*match.groups())):
+            return False
+    return True
+
+
+def _clause_checks(
+    operator: str | None, major: str, minor: str | None, patch: str | None, prerelease: str | None
+) -> list[Callable[[semver.Version], bool]]:
+    low = semver.Version(
+        int(major), int(minor or 0), int(patch or 0), (prerelease or "")[1:] or None
+    )
+    given = 1 + (minor is not None) + (patch is not None)
+    if operator in (None, "=", "==") and given == 3:
+        return [lambda v: v == low]
+    if operator in (None, "=", "=="):
+        operator = "~"
+    if operator == "^":
+        if low.major > 0 or given == 1:
+            high = low.bump_major()
+        elif low.minor > 0 or given == 2:
+            high = low.bump_minor()
+        else:
+            high = low.bump_patch()
+        return [lambda v: v >= low, lambda v: v < high]
+    if operator == "~":
+        high = low.bump_major() if given == 1 else low.bump_minor()
+        return [lambda v: v >= low, lambda v: v < high]
+    compare = {
+        ">=": lambda v: v >= low,
+        "<=": lambda v: v <= low,
+        ">": lambda v: v > low,
+        "<": lambda v: v < low,
+        "!=": lambda v: v != low,
+    }
+    return [compare[operator]]

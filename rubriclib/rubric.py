@@ -1,0 +1,313 @@
+"""Parse and validate one rubric file (or goldens file) into pydantic models."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from pathlib import Path
+from typing import Any, Literal
+
+import frontmatter
+import semver
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rubriclib.errors import Problem, RubricError
+
+MAX_FILE_BYTES = 1024 * 1024
+"""Rubric and goldens files larger than this are refused unread (1 MiB)."""
+
+MAX_YAML_NODES = 100_000
+"""A YAML document expanding to more nodes than this is refused (stops alias bombs)."""
+
+NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+SCALES = ("pass-fail", "1-5")
+PASS_FAIL_TOOLS = ("set_grade_pass", "set_grade_fail")
+WAZA_TOOLS = ("set_waza_grade_pass", "set_waza_grade_fail")
+
+_FRONTMATTER = frontmatter.default_handlers.YAMLHandler()
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class Golden(BaseModel):
+    """A worked example with the verdict a rubric must give it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=NAME_PATTERN)
+    input: str | None = None
+    context: str | None = None
+    reference: str | None = None
+    output: str
+    expected: Literal["pass", "fail"]
+    expected_score: int | None = Field(default=None, ge=1, le=5, strict=True)
+    tags: list[str] = Field(default_factory=list)
+    why: str | None = None
+
+
+class _Frontmatter(BaseModel):
+    """The YAML header of a rubric file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=NAME_PATTERN)
+    version: str
+    scale: Literal["pass-fail", "1-5"]
+    description: str
+    pass_threshold: int | None = Field(default=None, ge=1, le=5, strict=True)
+    goldens: list[Golden] = Field(default_factory=list)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_is_semver(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return value  # the str type check reports it
+        if not isinstance(value, str):
+            raise ValueError(
+                f"YAML read {value!r} as a number; write a full, quoted semver such as '1.0.0'"
+            )
+        if not semver.Version.is_valid(value):
+            raise ValueError(f"{value!r} is not valid semver; write it like '1.0.0'")
+        return value
+
+    @field_validator("description")
+    @classmethod
+    def _description_is_one_line(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        if "\n" in value.strip():
+            raise ValueError("must be one line")
+        return value.strip()
+
+
+class Rubric(_Frontmatter):
+    """A validated rubric: its frontmatter, body, and where it came from."""
+
+    body: str
+    source: str
+    """`builtin:NAME` or `file:ABSOLUTE_PATH`."""
+    path: Path
+    """The file the rubric was read from."""
+    digest: str
+    """sha256 hex of the file's bytes."""
+
+    @property
+    def tool_names(self) -> tuple[str, str]:
+        """The pass and fail tool names the judge is offered (waza's when the body names them)."""
+        return WAZA_TOOLS if WAZA_TOOLS[0] in self.body else PASS_FAIL_TOOLS
+
+    @property
+    def identity(self) -> dict[str, str]:
+        """What every result carries to trace its verdict to this exact rubric."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "scale": self.scale,
+            "source": self.source,
+            "digest": self.digest,
+        }
+
+
+def parse_rubric(path: Path, source: str, label: str) -> Rubric:
+    """Read and validate the rubric file at `path`; `label` names it in every problem."""
+    raw = read_limited(path, label)
+    text = decode_text(raw, label)
+    header, body = _split_frontmatter(text, label)
+    data = load_yaml(header, label, "frontmatter")
+    if not isinstance(data, dict):
+        kind = "empty" if data is None else f"a {type(data).__name__}"
+        raise RubricError.single(label, "frontmatter", f"must be a mapping of keys, not {kind}")
+
+    problems: list[Problem] = []
+    try:
+        fields = _Frontmatter.model_validate(data)
+    except ValidationError as error:
+        problems.extend(problems_from_validation(error, label, _Frontmatter))
+        fields = None
+    if not body.strip():
+        problems.append(Problem(label, "body", "must not be empty: it is what the judge is told"))
+    if fields is not None:
+        problems.extend(_scale_problems(fields, label))
+        problems.extend(duplicate_name_problems(fields.goldens, label, "goldens"))
+    if problems:
+        raise RubricError(problems)
+    assert fields is not None
+    return Rubric(
+        **fields.model_dump(),
+        body=body.strip("\n"),
+        source=source,
+        path=path,
+        digest=hashlib.sha256(raw).hexdigest(),
+    )
+
+
+def parse_goldens_file(path: Path, label: str) -> list[Golden]:
+    """Read a goldens YAML file: a list of goldens, or a mapping with a `goldens` list."""
+    data = load_yaml(decode_text(read_limited(path, label), label), label, "goldens")
+    if isinstance(data, dict) and set(data) == {"goldens"}:
+        data = data["goldens"]
+    if not isinstance(data, list):
+        raise RubricError.single(label, "goldens", "must be a list of goldens")
+    goldens: list[Golden] = []
+    problems: list[Problem] = []
+    for index, item in enumerate(data):
+        try:
+            goldens.append(Golden.model_validate(item))
+        except ValidationError as error:
+            problems.extend(problems_from_validation(error, label, Golden, f"goldens[{index}]"))
+    if problems:
+        raise RubricError(problems)
+    return goldens
+
+
+def read_limited(path: Path, label: str) -> bytes:
+    """The bytes of a regular file no larger than MAX_FILE_BYTES, or a RubricError."""
+    try:
+        if path.is_dir():
+            raise RubricError.single(label, "file", "is a directory, not a file")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise RubricError.single(
+                label, "file", f"is {size} bytes; the limit is {MAX_FILE_BYTES} bytes (1 MiB)"
+            )
+        with path.open("rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]
+    except FileNotFoundError:
+        raise RubricError.single(label, "file", "does not exist") from None
+    except OSError as error:
+        raise RubricError.single(label, "file", f"cannot be read: {error.strerror}") from None
+
+
+def decode_text(raw: bytes, label: str) -> str:
+    """UTF-8 text (a BOM is dropped, CRLF becomes LF); binary or other encodings are errors."""
+    if b"\x00" in raw:
+        raise RubricError.single(label, "file", "is binary, not a UTF-8 text file")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise RubricError.single(
+            label, "file", f"is not valid UTF-8 (bad byte at offset {error.start})"
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def load_yaml(text: str, label: str, field: str) -> Any:
+    """Safe-load YAML, refusing syntax errors and documents that expand past MAX_YAML_NODES."""
+    try:
+        data = yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        at = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
+        reason = getattr(error, "problem", None) or "invalid YAML"
+        raise RubricError.single(label, field, f"YAML syntax error{at}: {reason}") from None
+    if _exceeds_node_budget(data):
+        raise RubricError.single(
+            label, field, f"YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)"
+        )
+    return data
+
+
+def _exceeds_node_budget(data: Any) -> bool:
+    """Whether walking `data` (aliases expanded, cycles included) visits too many values."""
+    budget = MAX_YAML_NODES
+    stack = [data]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return True
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _split_frontmatter(text: str, label: str) -> tuple[str, str]:
+    if not _FRONTMATTER.FM_BOUNDARY.match(text):
+        raise RubricError.single(
+            label, "frontmatter", "missing: the file must start with a '---' line"
+        )
+    try:
+        return _FRONTMATTER.split(text)
+    except ValueError:
+        raise RubricError.single(
+            label, "frontmatter", "is not closed: add a '---' line after the YAML header"
+        ) from None
+
+
+def _scale_problems(fields: _Frontmatter, label: str) -> list[Problem]:
+    problems = []
+    if fields.scale == "1-5" and fields.pass_threshold is None:
+        problems.append(
+            Problem(label, "pass_threshold", "is required for scale 1-5 (an integer 1 to 5)")
+        )
+    if fields.scale == "pass-fail" and fields.pass_threshold is not None:
+        problems.append(Problem(label, "pass_threshold", "applies only to scale 1-5"))
+    for index, golden in enumerate(fields.goldens):
+        if golden.expected_score is None:
+            continue
+        where = f"goldens[{index}].expected_score"
+        if fields.scale != "1-5":
+            problems.append(Problem(label, where, "applies only to scale 1-5"))
+        elif fields.pass_threshold is not None:
+            passes = golden.expected_score >= fields.pass_threshold
+            if passes != (golden.expected == "pass"):
+                problems.append(
+                    Problem(
+                        label,
+                        where,
+                        f"{golden.expected_score} contradicts expected: {golden.expected} "
+                        f"at pass_threshold {fields.pass_threshold}",
+                    )
+                )
+    return problems
+
+
+def duplicate_name_problems(goldens: list[Golden], label: str, field: str) -> list[Problem]:
+    """A problem for every golden whose name was already used."""
+    seen: set[str] = set()
+    problems = []
+    for index, golden in enumerate(goldens):
+        if golden.name in seen:
+            problems.append(
+                Problem(label, f"{field}[{index}].name", f"duplicate golden name {golden.name!r}")
+            )
+        seen.add(golden.name)
+    return problems
+
+
+def problems_from_validation(
+    error: ValidationError, label: str, model: type[BaseModel], prefix: str = ""
+) -> list[Problem]:
+    """Turn pydantic's errors into Problems with dotted field paths and plain messages."""
+    problems = []
+    for item in error.errors():
+        location = list(item["loc"])
+        field = prefix
+        for part in location:
+            field += f"[{part}]" if isinstance(part, int) else (f".{part}" if field else str(part))
+        problems.append(Problem(label, field or "frontmatter", _message(item, location, model)))
+    return problems
+
+
+def _message(item: Any, location: list[Any], model: type[BaseModel]) -> str:
+    kind = item["type"]
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        owner = Golden if model is Golden or len(location) > 1 else _Frontmatter
+        known = list(owner.model_fields)
+        close = difflib.get_close_matches(str(location[-1]), known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
+        return f"unknown key{hint}"
+    if kind == "string_pattern_mismatch":
+        return f"{item['input']!r} must be kebab-case (lowercase letters, digits and hyphens)"
+    if kind == "literal_error":
+        return f"{item['input']!r} is not allowed; {item['msg'][0].lower()}{item['msg'][1:]}"
+    if kind == "value_error":
+        return str(item["ctx"]["error"])
+    if kind.endswith("_type"):
+        return f"{item['msg'].lower()}, not {type(item['input']).__name__}"
+    return str(item["msg"])

@@ -1,0 +1,166 @@
+"""A scripted Chat Completions server on 127.0.0.1 for tests and benchmarks.
+
+Each POST to /v1/chat/completions takes the next scripted reply (or asks `responder`), and
+every request body is recorded, so tests can assert what the openai SDK really sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    disconnect: bool = False
+
+
+def completion(
+    tool_calls: list[tuple[str, Any]] | None = None, content: str | None = None
+) -> dict[str, Any]:
+    """A chat.completion body; tool arguments that are not strings are JSON-encoded."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{index}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+            for index, (name, arguments) in enumerate(tool_calls)
+        ]
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "scripted",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+                "message": message,
+            }
+        ],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }
+
+
+def tool_reply(name: str, arguments: Any) -> Reply:
+    return Reply(body=completion([(name, arguments)]))
+
+
+def error_reply(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(
+        status, {"error": {"message": message, "type": "error", "code": None}}, headers or {}
+    )
+
+
+class JudgeServer:
+    """The server; `url` is an OpenAI base URL. Use as a context manager or call close()."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._http.daemon_threads = True
+        self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    def close(self) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+    def __enter__(self) -> JudgeServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if self.replies:
+                return self.replies.popleft()
+        if self.responder is not None:
+            return self.responder(body)
+        return error_reply(500, "the test scripted no reply for this request")
+
+
+def _handler_for(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            if self.path.rstrip("/").endswith("/models"):
+                self._send(
+                    Reply(body={"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+                )
+            else:
+                self._send(error_reply(404, "not found"))
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if not self.path.endswith("/chat/completions"):
+                self._send(error_reply(404, "not found"))
+                return
+            with server._lock:
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            try:
+                reply = server._next_reply(body)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.disconnect:
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                self._send(reply)
+            finally:
+                with server._lock:
+                    server.in_flight -= 1
+
+        def _send(self, reply: Reply) -> None:
+            data = (
+                json.dumps(reply.body).encode() if not isinstance(reply.body, bytes) else reply.body
+            )
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(data)
+
+    return Handler

@@ -1,0 +1,203 @@
+"""Every verdict path, through the openai SDK, over a real socket to the scripted server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import SECRET_KEY, VALID_RUBRIC
+from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
+
+from rubriclib import JudgeConfigError, Rubric, load_rubric
+from rubriclib.judge import Judge
+
+
+@pytest.fixture
+def rubric(write_file: Callable[..., Path]) -> Rubric:
+    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
+
+
+def test_pass_call_gives_a_pass_with_full_details(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "It is fine."}))
+    result = judge.grade(rubric, "fine", input="Is it fine?")
+    assert (result.verdict, result.passed, result.score) == ("pass", True, 1.0)
+    assert result.reason == "It is fine."
+    assert result.details["rubric"] == rubric.identity
+    judge_info = result.details["judge"]
+    assert judge_info["model"] == "judge-model" and judge_info["attempts"] == 1
+    assert judge_info["usage"] == {"prompt_tokens": 11, "completion_tokens": 7}
+    assert isinstance(judge_info["latency_ms"], int) and judge_info["latency_ms"] >= 0
+    assert json.loads(result.model_dump_json())["details"]["rubric"]["version"] == "1.2.3"
+
+
+def test_request_offers_two_tools_with_tool_choice_required(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(tool_reply("set_grade_fail", {"reason": "broken"}))
+    judge.grade(rubric, "broken")
+    [sent] = judge_server.requests
+    assert sent["model"] == "judge-model" and sent["tool_choice"] == "required"
+    assert sent["temperature"] == 0.0
+    names = [tool["function"]["name"] for tool in sent["tools"]]
+    assert names == ["set_grade_pass", "set_grade_fail"]
+    for tool in sent["tools"]:
+        assert tool["function"]["parameters"]["required"] == ["reason"]
+    assert [m["role"] for m in sent["messages"]] == ["system", "user"]
+
+
+def test_fail_call_gives_a_fail(judge: Judge, judge_server: JudgeServer, rubric: Rubric) -> None:
+    judge_server.script(tool_reply("set_grade_fail", {"reason": "Unsupported claim: X."}))
+    result = judge.grade(rubric, "broken")
+    assert (result.verdict, result.passed, result.score) == ("fail", False, 0.0)
+    assert result.reason == "Unsupported claim: X."
+
+
+BAD_REPLIES = {
+    "no tool call": Reply(body=completion(content="PASS. Looks great.")),
+    "both tools": Reply(
+        body=completion([("set_grade_pass", {"reason": "a"}), ("set_grade_fail", {"reason": "b"})])
+    ),
+    "unknown tool": tool_reply("approve", {"reason": "ok"}),
+    "arguments not JSON": tool_reply("set_grade_pass", "{reason: ok"),
+    "arguments not an object": tool_reply("set_grade_pass", "[1, 2]"),
+    "no reason": tool_reply("set_grade_pass", {}),
+    "no choices": Reply(body={**completion(), "choices": []}),
+}
+EXPLANATIONS = {
+    "no tool call": "without a verdict tool call (text: 'PASS. Looks great.')",
+    "both tools": "2 tool calls (set_grade_pass, set_grade_fail); exactly one is allowed",
+    "unknown tool": "unknown tool 'approve'",
+    "arguments not JSON": "arguments of set_grade_pass are not JSON",
+    "arguments not an object": "arguments of set_grade_pass are not a JSON object",
+    "no reason": "set_grade_pass was called without a 'reason' string",
+    "no choices": "the response had no choices",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_REPLIES))
+def test_invalid_verdicts_are_errors_after_one_corrective_turn(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric, case: str
+) -> None:
+    judge_server.script(BAD_REPLIES[case], BAD_REPLIES[case])
+    result = judge.grade(rubric, "fine")
+    assert (result.verdict, result.passed, result.score) == ("error", False, None)
+    assert EXPLANATIONS[case] in result.reason
+    assert "after a corrective turn" in result.reason
+    assert result.details["judge"]["attempts"] == 2
+    corrective = judge_server.requests[1]["messages"][-1]
+    assert corrective["role"] == "user" and "not a valid verdict" in corrective["content"]
+
+
+def test_corrective_turn_can_rescue_a_verdict(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(
+        Reply(body=completion(content="I think it passes.")),
+        tool_reply("set_grade_pass", {"reason": "fine"}),
+    )
+    result = judge.grade(rubric, "fine")
+    assert result.verdict == "pass" and result.details["judge"]["attempts"] == 2
+    second = judge_server.requests[1]["messages"]
+    assert second[-2] == {"role": "assistant", "content": "I think it passes."}
+    assert result.details["judge"]["usage"] == {"prompt_tokens": 22, "completion_tokens": 14}
+
+
+def test_waza_rubric_is_judged_with_waza_tools(
+    judge: Judge, judge_server: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    waza = (Path(__file__).parent / "data" / "waza-instruction-following.md").read_text()
+    rubric = load_rubric(str(write_file("waza.md", waza)))
+    judge_server.script(tool_reply("set_waza_grade_fail", {"reason": "Not JSON."}))
+    result = judge.grade(rubric, "Sure! Red, green, blue.", input="JSON array only.")
+    assert result.verdict == "fail" and result.reason == "Not JSON."
+    names = [tool["function"]["name"] for tool in judge_server.requests[0]["tools"]]
+    assert names == ["set_waza_grade_pass", "set_waza_grade_fail"]
+    judge_server.script(
+        tool_reply("set_grade_pass", {"reason": "x"}), tool_reply("set_grade_pass", {"reason": "x"})
+    )
+    assert (
+        judge.grade(rubric, "[]").verdict == "error"
+    )  # our own names are unknown to a waza rubric
+
+
+def test_api_failure_is_an_error_result_not_an_exception(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(*[error_reply(503, "overloaded")] * 3)
+    result = judge.grade(rubric, "fine")
+    assert result.verdict == "error" and not result.passed and result.score is None
+    assert "after 3 attempt(s): HTTP 503" in result.reason
+    assert result.details["judge"]["attempts"] == 3 and len(judge_server.requests) == 3
+
+
+def test_non_retryable_status_fails_at_once(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(error_reply(401, "bad key"))
+    result = judge.grade(rubric, "fine")
+    assert result.verdict == "error" and "HTTP 401" in result.reason
+    assert len(judge_server.requests) == 1
+
+
+def test_unreachable_endpoint_is_an_error_result(rubric: Rubric) -> None:
+    judge = Judge(
+        base_url="http://127.0.0.1:9/v1",
+        api_key=SECRET_KEY,
+        timeout=2,
+        max_retries=1,
+        backoff_base=0.001,
+    )
+    result = judge.grade(rubric, "fine")
+    assert result.verdict == "error" and "cannot connect" in result.reason
+    assert result.details["judge"]["attempts"] == 2
+
+
+def test_api_key_is_sent_but_never_shown(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    echo = f"invalid key {SECRET_KEY} given"
+    judge_server.script(error_reply(500, echo), error_reply(500, echo), error_reply(500, echo))
+    result = judge.grade(rubric, "fine")
+    assert judge_server.headers[0]["authorization"] == f"Bearer {SECRET_KEY}"
+    assert SECRET_KEY not in result.model_dump_json()
+    assert "[redacted]" in result.reason
+    assert SECRET_KEY not in caplog.text and SECRET_KEY not in repr(judge)
+
+
+def test_async_grade_gives_the_same_result(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "fine"}))
+    result = asyncio.run(judge.agrade(rubric, "fine"))
+    assert result.verdict == "pass" and result.details["rubric"] == rubric.identity
+    judge_server.script(
+        error_reply(500, "down"), error_reply(500, "down"), error_reply(500, "down")
+    )
+    assert asyncio.run(judge.agrade(rubric, "fine")).verdict == "error"
+
+
+def test_settings_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    monkeypatch.setenv("RUBRICLIB_MODEL", "env-model")
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "ok"}))
+    result = Judge().grade(rubric, "fine")
+    assert result.details["judge"]["model"] == "env-model"
+    assert judge_server.headers[0]["authorization"] == f"Bearer {SECRET_KEY}"
+
+
+def test_default_model_and_missing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(JudgeConfigError, match="OPENAI_API_KEY"):
+        Judge()
+    monkeypatch.setenv("OPENAI_API_KEY", "k" * 10)
+    assert Judge().model == "gpt-4o-mini"
+    assert Judge(base_url="http://127.0.0.1:1/v1", api_key=None).model == "gpt-4o-mini"
