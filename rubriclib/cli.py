@@ -1,0 +1,364 @@
+"""The `rubriclib` console script: parse arguments, call the library, print. No logic of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rubriclib import __version__
+from rubriclib.errors import JudgeConfigError, RubricError
+from rubriclib.registry import builtin_names, list_rubrics, load_goldens, load_rubric
+from rubriclib.render import render
+from rubriclib.rubric import Rubric, duplicate_name_problems, parse_goldens_file
+
+EXIT_CODES = """\b
+Exit codes:
+  0  success (judge: pass; test-goldens: every golden matched)
+  1  judge: fail; validate: a rubric is invalid; test-goldens: a golden missed or a judge error
+  2  usage or input error (bad reference, invalid rubric, missing API key, unreadable file)
+  3  judge: the judge gave no valid verdict (verdict "error")"""
+
+
+class InputError(click.ClickException):
+    """Bad input from the user: one line on stderr, exit 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"rubriclib: error: {self.format_message()}", err=True)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RubricError as error:
+            raise InputError(error.one_line()) from None
+        except JudgeConfigError as error:
+            raise InputError(str(error)) from None
+
+
+def _text(value: str | None, option: str) -> str | None:
+    """An option's text: literal, `@path` for a file's contents, `-` for stdin (`@@` escapes @)."""
+    if value is None:
+        return None
+    if value == "-":
+        return sys.stdin.read()
+    if value.startswith("@@"):
+        return value[1:]
+    if value.startswith("@"):
+        path = Path(value[1:]).expanduser()
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or "not UTF-8 text"
+            raise InputError(f"{option}: cannot read {path}: {reason}") from None
+    return value
+
+
+def _source_label(rubric: Rubric) -> str:
+    return (
+        "builtin" if rubric.source.startswith("builtin:") else rubric.source.removeprefix("file:")
+    )
+
+
+TEXT_HELP = "Text, @path to read a file, or - for stdin."
+judged_inputs = [
+    click.option("--output", "output", required=True, help=f"The candidate output. {TEXT_HELP}"),
+    click.option("--input", "input_", help=f"The task input. {TEXT_HELP}"),
+    click.option("--context", help=f"Source context. {TEXT_HELP}"),
+    click.option("--reference", help=f"A reference answer. {TEXT_HELP}"),
+]
+
+
+def with_judged_inputs(command: Any) -> Any:
+    for option in reversed(judged_inputs):
+        command = option(command)
+    return command
+
+
+@click.group(cls=_Group, epilog=EXIT_CODES)
+@click.version_option(__version__, prog_name="rubriclib")
+def main() -> None:
+    """Versioned LLM-judge rubrics: list, inspect, validate, render, judge and regression-test them.
+
+    \b
+    Example:
+      rubriclib judge groundedness --output "Paris." --context "Paris is France's capital."
+    """
+
+
+@main.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_command(as_json: bool) -> None:
+    """List every resolvable rubric: RUBRICLIB_PATH folders first, then built-ins.
+
+    \b
+    Example:
+      rubriclib list --json
+    """
+    builtins = set(builtin_names())
+    rubrics = list_rubrics()
+    shadowing = {
+        r.name for r in rubrics if not r.source.startswith("builtin:") and r.name in builtins
+    }
+    if as_json:
+        rows = [
+            {**r.identity, "description": r.description, "shadows_builtin": r.name in shadowing}
+            for r in rubrics
+        ]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max(len(rubric.name) for rubric in rubrics)
+    for rubric in rubrics:
+        marker = click.style(" (shadows built-in)", fg="yellow") if rubric.name in shadowing else ""
+        click.echo(
+            f"{click.style(rubric.name.ljust(width), bold=True)}  {rubric.version:<8} "
+            f"{rubric.scale:<9}  {rubric.description}\n"
+            f"{'':{width}}  source: {_source_label(rubric)}{marker}"
+        )
+
+
+@main.command()
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def show(ref: str, as_json: bool) -> None:
+    """Show one rubric: its frontmatter, golden count and body.
+
+    \b
+    Example:
+      rubriclib show groundedness@^1
+    """
+    rubric = load_rubric(ref)
+    info = {
+        **rubric.identity,
+        "description": rubric.description,
+        "pass_threshold": rubric.pass_threshold,
+        "goldens": len(load_goldens(rubric)),
+    }
+    if as_json:
+        click.echo(json.dumps({**info, "body": rubric.body}, indent=2))
+        return
+    for key, value in info.items():
+        if value is not None:
+            click.echo(f"{click.style(key + ':', bold=True)} {value}")
+    click.echo(f"\n{rubric.body}")
+
+
+@main.command()
+@click.argument("refs", nargs=-1, required=True)
+def validate(refs: Sequence[str]) -> None:
+    """Validate rubrics and their goldens; print every problem as FILE: field: message.
+
+    Exits 0 when every rubric is valid, 1 when any is not.
+
+    \b
+    Example:
+      rubriclib validate rubrics/*.md
+    """
+    invalid = False
+    for ref in refs:
+        try:
+            rubric = load_rubric(ref)
+            goldens = load_goldens(rubric)
+        except RubricError as error:
+            invalid = True
+            for problem in error.problems:
+                click.echo(" ".join(str(problem).split()))
+            continue
+        click.echo(f"{ref}: ok ({rubric.name}@{rubric.version}, {len(goldens)} goldens)")
+    sys.exit(1 if invalid else 0)
+
+
+@main.command("render")
+@click.argument("ref")
+@with_judged_inputs
+@click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
+def render_command(
+    ref: str,
+    output: str,
+    input_: str | None,
+    context: str | None,
+    reference: str | None,
+    as_json: bool,
+) -> None:
+    """Print exactly the messages the judge would receive. No network, no API key.
+
+    \b
+    Example:
+      rubriclib render groundedness --output @answer.txt --context @source.txt
+    """
+    rubric = load_rubric(ref)
+    messages = render(
+        rubric,
+        _text(output, "--output") or "",
+        _text(input_, "--input"),
+        _text(context, "--context"),
+        _text(reference, "--reference"),
+    )
+    if as_json:
+        click.echo(json.dumps(messages, indent=2))
+        return
+    for message in messages:
+        click.echo(click.style(f"=== {message['role']} ===", bold=True))
+        click.echo(message["content"])
+
+
+@main.command("judge")
+@click.argument("ref")
+@with_judged_inputs
+@click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
+@click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
+def judge_command(
+    ref: str,
+    output: str,
+    input_: str | None,
+    context: str | None,
+    reference: str | None,
+    model: str | None,
+    as_json: bool,
+) -> None:
+    """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
+
+    The endpoint comes from OPENAI_BASE_URL and OPENAI_API_KEY.
+
+    \b
+    Example:
+      rubriclib judge groundedness --output "1969." --context "Apollo 11 landed in 1969."
+    """
+    from rubriclib.judge import Judge  # the openai SDK loads only for commands that judge
+
+    rubric = load_rubric(ref)
+    texts = [
+        _text(value, name)
+        for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
+    ]
+    judge = Judge(model=model)
+    result = judge.grade(rubric, _text(output, "--output") or "", *texts)
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+    else:
+        colour = {"pass": "green", "fail": "red", "error": "yellow"}[result.verdict]
+        click.echo(
+            f"{click.style(result.verdict.upper(), fg=colour, bold=True)} "
+            f"{rubric.name}@{rubric.version}: {result.reason}"
+        )
+    sys.exit({"pass": 0, "fail": 1, "error": 3}[result.verdict])
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--dir", "directory", default="rubrics", show_default=True, type=click.Path(file_okay=False)
+)
+@click.option("--scale", type=click.Choice(["pass-fail", "1-5"]), help="Default: pass-fail.")
+@click.option("--description", help="One line: what the rubric judges.")
+@click.option(
+    "--from", "from_ref", help="Copy this rubric's body and goldens (version resets to 0.1.0)."
+)
+def new(
+    name: str, directory: str, scale: str | None, description: str | None, from_ref: str | None
+) -> None:
+    """Write DIR/NAME.md at version 0.1.0: a body skeleton and two placeholder goldens.
+
+    Never overwrites an existing file.
+
+    \b
+    Examples:
+      rubriclib new house-style --description "Whether replies follow our style guide."
+      rubriclib new strict-groundedness --from groundedness
+    """
+    from rubriclib.scaffold import new_rubric
+
+    if from_ref is not None and scale is not None and scale != load_rubric(from_ref).scale:
+        raise click.UsageError(f"--scale {scale} differs from the scale of {from_ref}")
+    path = new_rubric(name, Path(directory), scale or "pass-fail", description, from_ref)
+    click.echo(f"Wrote {path}")
+    click.echo("Next steps:")
+    click.echo(f"  1. Edit {path}: write the criteria and replace every PLACEHOLDER.")
+    click.echo("  2. Add goldens: real outputs with the verdict they must get, and why.")
+    click.echo(f"  3. Run: rubriclib validate {path} && rubriclib test-goldens {path}")
+
+
+@main.command("test-goldens")
+@click.argument("refs", nargs=-1)
+@click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
+@click.option(
+    "--trials",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Judge every golden this many times.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Judgments in flight at once.",
+)
+@click.option(
+    "--goldens",
+    "goldens_file",
+    type=click.Path(dir_okay=False),
+    help="A YAML file of extra goldens, added to every rubric in the run.",
+)
+@click.option(
+    "--format",
+    "report_format",
+    type=click.Choice(["table", "json", "junit"]),
+    default="table",
+    show_default=True,
+)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the report here, not stdout.")
+def test_goldens(
+    refs: Sequence[str],
+    model: str | None,
+    trials: int,
+    concurrency: int,
+    goldens_file: str | None,
+    report_format: str,
+    out: str | None,
+) -> None:
+    """Regression run: judge every golden of each rubric (all built-ins when no REF is given).
+
+    Exit 0 when every judgment matched its golden, 1 when any missed or was a judge error.
+
+    \b
+    Examples:
+      rubriclib test-goldens
+      rubriclib test-goldens ./rubrics/house-style.md --trials 3 --format junit --out goldens.xml
+    """
+    from rubriclib.goldens import FORMATTERS, format_table, run_goldens
+    from rubriclib.judge import Judge
+
+    extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
+    plan = []
+    for ref in refs or builtin_names():
+        rubric = load_rubric(ref)
+        goldens = load_goldens(rubric) + extra
+        problems = duplicate_name_problems(goldens, goldens_file or rubric.source, "goldens")
+        if problems:
+            raise RubricError(problems)
+        plan.append((rubric, goldens))
+    judge = Judge(model=model)  # a missing key stops here, before any judge call
+
+    total = sum(len(goldens) for _, goldens in plan) * trials
+    if sys.stderr.isatty():
+        with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
+            run = asyncio.run(run_goldens(judge, plan, trials, concurrency, lambda: bar.update(1)))
+    else:
+        run = asyncio.run(run_goldens(judge, plan, trials, concurrency))
+    report = FORMATTERS[report_format](run)
+    if out:
+        Path(out).write_text(report + "\n", encoding="utf-8")
+        click.echo(format_table(run).splitlines()[-1] + f" (report: {out})")
+    else:
+        click.echo(report)
+    sys.exit(0 if run.ok else 1)

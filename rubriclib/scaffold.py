@@ -1,0 +1,112 @@
+"""`rubriclib new`: write a new, valid rubric file from a skeleton or an existing rubric."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rubriclib.errors import RubricError
+from rubriclib.registry import load_goldens, load_rubric
+from rubriclib.render import SCORE_TOOL
+from rubriclib.rubric import NAME_PATTERN, Golden
+
+PASS_FAIL_VERDICT = """\
+## Verdict
+When the response passes, call `set_grade_pass` with a one-line reason.
+Otherwise call `set_grade_fail`; start the reason with the failure kind."""
+
+SCORE_VERDICT = f"""\
+## Levels
+- **5**: <fully meets the criteria>
+- **4**: <meets them with a minor flaw>
+- **3**: <partly meets them>
+- **2**: <mostly misses them>
+- **1**: <does not meet them at all>
+
+## Verdict
+Call `{SCORE_TOOL}` once, with the integer `score` (1 to 5) and a one-line reason
+naming what kept the score from being higher."""
+
+SKELETON = """\
+# {title}
+
+You judge whether the candidate output <the quality this rubric checks>.
+
+## In scope
+- <what the judge looks at>
+
+## Out of scope
+- <what the judge ignores, and which other rubric covers it>
+
+## Decision procedure
+1. <first check>
+2. <second check>
+3. Decide the verdict from the checks.
+
+## Failure kinds
+- **<failure kind>**: <what it looks like>
+
+{verdict}
+"""
+
+
+def new_rubric(
+    name: str,
+    directory: Path,
+    scale: str = "pass-fail",
+    description: str | None = None,
+    from_ref: str | None = None,
+) -> Path:
+    """Write `directory/NAME.md` at version 0.1.0 and return its path; never overwrites."""
+    path = directory / f"{name}.md"
+    if not re.match(NAME_PATTERN, name):
+        raise RubricError.single(
+            str(path), "name", f"{name!r} must be kebab-case (lowercase letters, digits, hyphens)"
+        )
+    header: dict[str, Any] = {"name": name, "version": "0.1.0", "scale": scale}
+    if from_ref is not None:
+        source = load_rubric(from_ref)
+        header["scale"] = source.scale
+        header["description"] = description or source.description
+        if source.pass_threshold is not None:
+            header["pass_threshold"] = source.pass_threshold
+        goldens = load_goldens(source)
+        body = source.body
+    else:
+        header["description"] = description or f"<one line: what {name} judges>"
+        if scale == "1-5":
+            header["pass_threshold"] = 4
+        goldens = _placeholder_goldens(scale)
+        title = name.replace("-", " ").capitalize()
+        verdict = SCORE_VERDICT if scale == "1-5" else PASS_FAIL_VERDICT
+        body = SKELETON.format(title=title, verdict=verdict)
+    header["goldens"] = [golden.model_dump(exclude_defaults=True) for golden in goldens]
+    frontmatter = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        with path.open("x", encoding="utf-8") as handle:
+            handle.write(f"---\n{frontmatter}---\n{body.rstrip()}\n")
+    except FileExistsError:
+        raise RubricError.single(str(path), "file", "already exists; not overwritten") from None
+    load_rubric(str(path.resolve()))  # what we write must validate
+    return path
+
+
+def _placeholder_goldens(scale: str) -> list[Golden]:
+    stub = "PLACEHOLDER: replace with a real {} example and say why in `why`."
+    scores = {"pass": 5, "fail": 1} if scale == "1-5" else {"pass": None, "fail": None}
+    return [
+        Golden(
+            name=f"example-{verdict}",
+            input="PLACEHOLDER: the task the candidate was given.",
+            output=f"PLACEHOLDER: an output that should {verdict}.",
+            expected=verdict,
+            expected_score=scores[verdict],
+            tags=["placeholder"],
+            why=stub.format(verdict),
+        )
+        for verdict in ("pass", "fail")
+    ]

@@ -1,0 +1,390 @@
+"""Every command and exit code of the `rubriclib` console script."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from conftest import SECRET_KEY, VALID_RUBRIC
+from judge_server import JudgeServer, Reply, completion, tool_reply
+
+from rubriclib.cli import main
+
+KEYWORD_RUBRIC = """\
+---
+name: keywords
+version: 2.1.0
+scale: pass-fail
+description: Test rubric; the scripted judge answers by keyword.
+goldens:
+  - {name: says-pass, output: "verdict:pass", expected: pass}
+  - {name: says-fail, output: "verdict:fail", expected: fail}
+---
+Judge it. Call `set_grade_pass` or `set_grade_fail`.
+"""
+
+
+def keyword_responder(delay: float = 0.0) -> Callable[[dict[str, Any]], Reply]:
+    """Answer from a keyword in the candidate output; `verdict:flip` alternates pass and fail."""
+    flips = itertools.cycle(["set_grade_pass", "set_grade_fail"])
+    lock = threading.Lock()
+
+    def respond(body: dict[str, Any]) -> Reply:
+        time.sleep(delay)
+        user = body["messages"][1]["content"]
+        if "verdict:text" in user:
+            return Reply(body=completion(content="I refuse to use tools."))
+        if "verdict:flip" in user:
+            with lock:
+                name = next(flips)
+        else:
+            name = "set_grade_pass" if "verdict:pass" in user else "set_grade_fail"
+        return tool_reply(name, {"reason": f"scripted {name}"})
+
+    return respond
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A RUBRICLIB_PATH folder holding the keyword rubric."""
+    folder = tmp_path / "library"
+    folder.mkdir()
+    (folder / "keywords.md").write_text(KEYWORD_RUBRIC)
+    monkeypatch.setenv("RUBRICLIB_PATH", str(folder))
+    return folder
+
+
+@pytest.fixture
+def endpoint(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
+    """The scripted server as the judge endpoint, answering by keyword."""
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    judge_server.responder = keyword_responder()
+    return judge_server
+
+
+def test_version_and_help(runner: CliRunner) -> None:
+    assert runner.invoke(main, ["--version"]).output.strip() == "rubriclib, version 0.1.0"
+    top = runner.invoke(main, ["--help"]).output
+    assert "Exit codes:" in top and "3  judge: the judge gave no valid verdict" in top
+    for command in ("list", "show", "validate", "render", "judge", "new", "test-goldens"):
+        result = runner.invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "Example" in result.output, command
+
+
+def test_list_marks_shadowed_builtins(runner: CliRunner, library: Path) -> None:
+    (library / "helpfulness.md").write_text(
+        KEYWORD_RUBRIC.replace("name: keywords", "name: helpfulness")
+    )
+    table = runner.invoke(main, ["list"])
+    assert table.exit_code == 0
+    assert "keywords" in table.output and "2.1.0" in table.output
+    assert table.output.count("(shadows built-in)") == 1
+    rows = {row["name"]: row for row in json.loads(runner.invoke(main, ["list", "--json"]).output)}
+    assert rows["helpfulness"]["shadows_builtin"] is True
+    assert rows["groundedness"] == {
+        **rows["groundedness"],
+        "source": "builtin:groundedness",
+        "shadows_builtin": False,
+    }
+
+
+def test_show(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["show", "groundedness"])
+    assert result.exit_code == 0
+    assert "name: groundedness" in result.output and "goldens: 15" in result.output
+    assert "# Groundedness" in result.output
+    data = json.loads(runner.invoke(main, ["show", "groundedness", "--json"]).output)
+    assert (
+        data["version"] == "1.0.0"
+        and data["goldens"] == 15
+        and data["body"].startswith("# Groundedness")
+    )
+
+
+def test_bad_reference_is_one_line_on_stderr_and_exit_2(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["show", "groundednes"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("rubriclib: error: groundednes: reference: no rubric named")
+    assert "Traceback" not in result.stderr
+
+
+def test_validate_exit_codes(runner: CliRunner, write_file: Callable[..., Path]) -> None:
+    good = write_file("good.md", VALID_RUBRIC)
+    bad = write_file("bad.md", VALID_RUBRIC.replace("1.2.3", "1.0").replace("pass-fail", "ternary"))
+    ok = runner.invoke(main, ["validate", str(good), "groundedness"])
+    assert ok.exit_code == 0 and "groundedness: ok (groundedness@1.0.0, 15 goldens)" in ok.output
+    result = runner.invoke(main, ["validate", str(good), str(bad)])
+    assert result.exit_code == 1
+    assert f"{bad}: version: YAML read 1.0 as a number" in result.output
+    assert f"{bad}: scale: 'ternary' is not allowed" in result.output
+    assert runner.invoke(main, ["validate"]).exit_code == 2
+
+
+def test_render_reads_files_and_stdin(runner: CliRunner, write_file: Callable[..., Path]) -> None:
+    answer = write_file("answer.txt", "From a file.")
+    result = runner.invoke(
+        main,
+        ["render", "groundedness", "--output", f"@{answer}", "--context", "-", "--json"],
+        input="From stdin.",
+    )
+    assert result.exit_code == 0
+    messages = json.loads(result.output)
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert "```\nFrom a file.\n```" in messages[1]["content"]
+    assert "## Source context\n\n```\nFrom stdin.\n```" in messages[1]["content"]
+    text = runner.invoke(main, ["render", "groundedness", "--output", "@@literal"])
+    assert "=== system ===" in text.output and "```\n@literal\n```" in text.output
+
+
+def test_render_missing_file_is_exit_2(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(
+        main, ["render", "groundedness", "--output", f"@{tmp_path / 'none.txt'}"]
+    )
+    assert result.exit_code == 2 and "--output: cannot read" in result.stderr
+
+
+def test_judge_exit_codes(runner: CliRunner, endpoint: JudgeServer) -> None:
+    passing = runner.invoke(main, ["judge", "groundedness", "--output", "verdict:pass"])
+    assert passing.exit_code == 0 and passing.output.startswith("PASS groundedness@1.0.0:")
+    failing = runner.invoke(main, ["judge", "groundedness", "--output", "verdict:fail", "--json"])
+    assert failing.exit_code == 1 and json.loads(failing.output)["verdict"] == "fail"
+    erroring = runner.invoke(main, ["judge", "groundedness", "--output", "verdict:text"])
+    assert erroring.exit_code == 3 and erroring.output.startswith("ERROR")
+    model = runner.invoke(
+        main, ["judge", "groundedness", "--output", "verdict:pass", "--model", "m-9"]
+    )
+    assert model.exit_code == 0 and endpoint.requests[-1]["model"] == "m-9"
+
+
+def test_judge_without_key_is_exit_2(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["judge", "groundedness", "--output", "x"])
+    assert result.exit_code == 2 and "OPENAI_API_KEY" in result.stderr
+
+
+def test_new_writes_a_valid_rubric_and_never_overwrites(runner: CliRunner, tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    result = runner.invoke(
+        main, ["new", "house-style", "--dir", str(folder), "--description", "Style."]
+    )
+    assert result.exit_code == 0 and f"Wrote {folder / 'house-style.md'}" in result.output
+    assert "test-goldens" in result.output
+    written = (folder / "house-style.md").read_text()
+    assert "version: 0.1.0" in written and written.count("PLACEHOLDER") >= 4
+    assert written.rstrip().endswith("start the reason with the failure kind.")
+    assert runner.invoke(main, ["validate", str(folder / "house-style.md")]).exit_code == 0
+    (folder / "house-style.md").write_text("my edits")
+    again = runner.invoke(main, ["new", "house-style", "--dir", str(folder)])
+    assert again.exit_code == 2 and "already exists" in again.stderr
+    assert (folder / "house-style.md").read_text() == "my edits"
+    bad = runner.invoke(main, ["new", "House Style", "--dir", str(folder)])
+    assert bad.exit_code == 2 and "kebab-case" in bad.stderr
+
+
+def test_new_from_a_builtin_copies_body_and_goldens(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(
+        main, ["new", "strict-grounding", "--dir", str(tmp_path), "--from", "groundedness"]
+    )
+    assert result.exit_code == 0
+    show = json.loads(
+        runner.invoke(main, ["show", str(tmp_path / "strict-grounding.md"), "--json"]).output
+    )
+    assert show["name"] == "strict-grounding" and show["version"] == "0.1.0"
+    assert show["goldens"] == 15 and show["body"].startswith("# Groundedness")
+    clash = runner.invoke(
+        main, ["new", "x", "--dir", str(tmp_path), "--from", "groundedness", "--scale", "1-5"]
+    )
+    assert clash.exit_code == 2
+
+
+def test_new_on_the_1_to_5_scale(runner: CliRunner, tmp_path: Path) -> None:
+    assert (
+        runner.invoke(main, ["new", "scored", "--dir", str(tmp_path), "--scale", "1-5"]).exit_code
+        == 0
+    )
+    show = json.loads(runner.invoke(main, ["show", str(tmp_path / "scored.md"), "--json"]).output)
+    assert (
+        show["scale"] == "1-5" and show["pass_threshold"] == 4 and "set_grade_score" in show["body"]
+    )
+
+
+def test_goldens_all_agree(runner: CliRunner, library: Path, endpoint: JudgeServer) -> None:
+    result = runner.invoke(main, ["test-goldens", "keywords"])
+    assert result.exit_code == 0, result.output
+    assert "keywords@2.1.0  accuracy 100.0%" in result.output
+    assert (
+        "true pass 1, false pass 0, true fail 1, false fail 0, judge errors 0, flaky 0"
+        in result.output
+    )
+    assert result.output.rstrip().endswith(
+        "2 golden(s) x 1 trial(s); 0 golden(s) missed, 0 judge error(s)"
+    )
+    assert len(endpoint.requests) == 2
+
+
+def test_goldens_disagreement_and_error_exit_1(
+    runner: CliRunner, library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    extra = write_file(
+        "extra.yaml",
+        (
+            "- {name: wrongly-passed, output: 'verdict:pass', expected: fail}\n"
+            "- {name: judge-breaks, output: 'verdict:text', expected: pass}\n"
+        ),
+    )
+    result = runner.invoke(
+        main, ["test-goldens", "keywords", "--goldens", str(extra), "--format", "json"]
+    )
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    [rubric] = report["rubrics"]
+    assert report["ok"] is False
+    assert rubric["counts"] == {
+        "true_pass": 1,
+        "false_pass": 1,
+        "true_fail": 1,
+        "false_fail": 0,
+        "errors": 1,
+    }
+    assert rubric["accuracy"] == 0.5  # the judge error counts as a miss, never as agreement
+    goldens = {golden["name"]: golden for golden in rubric["goldens"]}
+    assert (
+        goldens["judge-breaks"]["verdicts"] == ["error"] and not goldens["judge-breaks"]["agreed"]
+    )
+    assert goldens["wrongly-passed"]["results"][0]["details"]["rubric"]["version"] == "2.1.0"
+
+
+def test_goldens_trials_concurrency_and_flaky(
+    runner: CliRunner, library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    endpoint.responder = keyword_responder(delay=0.05)
+    extra = write_file("extra.yaml", "- {name: coin, output: 'verdict:flip', expected: pass}\n")
+    result = runner.invoke(
+        main,
+        [
+            "test-goldens",
+            "keywords",
+            "--goldens",
+            str(extra),
+            "--trials",
+            "4",
+            "--concurrency",
+            "2",
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 1
+    assert len(endpoint.requests) == 3 * 4
+    assert endpoint.max_in_flight == 2
+    rubric = json.loads(result.output)["rubrics"][0]
+    assert rubric["flaky"] == ["coin"]
+    assert sorted(rubric["goldens"][2]["verdicts"]) == ["fail", "fail", "pass", "pass"]
+
+
+def test_goldens_junit_and_out_file(
+    runner: CliRunner, library: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "report.xml"
+    result = runner.invoke(
+        main, ["test-goldens", "keywords", "--trials", "2", "--format", "junit", "--out", str(out)]
+    )
+    assert result.exit_code == 0 and f"(report: {out})" in result.output
+    suite = ElementTree.parse(out).getroot().find("testsuite")
+    assert suite is not None and suite.get("name") == "keywords@2.1.0" and suite.get("tests") == "4"
+    names = [case.get("name") for case in suite.iter("testcase")]
+    assert names == [
+        "says-pass [trial 1]",
+        "says-pass [trial 2]",
+        "says-fail [trial 1]",
+        "says-fail [trial 2]",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        (["test-goldens", "nope"], "no rubric named 'nope'"),
+        (["test-goldens", "keywords", "--goldens", "/nonexistent.yaml"], "file: does not exist"),
+        (["test-goldens", "keywords", "--trials", "0"], "Invalid value for '--trials'"),
+    ],
+)
+def test_goldens_input_errors_exit_2_before_any_call(
+    runner: CliRunner, library: Path, endpoint: JudgeServer, arguments: list[str], fragment: str
+) -> None:
+    result = runner.invoke(main, arguments)
+    assert result.exit_code == 2 and fragment in result.stderr
+    assert endpoint.requests == []
+
+
+def test_goldens_missing_key_exit_2(runner: CliRunner, library: Path) -> None:
+    result = runner.invoke(main, ["test-goldens", "keywords"])
+    assert result.exit_code == 2 and "no API key" in result.stderr
+
+
+def console_script() -> str:
+    return str(Path(sys.executable).parent / "rubriclib")
+
+
+@pytest.mark.parametrize("report_format", ["table", "json", "junit"])
+def test_installed_console_script_against_the_server(
+    library: Path, endpoint: JudgeServer, report_format: str
+) -> None:
+    env = {**os.environ, "OPENAI_BASE_URL": endpoint.url, "OPENAI_API_KEY": SECRET_KEY}
+    run = subprocess.run(
+        [
+            console_script(),
+            "test-goldens",
+            "keywords",
+            "groundedness",
+            "--trials",
+            "2",
+            "--format",
+            report_format,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.stderr == ""  # no progress bar when stderr is not a terminal
+    assert len(endpoint.requests) == (2 + 15) * 2
+    assert SECRET_KEY not in run.stdout
+    if report_format == "json":
+        report = json.loads(run.stdout)
+        assert [r["rubric"]["name"] for r in report["rubrics"]] == ["keywords", "groundedness"]
+    elif report_format == "junit":
+        assert ElementTree.fromstring(run.stdout).tag == "testsuites"
+    else:
+        assert "keywords@2.1.0" in run.stdout and "groundedness@1.0.0" in run.stdout
+    # Built-in goldens are not keyword-scripted, so some miss: exit 1, never a crash.
+    assert run.returncode == 1
+
+
+def test_installed_console_script_missing_key() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    run = subprocess.run(
+        [console_script(), "test-goldens"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip() == (
+        "rubriclib: error: no API key: set OPENAI_API_KEY, "
+        "or OPENAI_BASE_URL for a server that needs none"
+    )

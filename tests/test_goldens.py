@@ -1,0 +1,112 @@
+"""Agreement statistics of a golden run, checked against values worked out by hand."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import VALID_RUBRIC
+
+from rubriclib import Golden, GradeResult, Rubric, load_rubric
+from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, format_table, run_goldens
+from rubriclib.result import judge_details, make_result
+
+
+@pytest.fixture
+def rubric(write_file: Callable[..., Path]) -> Rubric:
+    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
+
+
+def result(rubric: Rubric, verdict: str) -> GradeResult:
+    details = judge_details("m", 1, 1, {"prompt_tokens": 0, "completion_tokens": 0})
+    return make_result(rubric, details, verdict, "r")  # type: ignore[arg-type]
+
+
+def outcome(rubric: Rubric, expected: str, *verdicts: str) -> GoldenOutcome:
+    golden = Golden(name=f"g-{expected}-{'-'.join(verdicts)}", output="o", expected=expected)  # type: ignore[arg-type]
+    return GoldenOutcome(golden, [result(rubric, verdict) for verdict in verdicts])
+
+
+def test_counts_accuracy_and_kappa(rubric: Rubric) -> None:
+    # 20 judgments: expected pass 10 (judged 8 pass, 2 fail); expected fail 10 (1 pass, 9 fail).
+    outcomes = [outcome(rubric, "pass", "pass")] * 8 + [outcome(rubric, "pass", "fail")] * 2
+    outcomes += [outcome(rubric, "fail", "pass")] + [outcome(rubric, "fail", "fail")] * 9
+    report = RubricReport(rubric, outcomes)
+    assert report.counts == {
+        "true_pass": 8,
+        "false_pass": 1,
+        "true_fail": 9,
+        "false_fail": 2,
+        "errors": 0,
+    }
+    assert report.accuracy == pytest.approx(17 / 20)
+    # observed 0.85; chance = 0.45*0.5 + 0.55*0.5 = 0.5; kappa = 0.35 / 0.5
+    assert report.kappa == pytest.approx(0.7)
+    assert not report.ok
+
+
+def test_errors_are_counted_apart_and_never_as_agreement(rubric: Rubric) -> None:
+    report = RubricReport(
+        rubric, [outcome(rubric, "pass", "pass"), outcome(rubric, "fail", "error")]
+    )
+    assert report.counts["errors"] == 1 and report.counts["true_fail"] == 0
+    assert report.accuracy == 0.5 and not report.ok
+
+
+def test_kappa_is_undefined_when_chance_agreement_is_certain(rubric: Rubric) -> None:
+    report = RubricReport(rubric, [outcome(rubric, "pass", "pass")] * 3)
+    assert report.kappa is None and report.accuracy == 1.0 and report.ok
+    assert RubricReport(rubric, []).kappa is None and RubricReport(rubric, []).accuracy is None
+
+
+def test_perfect_disagreement_has_negative_kappa(rubric: Rubric) -> None:
+    report = RubricReport(
+        rubric, [outcome(rubric, "pass", "fail"), outcome(rubric, "fail", "pass")]
+    )
+    assert report.kappa == pytest.approx(-1.0)
+
+
+def test_flaky_is_disagreement_across_trials(rubric: Rubric) -> None:
+    steady = outcome(rubric, "pass", "fail", "fail")
+    flaky = outcome(rubric, "pass", "pass", "error")
+    report = RubricReport(rubric, [steady, flaky])
+    assert not steady.flaky and flaky.flaky and report.flaky == [flaky.golden.name]
+    table = format_table(RunReport([report], trials=2))
+    assert "FLAKY" in table and table.splitlines()[-1].startswith("REGRESSION")
+
+
+class RaisingJudge:
+    """A judge whose agrade raises for one output; the run must still give one result each."""
+
+    model = "raising"
+
+    async def agrade(self, rubric: Rubric, output: str, *args: Any) -> GradeResult:
+        if output == "boom":
+            raise RuntimeError("boom")
+        await asyncio.sleep(0.01 if output == "slow" else 0)
+        return result(rubric, "pass")
+
+
+def test_every_item_yields_one_result_in_input_order(rubric: Rubric) -> None:
+    goldens = [
+        Golden(name="slow", output="slow", expected="pass"),
+        Golden(name="boom", output="boom", expected="pass"),
+        Golden(name="fast", output="fast", expected="pass"),
+    ]
+    run = asyncio.run(run_goldens(RaisingJudge(), [(rubric, goldens)], trials=2, concurrency=3))  # type: ignore[arg-type]
+    [report] = run.rubrics
+    assert [o.golden.name for o in report.outcomes] == ["slow", "boom", "fast"]
+    assert [o.verdicts for o in report.outcomes] == [
+        ["pass", "pass"],
+        ["error", "error"],
+        ["pass", "pass"],
+    ]
+    assert "unexpected RuntimeError" in report.outcomes[1].results[0].reason
+
+
+def test_invalid_run_settings(rubric: Rubric) -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        asyncio.run(run_goldens(RaisingJudge(), [(rubric, [])], trials=0))  # type: ignore[arg-type]
