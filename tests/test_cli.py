@@ -388,3 +388,33 @@ def test_installed_console_script_missing_key() -> None:
         "rubriclib: error: no API key: set OPENAI_API_KEY, "
         "or OPENAI_BASE_URL for a server that needs none"
     )
+
+
+def test_goldens_report_exact_score_agreement_and_error(
+    runner: CliRunner, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    rubric = write_file(
+        "scored.md",
+        (
+            "---\nname: scored\nversion: 1.0.0\nscale: 1-5\npass_threshold: 4\ndescription: d\n"
+            "goldens:\n"
+            "  - {name: exact, output: 'score:5', expected: pass, expected_score: 5}\n"
+            "  - {name: off-by-two, output: 'score:2', expected: pass, expected_score: 4}\n"
+            "  - {name: unscored, output: 'score:1', expected: fail}\n"
+            "---\nUse `set_grade_score`.\n"
+        ),
+    )
+
+    def respond(body: dict[str, Any]) -> Reply:
+        score = int(body["messages"][1]["content"].split("score:")[1][0])
+        return tool_reply("set_grade_score", {"score": score, "reason": "r"})
+
+    endpoint.responder = respond
+    result = runner.invoke(main, ["test-goldens", str(rubric), "--format", "json"])
+    assert result.exit_code == 1  # off-by-two scored 2 -> fail, but pass was expected
+    [report] = json.loads(result.output)["rubrics"]
+    assert report["exact_score_agreement"] == 0.5
+    assert report["mean_absolute_error"] == 1.0
+    assert report["counts"]["false_fail"] == 1
+    table = runner.invoke(main, ["test-goldens", str(rubric)]).output
+    assert "exact score 50.0%  MAE 1.00" in table

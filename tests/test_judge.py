@@ -201,3 +201,66 @@ def test_default_model_and_missing_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "k" * 10)
     assert Judge().model == "gpt-4o-mini"
     assert Judge(base_url="http://127.0.0.1:1/v1", api_key=None).model == "gpt-4o-mini"
+
+
+SCORED_RUBRIC = """\
+---
+name: scored
+version: 1.0.0
+scale: 1-5
+pass_threshold: 4
+description: A 1-5 rubric for tests.
+---
+Score it with `set_grade_score`.
+"""
+
+
+@pytest.fixture
+def scored(write_file: Callable[..., Path]) -> Rubric:
+    return load_rubric(str(write_file("scored.md", SCORED_RUBRIC)))
+
+
+@pytest.mark.parametrize(
+    ("raw", "verdict", "score"),
+    [(5, "pass", 1.0), (4, "pass", 0.75), (3, "fail", 0.5), (1, "fail", 0.0)],
+)
+def test_scored_verdict_uses_the_threshold(
+    judge: Judge, judge_server: JudgeServer, scored: Rubric, raw: int, verdict: str, score: float
+) -> None:
+    judge_server.script(tool_reply("set_grade_score", {"score": raw, "reason": "because"}))
+    result = judge.grade(scored, "x", reference="y")
+    assert (result.verdict, result.passed, result.score) == (verdict, verdict == "pass", score)
+    assert result.details["raw_score"] == raw and result.reason == "because"
+    [tool] = judge_server.requests[0]["tools"]
+    assert tool["function"]["name"] == "set_grade_score"
+    assert tool["function"]["parameters"]["properties"]["score"]["type"] == "integer"
+    assert tool["function"]["parameters"]["required"] == ["score", "reason"]
+
+
+@pytest.mark.parametrize(
+    ("score", "fragment"),
+    [
+        (6, "score 6, outside 1 to 5"),
+        (0, "score 0, outside 1 to 5"),
+        (3.5, "not an integer: 3.5"),
+        ("4", "not an integer: '4'"),
+        (True, "not an integer: True"),
+        (None, "not an integer: None"),
+    ],
+)
+def test_invalid_scores_are_judge_errors(
+    judge: Judge, judge_server: JudgeServer, scored: Rubric, score: object, fragment: str
+) -> None:
+    bad = tool_reply("set_grade_score", {"score": score, "reason": "r"})
+    judge_server.script(bad, bad)
+    result = judge.grade(scored, "x")
+    assert result.verdict == "error" and result.score is None and fragment in result.reason
+    assert "raw_score" not in result.details
+
+
+def test_pass_fail_tools_are_unknown_to_a_scored_rubric(
+    judge: Judge, judge_server: JudgeServer, scored: Rubric
+) -> None:
+    wrong = tool_reply("set_grade_pass", {"reason": "r"})
+    judge_server.script(wrong, wrong)
+    assert "unknown tool 'set_grade_pass'" in judge.grade(scored, "x").reason
