@@ -26,7 +26,22 @@ PASS_FAIL_TOOLS = ("set_grade_pass", "set_grade_fail")
 WAZA_TOOLS = ("set_waza_grade_pass", "set_waza_grade_fail")
 
 _FRONTMATTER = frontmatter.default_handlers.YAMLHandler()
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (libyaml when present), refusing duplicate keys instead of
+    silently keeping the last one."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
 
 
 class Golden(BaseModel):
@@ -115,8 +130,9 @@ def parse_rubric(path: Path, source: str, label: str) -> Rubric:
     header, body = _split_frontmatter(text, label)
     data = load_yaml(header, label, "frontmatter")
     if not isinstance(data, dict):
-        kind = "empty" if data is None else f"a {type(data).__name__}"
-        raise RubricError.single(label, "frontmatter", f"must be a mapping of keys, not {kind}")
+        raise RubricError.single(
+            label, "frontmatter", f"must be a mapping of keys, not {_describe_yaml(data)}"
+        )
 
     problems: list[Problem] = []
     try:
@@ -194,17 +210,24 @@ def decode_text(raw: bytes, label: str) -> str:
 def load_yaml(text: str, label: str, field: str) -> Any:
     """Safe-load YAML, refusing syntax errors and documents that expand past MAX_YAML_NODES."""
     try:
-        data = yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as error:
         where = getattr(error, "problem_mark", None)
         at = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
         reason = getattr(error, "problem", None) or "invalid YAML"
-        raise RubricError.single(label, field, f"YAML syntax error{at}: {reason}") from None
+        raise RubricError.single(label, field, f"invalid YAML{at}: {reason}") from None
     if _exceeds_node_budget(data):
         raise RubricError.single(
             label, field, f"YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)"
         )
     return data
+
+
+def _describe_yaml(data: Any) -> str:
+    if data is None:
+        return "empty"
+    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}
+    return kinds.get(type(data), f"a {type(data).__name__}")
 
 
 def _exceeds_node_budget(data: Any) -> bool:
@@ -310,4 +333,5 @@ def _message(item: Any, location: list[Any], model: type[BaseModel]) -> str:
         return str(item["ctx"]["error"])
     if kind.endswith("_type"):
         return f"{item['msg'].lower()}, not {type(item['input']).__name__}"
-    return str(item["msg"])
+    message = str(item["msg"])
+    return message[0].lower() + message[1:]

@@ -1,0 +1,208 @@
+"""Endpoint faults and server quirks: retries, backoff, Retry-After, time bounds, fallbacks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import SECRET_KEY, VALID_RUBRIC
+from judge_server import JudgeServer, Reply, error_reply, tool_reply
+
+from rubriclib import Rubric, load_rubric
+from rubriclib.judge import Judge
+
+PASS = tool_reply("set_grade_pass", {"reason": "ok"})
+
+
+@pytest.fixture
+def rubric(write_file: Callable[..., Path]) -> Rubric:
+    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504])
+def test_retryable_statuses_are_retried(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric, status: int
+) -> None:
+    judge_server.script(error_reply(status, "transient"), PASS)
+    result = judge.grade(rubric, "x")
+    assert result.verdict == "pass" and result.details["judge"]["attempts"] == 2
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+def test_client_errors_are_not_retried(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric, status: int
+) -> None:
+    judge_server.script(error_reply(status, "no"), PASS)
+    result = judge.grade(rubric, "x")
+    assert result.verdict == "error" and f"HTTP {status}" in result.reason
+    assert len(judge_server.requests) == 1
+
+
+def test_retries_are_bounded_by_max_retries(judge_server: JudgeServer, rubric: Rubric) -> None:
+    judge = Judge(base_url=judge_server.url, api_key=SECRET_KEY, max_retries=4, backoff_base=0.001)
+    judge_server.script(*[error_reply(503, "down")] * 10)
+    result = judge.grade(rubric, "x")
+    assert result.verdict == "error" and result.details["judge"]["attempts"] == 5
+    assert len(judge_server.requests) == 5
+
+
+def test_retry_after_is_honoured(judge: Judge, judge_server: JudgeServer, rubric: Rubric) -> None:
+    judge_server.script(error_reply(429, "slow down", {"Retry-After": "0.3"}), PASS)
+    started = time.monotonic()
+    assert judge.grade(rubric, "x").verdict == "pass"
+    assert time.monotonic() - started >= 0.3
+
+
+def test_retry_after_is_capped(judge_server: JudgeServer, rubric: Rubric) -> None:
+    judge = Judge(base_url=judge_server.url, api_key=SECRET_KEY, max_retry_after=0.2)
+    judge_server.script(error_reply(429, "slow down", {"Retry-After": "3600"}), PASS)
+    started = time.monotonic()
+    assert judge.grade(rubric, "x").verdict == "pass"
+    assert time.monotonic() - started < 2
+
+
+def test_retry_after_ms_and_http_date(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(
+        error_reply(503, "a", {"retry-after-ms": "10"}),
+        error_reply(503, "b", {"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}),  # in the past: 0
+        PASS,
+    )
+    assert judge.grade(rubric, "x").details["judge"]["attempts"] == 3
+
+
+def test_backoff_is_exponential_with_jitter_and_capped() -> None:
+    judge = Judge(base_url="http://127.0.0.1:1/v1", backoff_base=1.0, backoff_max=5.0)
+    no_header = RuntimeError("x")
+    for retry, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 5.0), (9, 5.0)]:
+        delays = [judge._delay(retry, no_header) for _ in range(50)]
+        assert all(ceiling / 2 <= delay <= ceiling for delay in delays)
+        assert len(set(delays)) > 1  # jittered
+
+
+def test_a_slow_endpoint_times_out_and_is_retried(
+    judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge = Judge(
+        base_url=judge_server.url,
+        api_key=SECRET_KEY,
+        timeout=0.3,
+        max_retries=1,
+        backoff_base=0.001,
+    )
+    judge_server.script(Reply(delay=2.0, body={}), Reply(delay=2.0, body={}))
+    started = time.monotonic()
+    result = judge.grade(rubric, "x")
+    assert result.verdict == "error" and "timed out" in result.reason
+    assert result.details["judge"]["attempts"] == 2
+    assert time.monotonic() - started < 1.8
+
+
+def test_the_overall_bound_stops_a_judgment(judge_server: JudgeServer, rubric: Rubric) -> None:
+    judge = Judge(
+        base_url=judge_server.url,
+        api_key=SECRET_KEY,
+        timeout=0.3,
+        max_retries=50,
+        total_timeout=0.8,
+        backoff_base=0.001,
+    )
+    judge_server.responder = lambda body: Reply(delay=1.0, body={})
+    started = time.monotonic()
+    result = judge.grade(rubric, "x")
+    assert result.verdict == "error"
+    assert "overall limit of 0.8s" in result.reason or "timed out" in result.reason
+    assert time.monotonic() - started < 1.5
+    assert result.details["judge"]["attempts"] < 50
+
+
+def test_a_dropped_connection_is_retried(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(Reply(disconnect=True), PASS)
+    result = judge.grade(rubric, "x")
+    assert result.verdict == "pass" and result.details["judge"]["attempts"] == 2
+
+
+def test_a_non_json_body_is_an_error_result(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(Reply(body=b"<html>gateway</html>"), Reply(body=b"<html>gateway</html>"))
+    result = judge.grade(rubric, "x")
+    assert result.verdict == "error" and not result.passed
+
+
+LLAMA_CPP_CRASH = Reply(
+    500, {"error": {"message": "", "type": "internal_server_error", "param": None}}
+)
+
+
+def test_tool_choice_required_falls_back_to_auto_and_is_remembered(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(LLAMA_CPP_CRASH, PASS, PASS)
+    first = judge.grade(rubric, "x")
+    assert first.verdict == "pass" and first.details["judge"]["attempts"] == 2
+    assert [r["tool_choice"] for r in judge_server.requests] == ["required", "auto"]
+    assert judge.quirks == {"tool_choice_auto"}
+    second = judge.grade(rubric, "x")
+    assert second.details["judge"]["attempts"] == 1
+    assert judge_server.requests[-1]["tool_choice"] == "auto"
+
+
+def test_a_400_naming_tool_choice_falls_back_too(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(error_reply(400, "tool_choice 'required' is not supported"), PASS)
+    assert judge.grade(rubric, "x").verdict == "pass"
+    assert judge_server.requests[1]["tool_choice"] == "auto"
+
+
+def test_a_500_with_a_message_is_an_outage_not_a_quirk(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(error_reply(500, "The server had an error"), PASS)
+    assert judge.grade(rubric, "x").verdict == "pass"
+    assert [r["tool_choice"] for r in judge_server.requests] == ["required", "required"]
+    assert judge.quirks == set()
+
+
+def test_temperature_rejection_drops_temperature(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    rejection = error_reply(
+        400, "Unsupported value: 'temperature' does not support 0.0 with this model."
+    )
+    judge_server.script(rejection, PASS, PASS)
+    assert judge.grade(rubric, "x").verdict == "pass"
+    assert (
+        "temperature" in judge_server.requests[0] and "temperature" not in judge_server.requests[1]
+    )
+    judge.grade(rubric, "x")
+    assert "temperature" not in judge_server.requests[2]
+
+
+def test_max_tokens_rejection_switches_to_max_completion_tokens(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    rejection = error_reply(
+        400,
+        "Unsupported parameter: 'max_tokens' is not supported with this model. "
+        "Use 'max_completion_tokens' instead.",
+    )
+    judge_server.script(rejection, PASS)
+    assert judge.grade(rubric, "x").verdict == "pass"
+    assert judge_server.requests[0]["max_tokens"] == 1024
+    assert judge_server.requests[1]["max_completion_tokens"] == 1024
+    assert "max_tokens" not in judge_server.requests[1]
+
+
+def test_quirks_do_not_loop(judge: Judge, judge_server: JudgeServer, rubric: Rubric) -> None:
+    judge_server.responder = lambda body: LLAMA_CPP_CRASH
+    result = judge.grade(rubric, "x")
+    assert result.verdict == "error"
+    # required -> auto (quirk), then the same crash is a plain 500: retried max_retries times.
+    assert len(judge_server.requests) == 1 + 1 + judge.max_retries
