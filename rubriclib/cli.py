@@ -153,7 +153,8 @@ def show(ref: str, as_json: bool) -> None:
 
 @main.command()
 @click.argument("refs", nargs=-1, required=True)
-def validate(refs: Sequence[str]) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: one entry per REF.")
+def validate(refs: Sequence[str], as_json: bool) -> None:
     """Validate rubrics and their goldens; print every problem as FILE: field: message.
 
     Exits 0 when every rubric is valid, 1 when any is not.
@@ -162,18 +163,34 @@ def validate(refs: Sequence[str]) -> None:
     Example:
       rubriclib validate rubrics/*.md
     """
-    invalid = False
+    entries = []
     for ref in refs:
         try:
             rubric = load_rubric(ref)
             goldens = load_goldens(rubric)
         except RubricError as error:
-            invalid = True
-            for problem in error.problems:
-                click.echo(" ".join(str(problem).split()))
+            problems = [
+                {"source": p.source, "field": p.field, "message": " ".join(p.message.split())}
+                for p in error.problems
+            ]
+            entries.append({"ref": ref, "valid": False, "problems": problems})
             continue
-        click.echo(f"{ref}: ok ({rubric.name}@{rubric.version}, {len(goldens)} goldens)")
-    sys.exit(1 if invalid else 0)
+        entries.append(
+            {"ref": ref, "valid": True, "rubric": rubric.identity, "goldens": len(goldens)}
+        )
+    if as_json:
+        click.echo(json.dumps(entries, indent=2))
+    else:
+        for entry in entries:
+            click.echo(_validation_lines(entry))
+    sys.exit(0 if all(entry["valid"] for entry in entries) else 1)
+
+
+def _validation_lines(entry: dict[str, Any]) -> str:
+    if entry["valid"]:
+        rubric = f"{entry['rubric']['name']}@{entry['rubric']['version']}"
+        return f"{entry['ref']}: ok ({rubric}, {entry['goldens']} goldens)"
+    return "\n".join(f"{p['source']}: {p['field']}: {p['message']}" for p in entry["problems"])
 
 
 @main.command("render")

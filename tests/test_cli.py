@@ -136,6 +136,19 @@ def test_validate_exit_codes(runner: CliRunner, write_file: Callable[..., Path])
     assert f"{bad}: version: YAML read 1.0 as a number" in result.output
     assert f"{bad}: scale: 'ternary' is not allowed" in result.output
     assert runner.invoke(main, ["validate"]).exit_code == 2
+    entries = json.loads(runner.invoke(main, ["validate", str(good), str(bad), "--json"]).output)
+    assert entries[0] == {
+        "ref": str(good),
+        "valid": True,
+        "goldens": 2,
+        "rubric": {**entries[0]["rubric"], "name": "tiny", "version": "1.2.3"},
+    }
+    assert entries[1]["valid"] is False
+    assert {
+        "source": str(bad),
+        "field": "scale",
+        "message": "'ternary' is not allowed; input should be 'pass-fail' or '1-5'",
+    } in entries[1]["problems"]
 
 
 def test_render_reads_files_and_stdin(runner: CliRunner, write_file: Callable[..., Path]) -> None:
