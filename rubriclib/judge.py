@@ -181,17 +181,17 @@ class Judge:
                 return finish(
                     "error", f"judge request failed after {attempts} attempt(s): {_describe(reply)}"
                 )
-            _add_usage(usage, reply)
-            try:
+            try:  # the SDK does not validate responses: any shape may arrive
+                _add_usage(usage, reply)
                 outcome = _read_verdict(reply, rubric)
-            except Exception as error:  # a malformed response object is a judge error too
+            except Exception as error:
                 outcome = f"unreadable response ({type(error).__name__})"
             if isinstance(outcome, _Verdict):
                 return finish(outcome.verdict, outcome.reason, outcome.raw_score)
             if corrected:
                 return finish("error", f"no valid verdict after a corrective turn: {outcome}")
             corrected = True
-            messages = messages + _corrective_turn(reply, outcome, rubric)
+            messages = messages + _corrective_turn(_reply_text(reply), outcome, rubric)
 
     def _request(
         self, rubric: Rubric, messages: list[dict[str, Any]], timeout: float
@@ -327,16 +327,21 @@ def _read_verdict(reply: Any, rubric: Rubric) -> _Verdict | str:
     return _Verdict("pass" if name == expected[0] else "fail", reason.strip())
 
 
-def _corrective_turn(reply: Any, problem: str, rubric: Rubric) -> list[dict[str, Any]]:
-    tools = (
-        f"`{SCORE_TOOL}`"
-        if rubric.scale == "1-5"
-        else " or ".join(f"`{t}`" for t in rubric.tool_names)
-    )
-    turn: list[dict[str, Any]] = []
-    text = reply.choices[0].message.content if reply.choices else None
-    if text:
-        turn.append({"role": "assistant", "content": text})
+def _reply_text(reply: Any) -> str | None:
+    """The assistant's text in a completion, if it has any."""
+    try:
+        text = reply.choices[0].message.content
+    except (AttributeError, IndexError, TypeError):
+        return None
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def _corrective_turn(text: str | None, problem: str, rubric: Rubric) -> list[dict[str, Any]]:
+    if rubric.scale == "1-5":
+        tools = f"`{SCORE_TOOL}`"
+    else:
+        tools = " or ".join(f"`{name}`" for name in rubric.tool_names)
+    turn: list[dict[str, Any]] = [{"role": "assistant", "content": text}] if text else []
     turn.append(
         {
             "role": "user",

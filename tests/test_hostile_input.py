@@ -76,6 +76,7 @@ EXPECTED = {
     "yaml-bad-mapping.md": "frontmatter: invalid YAML (line 2, column 10): mapping values are not allowed",
     "yaml-duplicate-key.md": "frontmatter: invalid YAML (line 4, column 1): duplicate key 'version'",
     "yaml-tab-indent.md": "frontmatter: invalid YAML (line 4, column 1)",
+    "yaml-unhashable-key.md": "frontmatter: invalid YAML (line 2, column 1): found unhashable key",
     "yaml-unclosed-bracket.md": "frontmatter: invalid YAML (line 3, column 8)",
 }
 

@@ -206,3 +206,30 @@ def test_quirks_do_not_loop(judge: Judge, judge_server: JudgeServer, rubric: Rub
     assert result.verdict == "error"
     # required -> auto (quirk), then the same crash is a plain 500: retried max_retries times.
     assert len(judge_server.requests) == 1 + 1 + judge.max_retries
+
+
+WEIRD_BODIES = {
+    "choices null": {"choices": None},
+    "message null": {"choices": [{"index": 0, "message": None}]},
+    "function null": {"choices": [{"message": {"tool_calls": [{"id": "c", "function": None}]}}]},
+    "name not a string": {
+        "choices": [{"message": {"tool_calls": [{"function": {"name": 7, "arguments": "{}"}}]}}]
+    },
+    "usage garbage": {
+        "choices": [{"message": {"content": "hi"}}],
+        "usage": {"prompt_tokens": "lots"},
+    },
+    "content a number": {"choices": [{"message": {"content": 12345}}]},
+    "body a list": [1, 2, 3],
+    "body a string": "just text",
+}
+
+
+@pytest.mark.parametrize("case", sorted(WEIRD_BODIES))
+def test_malformed_completions_are_error_results_not_crashes(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric, case: str
+) -> None:
+    judge_server.responder = lambda body: Reply(body=WEIRD_BODIES[case])
+    result = judge.grade(rubric, "x")
+    assert result.verdict == "error" and not result.passed and result.score is None
+    assert result.details["rubric"] == rubric.identity
