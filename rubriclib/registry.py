@@ -37,7 +37,7 @@ def search_dirs() -> list[Path]:
 
 def builtin_names() -> list[str]:
     """Names of the built-in rubrics."""
-    return sorted(path.stem for path in builtin_dir().glob("*.md"))
+    return [path.stem for path in _rubric_files(builtin_dir())]
 
 
 def is_path_reference(ref: str) -> bool:
@@ -76,7 +76,7 @@ def list_rubrics() -> list[Rubric]:
     found: dict[str, Rubric] = {}
     problems: list[Problem] = []
     for directory, builtin in _lookup_order():
-        for path in sorted(directory.glob("*.md")) if directory.is_dir() else []:
+        for path in _rubric_files(directory):
             if path.stem in found:
                 continue
             try:
@@ -107,8 +107,15 @@ def _lookup_order() -> list[tuple[Path, bool]]:
     return [(directory, False) for directory in search_dirs()] + [(builtin_dir(), True)]
 
 
+def _rubric_files(directory: Path) -> list[Path]:
+    """The `NAME.md` files of a search folder whose stem is a valid rubric name (no README.md)."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.glob("*.md") if re.fullmatch(NAME_PATTERN, p.stem))
+
+
 def _load_by_name(name: str, ref: str) -> Rubric:
-    if not re.match(NAME_PATTERN, name):
+    if not re.fullmatch(NAME_PATTERN, name):
         raise RubricError.single(
             ref, "reference", f"{name!r} is not a rubric name (kebab-case) nor a path ending in .md"
         )
@@ -116,7 +123,7 @@ def _load_by_name(name: str, ref: str) -> Rubric:
         if (directory / f"{name}.md").exists():
             return _load_from_dir(name, directory, builtin)
     available = sorted(
-        {path.stem for directory, _ in _lookup_order() for path in directory.glob("*.md")}
+        {path.stem for directory, _ in _lookup_order() for path in _rubric_files(directory)}
     )
     close = difflib.get_close_matches(name, available, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""

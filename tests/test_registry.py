@@ -194,6 +194,7 @@ def test_list_rubrics_has_one_per_name(
 ) -> None:
     write_file("dir/helpfulness.md", rubric_text("helpfulness", "9.0.0"))
     write_file("dir/house.md", rubric_text("house"))
+    write_file("dir/README.md", "# About this folder\n")  # not a rubric name: not listed
     monkeypatch.setenv("RUBRICLIB_PATH", str(tmp_path / "dir"))
     rubrics = {rubric.name: rubric for rubric in list_rubrics()}
     assert set(BUILTINS) | {"house"} <= set(rubrics)
