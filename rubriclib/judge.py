@@ -81,8 +81,8 @@ class Judge:
         self.backoff_max = backoff_max
         self.max_retry_after = max_retry_after
         self.quirks: set[str] = set()
-        """Server quirks learned so far: `tool_choice_auto`, `no_temperature`,
-        `max_completion_tokens`. Kept for every later request of this Judge."""
+        """Server quirks learned so far: `tool_choice_auto`, `no_named_tool_choice`,
+        `no_temperature`, `max_completion_tokens`. Kept for every later request of this Judge."""
         self._client: openai.OpenAI | None = None
         self._async_clients: dict[int, openai.AsyncOpenAI] = {}
 
@@ -162,9 +162,10 @@ class Judge:
                     "error", f"no verdict within the overall limit of {self.total_timeout:g}s"
                 )
             attempts += 1
-            reply = yield _Send(self._request(rubric, messages, min(self.timeout, remaining)))
+            sent = self._request(rubric, messages, min(self.timeout, remaining))
+            reply = yield _Send(sent)
             if isinstance(reply, BaseException):
-                quirk = self._quirk_in(reply)
+                quirk = self._quirk_in(reply, sent)
                 if quirk:
                     logger.info("judge endpoint quirk %s: retrying with the fallback", quirk)
                     self.quirks.add(quirk)
@@ -200,7 +201,7 @@ class Judge:
             "model": self.model,
             "messages": messages,
             "tools": _tools(rubric),
-            "tool_choice": "auto" if "tool_choice_auto" in self.quirks else "required",
+            "tool_choice": self._tool_choice(rubric),
             "timeout": timeout,
         }
         if self.temperature is not None and "no_temperature" not in self.quirks:
@@ -212,18 +213,28 @@ class Judge:
             arguments[key] = self.max_tokens
         return arguments
 
-    def _quirk_in(self, error: BaseException) -> str | None:
-        """The not-yet-known quirk an endpoint's rejection points to, if any."""
+    def _tool_choice(self, rubric: Rubric) -> str | dict[str, Any]:
+        """Force a tool call: by name when there is one tool, else "required"; "auto" where
+        the endpoint has refused those."""
+        if rubric.scale == "1-5":
+            named = {"type": "function", "function": {"name": SCORE_TOOL}}
+            return "auto" if "no_named_tool_choice" in self.quirks else named
+        return "auto" if "tool_choice_auto" in self.quirks else "required"
+
+    def _quirk_in(self, error: BaseException, sent: dict[str, Any]) -> str | None:
+        """The not-yet-known quirk an endpoint's rejection of `sent` points to, if any."""
         if not isinstance(error, openai.APIStatusError) or error.status_code not in (400, 422, 500):
             return None
         text = f"{error.message} {json.dumps(error.body, default=str)}".lower()
         body_message = error.body.get("message") if isinstance(error.body, dict) else error.body
         # llama-cpp-python fails an assertion on tool_choice="required": HTTP 500, empty message.
         silent_crash = error.status_code == 500 and not str(body_message or "").strip()
+        choice = sent["tool_choice"]
+        choice_quirk = "no_named_tool_choice" if isinstance(choice, dict) else "tool_choice_auto"
         candidates = [
-            ("tool_choice_auto", "tool_choice" in text or silent_crash),
-            ("no_temperature", "temperature" in text and self.temperature is not None),
-            ("max_completion_tokens", "max_tokens" in text and self.max_tokens is not None),
+            (choice_quirk, choice != "auto" and ("tool_choice" in text or silent_crash)),
+            ("no_temperature", "temperature" in text and "temperature" in sent),
+            ("max_completion_tokens", "max_tokens" in text and "max_tokens" in sent),
         ]
         return next((quirk for quirk, hit in candidates if hit and quirk not in self.quirks), None)
 

@@ -233,6 +233,8 @@ def test_scored_verdict_uses_the_threshold(
     assert result.details["raw_score"] == raw and result.reason == "because"
     [tool] = judge_server.requests[0]["tools"]
     assert tool["function"]["name"] == "set_grade_score"
+    named = {"type": "function", "function": {"name": "set_grade_score"}}
+    assert judge_server.requests[0]["tool_choice"] == named  # one tool: force it by name
     assert tool["function"]["parameters"]["properties"]["score"]["type"] == "integer"
     assert tool["function"]["parameters"]["required"] == ["score", "reason"]
 

@@ -233,3 +233,31 @@ def test_malformed_completions_are_error_results_not_crashes(
     result = judge.grade(rubric, "x")
     assert result.verdict == "error" and not result.passed and result.score is None
     assert result.details["rubric"] == rubric.identity
+
+
+SCORED = VALID_RUBRIC.replace("scale: pass-fail", "scale: 1-5\npass_threshold: 3").replace(
+    "    expected: pass\n  - name: bad", "    expected: pass\n    expected_score: 4\n  - name: bad"
+)
+
+
+def test_a_rejected_named_tool_choice_falls_back_to_auto_on_its_own(
+    judge: Judge, judge_server: JudgeServer, write_file: Callable[..., Path], rubric: Rubric
+) -> None:
+    scored = load_rubric(str(write_file("scored.md", SCORED)))
+    score = tool_reply("set_grade_score", {"score": 4, "reason": "ok"})
+    judge_server.script(error_reply(400, "tool_choice object is not supported"), score, PASS)
+    assert judge.grade(scored, "x").verdict == "pass"
+    choices = [r["tool_choice"] for r in judge_server.requests]
+    assert choices[0] == {"type": "function", "function": {"name": "set_grade_score"}}
+    assert choices[1] == "auto" and judge.quirks == {"no_named_tool_choice"}
+    judge.grade(rubric, "x")  # "required" was never refused, so pass-fail rubrics keep it
+    assert judge_server.requests[-1]["tool_choice"] == "required"
+
+
+def test_auto_is_never_mistaken_for_a_quirk(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge.quirks.add("tool_choice_auto")
+    judge_server.script(LLAMA_CPP_CRASH, PASS)
+    assert judge.grade(rubric, "x").verdict == "pass"  # a plain 500 now, retried
+    assert judge.quirks == {"tool_choice_auto"}
