@@ -60,6 +60,26 @@ class RubricReport:
         }
 
     @property
+    def corrected(self) -> int:
+        """Judgments that needed a corrective turn (whether or not it gave a verdict)."""
+        return sum(
+            bool(result.details["judge"].get("corrected"))
+            for outcome in self.outcomes
+            for result in outcome.results
+        )
+
+    @property
+    def modes(self) -> dict[str, int]:
+        """How many judgments used each tool mode (`required`, `named`, `auto`)."""
+        return dict(
+            Counter(
+                str(result.details["judge"].get("mode"))
+                for outcome in self.outcomes
+                for result in outcome.results
+            )
+        )
+
+    @property
     def judgments(self) -> int:
         return sum(len(outcome.results) for outcome in self.outcomes)
 
@@ -150,7 +170,7 @@ async def run_goldens(
                 )
             except Exception as error:  # never lose a judgment, whatever went wrong
                 details = judge_details(
-                    judge.model, 0, 0, {"prompt_tokens": 0, "completion_tokens": 0}
+                    judge.model, None, 0, 0, {"prompt_tokens": 0, "completion_tokens": 0}
                 )
                 result = make_result(rubric, details, "error", f"unexpected {type(error).__name__}")
         if on_judgment is not None:
@@ -193,7 +213,8 @@ def format_table(run: RunReport) -> str:
             f"kappa {_decimal(report.kappa)}  "
             f"true pass {counts['true_pass']}, false pass {counts['false_pass']}, "
             f"true fail {counts['true_fail']}, false fail {counts['false_fail']}, "
-            f"judge errors {counts['errors']}, flaky {len(report.flaky)}"
+            f"judge errors {counts['errors']}, flaky {len(report.flaky)}, "
+            f"corrected {report.corrected}"
         )
         if report.score_pairs:
             summary += (
@@ -234,6 +255,8 @@ def to_json(run: RunReport) -> dict[str, Any]:
                 "rubric": report.rubric.identity,
                 "counts": report.counts,
                 "judgments": report.judgments,
+                "corrected": report.corrected,
+                "modes": report.modes,
                 "accuracy": report.accuracy,
                 "kappa": report.kappa,
                 "flaky": report.flaky,
@@ -276,6 +299,10 @@ def format_junit(run: RunReport) -> str:
             failures=str(misses),
             errors=str(counts["errors"]),
         )
+        properties = ElementTree.SubElement(suite, "properties")
+        ElementTree.SubElement(
+            properties, "property", name="corrected", value=str(report.corrected)
+        )
         for outcome in report.outcomes:
             for trial, result in enumerate(outcome.results, start=1):
                 case = ElementTree.SubElement(
@@ -285,6 +312,9 @@ def format_junit(run: RunReport) -> str:
                     name=f"{outcome.golden.name} [trial {trial}]",
                     time=f"{result.details['judge']['latency_ms'] / 1000:.3f}",
                 )
+                if result.details["judge"].get("corrected"):
+                    marks = ElementTree.SubElement(case, "properties")
+                    ElementTree.SubElement(marks, "property", name="corrected", value="true")
                 if result.verdict == "error":
                     element = ElementTree.SubElement(case, "error", message="judge error")
                     element.text = result.reason

@@ -16,7 +16,17 @@ from typing import Any, Literal
 import openai
 
 from rubriclib.errors import JudgeConfigError
-from rubriclib.render import SCORE_TOOL, render
+from rubriclib.protocol import (
+    JudgeVerdict,
+    Mode,
+    corrective_turn,
+    read_reply,
+    reply_text,
+    request_body,
+    text_intent,
+    usage_of,
+)
+from rubriclib.render import render
 from rubriclib.result import GradeResult, judge_details, make_result
 from rubriclib.rubric import Rubric
 
@@ -27,9 +37,11 @@ logger = logging.getLogger("rubriclib")
 
 @dataclass(frozen=True)
 class _Send:
-    """Step: send one Chat Completions request with these arguments."""
+    """Step: POST this Chat Completions body, waiting at most `timeout` seconds; the driver
+    sends back the reply's bytes or the exception."""
 
-    arguments: dict[str, Any]
+    body: dict[str, Any]
+    timeout: float
 
 
 @dataclass(frozen=True)
@@ -37,13 +49,6 @@ class _Wait:
     """Step: wait before the next try."""
 
     seconds: float
-
-
-@dataclass(frozen=True)
-class _Verdict:
-    verdict: Literal["pass", "fail"]
-    reason: str
-    raw_score: int | None = None
 
 
 class Judge:
@@ -81,7 +86,7 @@ class Judge:
         self.backoff_max = backoff_max
         self.max_retry_after = max_retry_after
         self.quirks: set[str] = set()
-        """Server quirks learned so far: `tool_choice_auto`, `no_named_tool_choice`,
+        """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
         `no_temperature`, `max_completion_tokens`. Kept for every later request of this Judge."""
         self._client: openai.OpenAI | None = None
         self._async_clients: dict[int, openai.AsyncOpenAI] = {}
@@ -110,7 +115,12 @@ class Judge:
                 reply = None
                 continue
             try:
-                reply = self._sync_client().chat.completions.create(**step.arguments)
+                reply = self._sync_client().post(
+                    "/chat/completions",
+                    body=step.body,
+                    cast_to=bytes,
+                    options={"timeout": step.timeout},
+                )
             except Exception as error:  # every failure becomes data for the judgment
                 reply = error
 
@@ -135,7 +145,12 @@ class Judge:
                 reply = None
                 continue
             try:
-                reply = await self._async_client().chat.completions.create(**step.arguments)
+                reply = await self._async_client().post(
+                    "/chat/completions",
+                    body=step.body,
+                    cast_to=bytes,
+                    options={"timeout": step.timeout},
+                )
             except Exception as error:
                 reply = error
 
@@ -146,13 +161,18 @@ class Judge:
         started = time.monotonic()
         attempts = retries = 0
         usage = {"prompt_tokens": 0, "completion_tokens": 0}
-        corrected = False
+        answered_mode: Mode | None = None
+        unanswered: Any = None  # the reply that was not a verdict, once it has been corrected
+        correction: str | None = None
+        intent: str | None = None
 
         def finish(
             verdict: Literal["pass", "fail", "error"], reason: str, raw: int | None = None
         ) -> GradeResult:
             latency_ms = round((time.monotonic() - started) * 1000)
-            details = judge_details(self.model, attempts, latency_ms, dict(usage))
+            details = judge_details(
+                self.model, answered_mode, attempts, latency_ms, dict(usage), correction
+            )
             return make_result(rubric, details, verdict, self._redact(reason), raw)
 
         while True:
@@ -162,10 +182,14 @@ class Judge:
                     "error", f"no verdict within the overall limit of {self.total_timeout:g}s"
                 )
             attempts += 1
-            sent = self._request(rubric, messages, min(self.timeout, remaining))
-            reply = yield _Send(sent)
+            mode = self._mode(rubric, correcting=correction is not None)
+            sent = messages
+            if correction is not None:
+                sent = messages + corrective_turn(unanswered, rubric, mode)
+            body = request_body(rubric, sent, mode, self.model, self._sampling())
+            reply = yield _Send(body, min(self.timeout, remaining))
             if isinstance(reply, BaseException):
-                quirk = self._quirk_in(reply, sent)
+                quirk = self._quirk_in(reply, body)
                 if quirk:
                     logger.info("judge endpoint quirk %s: retrying with the fallback", quirk)
                     self.quirks.add(quirk)
@@ -182,44 +206,43 @@ class Judge:
                 return finish(
                     "error", f"judge request failed after {attempts} attempt(s): {_describe(reply)}"
                 )
-            try:  # the SDK does not validate responses: any shape may arrive
-                _add_usage(usage, reply)
-                outcome = _read_verdict(reply, rubric)
-            except Exception as error:
-                outcome = f"unreadable response ({type(error).__name__})"
-            if isinstance(outcome, _Verdict):
+            answered_mode = answered_mode or mode
+            parsed = _parse_json(reply)
+            _add_usage(usage, usage_of(parsed))
+            outcome = read_reply(parsed, rubric, mode)
+            if isinstance(outcome, JudgeVerdict):
+                if intent is not None and outcome.verdict != intent:
+                    return finish(
+                        "error",
+                        f"conflicting verdicts: the judge first wrote {intent} as text, then "
+                        f"called {outcome.verdict}",
+                    )
                 return finish(outcome.verdict, outcome.reason, outcome.raw_score)
-            if corrected:
+            if correction is not None:
                 return finish("error", f"no valid verdict after a corrective turn: {outcome}")
-            corrected = True
-            messages = messages + _corrective_turn(_reply_text(reply), outcome, rubric)
+            correction, unanswered = outcome, parsed
+            intent = text_intent(reply_text(parsed), rubric)
 
-    def _request(
-        self, rubric: Rubric, messages: list[dict[str, Any]], timeout: float
-    ) -> dict[str, Any]:
-        arguments: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "tools": _tools(rubric),
-            "tool_choice": self._tool_choice(rubric),
-            "timeout": timeout,
-        }
+    def _mode(self, rubric: Rubric, correcting: bool = False) -> Mode:
+        """How to force the verdict call on this endpoint: the first mode it has not refused.
+        A corrective turn forces the one verdict tool by name wherever that is honoured."""
+        required_ok = rubric.scale == "pass-fail" and "no_required_tool_choice" not in self.quirks
+        named_ok = "no_named_tool_choice" not in self.quirks
+        if named_ok and (correcting or not required_ok):
+            return "named"
+        return "required" if required_ok else "auto"
+
+    def _sampling(self) -> dict[str, Any]:
+        """Temperature and the token limit, shaped by the quirks learned so far."""
+        sampling: dict[str, Any] = {}
         if self.temperature is not None and "no_temperature" not in self.quirks:
-            arguments["temperature"] = self.temperature
+            sampling["temperature"] = self.temperature
         if self.max_tokens is not None:
             key = (
                 "max_completion_tokens" if "max_completion_tokens" in self.quirks else "max_tokens"
             )
-            arguments[key] = self.max_tokens
-        return arguments
-
-    def _tool_choice(self, rubric: Rubric) -> str | dict[str, Any]:
-        """Force a tool call: by name when there is one tool, else "required"; "auto" where
-        the endpoint has refused those."""
-        if rubric.scale == "1-5":
-            named = {"type": "function", "function": {"name": SCORE_TOOL}}
-            return "auto" if "no_named_tool_choice" in self.quirks else named
-        return "auto" if "tool_choice_auto" in self.quirks else "required"
+            sampling[key] = self.max_tokens
+        return sampling
 
     def _quirk_in(self, error: BaseException, sent: dict[str, Any]) -> str | None:
         """The not-yet-known quirk an endpoint's rejection of `sent` points to, if any."""
@@ -230,7 +253,9 @@ class Judge:
         # llama-cpp-python fails an assertion on tool_choice="required": HTTP 500, empty message.
         silent_crash = error.status_code == 500 and not str(body_message or "").strip()
         choice = sent["tool_choice"]
-        choice_quirk = "no_named_tool_choice" if isinstance(choice, dict) else "tool_choice_auto"
+        choice_quirk = (
+            "no_named_tool_choice" if isinstance(choice, dict) else "no_required_tool_choice"
+        )
         candidates = [
             (choice_quirk, choice != "auto" and ("tool_choice" in text or silent_crash)),
             ("no_temperature", "temperature" in text and "temperature" in sent),
@@ -269,104 +294,17 @@ class Judge:
         return self._async_clients[loop_id]
 
 
-def _tools(rubric: Rubric) -> list[dict[str, Any]]:
-    reason = {"type": "string", "description": "One or two sentences: why, naming any failure."}
-    if rubric.scale == "1-5":
-        score = {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 5,
-            "description": "The rubric score, 1 to 5.",
-        }
-        return [_tool(SCORE_TOOL, "Give the rubric's score.", {"score": score, "reason": reason})]
-    pass_tool, fail_tool = rubric.tool_names
-    return [
-        _tool(pass_tool, "The response meets the rubric.", {"reason": reason}),
-        _tool(fail_tool, "The response does not meet the rubric.", {"reason": reason}),
-    ]
-
-
-def _tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": list(properties),
-            },
-        },
-    }
-
-
-def _read_verdict(reply: Any, rubric: Rubric) -> _Verdict | str:
-    """The verdict in a completion, or what is wrong with it."""
-    if not reply.choices:
-        return "the response had no choices"
-    message = reply.choices[0].message
-    calls = message.tool_calls or []
-    expected = [SCORE_TOOL] if rubric.scale == "1-5" else list(rubric.tool_names)
-    if not calls:
-        text = " ".join((message.content or "").split())[:200]
-        return f"the judge answered without a verdict tool call (text: {text!r})"
-    names = [call.function.name for call in calls]
-    if len(calls) > 1:
-        return (
-            f"the judge made {len(calls)} tool calls ({', '.join(names)}); exactly one is allowed"
-        )
-    name = names[0]
-    if name not in expected:
-        return f"the judge called an unknown tool {name!r}"
+def _parse_json(raw: Any) -> Any:
+    """The reply body as JSON, or None when it is not JSON (any shape may arrive)."""
     try:
-        arguments = json.loads(calls[0].function.arguments or "")
-    except (json.JSONDecodeError, TypeError):
-        return f"the arguments of {name} are not JSON"
-    if not isinstance(arguments, dict):
-        return f"the arguments of {name} are not a JSON object"
-    reason = arguments.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        return f"{name} was called without a 'reason' string"
-    if name == SCORE_TOOL:
-        score = arguments.get("score")
-        if isinstance(score, bool) or not isinstance(score, int):
-            return f"{name} was called with a score that is not an integer: {score!r}"
-        if not 1 <= score <= 5:
-            return f"{name} was called with score {score}, outside 1 to 5"
-        return _Verdict("pass", reason.strip(), score)  # make_result applies the threshold
-    return _Verdict("pass" if name == expected[0] else "fail", reason.strip())
-
-
-def _reply_text(reply: Any) -> str | None:
-    """The assistant's text in a completion, if it has any."""
-    try:
-        text = reply.choices[0].message.content
-    except (AttributeError, IndexError, TypeError):
+        return json.loads(raw)
+    except (TypeError, ValueError):
         return None
-    return text if isinstance(text, str) and text.strip() else None
 
 
-def _corrective_turn(text: str | None, problem: str, rubric: Rubric) -> list[dict[str, Any]]:
-    if rubric.scale == "1-5":
-        tools = f"`{SCORE_TOOL}`"
-    else:
-        tools = " or ".join(f"`{name}`" for name in rubric.tool_names)
-    turn: list[dict[str, Any]] = [{"role": "assistant", "content": text}] if text else []
-    turn.append(
-        {
-            "role": "user",
-            "content": f"That reply was not a valid verdict: {problem}. Call exactly one tool, "
-            f"{tools}, once now, with a short reason.",
-        }
-    )
-    return turn
-
-
-def _add_usage(usage: dict[str, int], reply: Any) -> None:
-    counted = getattr(reply, "usage", None)
-    for key in usage:
-        usage[key] += int(getattr(counted, key, 0) or 0)
+def _add_usage(total: dict[str, int], more: dict[str, int]) -> None:
+    for key in total:
+        total[key] += more[key]
 
 
 def _is_retryable(error: BaseException) -> bool:

@@ -30,10 +30,26 @@ class GradeResult(BaseModel):
 
 
 def judge_details(
-    model: str, attempts: int, latency_ms: int, usage: dict[str, int]
+    model: str,
+    mode: str | None,
+    attempts: int,
+    latency_ms: int,
+    usage: dict[str, int],
+    correction: str | None = None,
 ) -> dict[str, Any]:
-    """The `details.judge` block."""
-    return {"model": model, "attempts": attempts, "latency_ms": latency_ms, "usage": usage}
+    """The `details.judge` block. `mode` is how the verdict call was forced (None when no
+    request was answered); `correction` is why a corrective turn was needed, if one was."""
+    details: dict[str, Any] = {
+        "model": model,
+        "mode": mode,
+        "attempts": attempts,
+        "corrected": correction is not None,
+        "latency_ms": latency_ms,
+        "usage": usage,
+    }
+    if correction is not None:
+        details["correction"] = correction
+    return details
 
 
 def make_result(

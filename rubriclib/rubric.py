@@ -24,6 +24,10 @@ NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 SCALES = ("pass-fail", "1-5")
 PASS_FAIL_TOOLS = ("set_grade_pass", "set_grade_fail")
 WAZA_TOOLS = ("set_waza_grade_pass", "set_waza_grade_fail")
+VERDICT_TOOL = "set_grade"
+"""The one pass-fail verdict tool (`reason`, `verdict`), for endpoints that refuse "required"."""
+SCORE_TOOL = "set_grade_score"
+"""The one tool of a 1-5 rubric (`reason`, `score`)."""
 
 _FRONTMATTER = frontmatter.default_handlers.YAMLHandler()
 

@@ -10,8 +10,7 @@ import yaml
 
 from rubriclib.errors import RubricError
 from rubriclib.registry import load_goldens, load_rubric
-from rubriclib.render import SCORE_TOOL
-from rubriclib.rubric import NAME_PATTERN, Golden
+from rubriclib.rubric import NAME_PATTERN, SCORE_TOOL, Golden
 
 PASS_FAIL_VERDICT = """\
 ## Verdict

@@ -21,7 +21,7 @@ def rubric(write_file: Callable[..., Path]) -> Rubric:
 
 
 def result(rubric: Rubric, verdict: str) -> GradeResult:
-    details = judge_details("m", 1, 1, {"prompt_tokens": 0, "completion_tokens": 0})
+    details = judge_details("m", "required", 1, 1, {"prompt_tokens": 0, "completion_tokens": 0})
     return make_result(rubric, details, verdict, "r")  # type: ignore[arg-type]
 
 
@@ -110,3 +110,29 @@ def test_every_item_yields_one_result_in_input_order(rubric: Rubric) -> None:
 def test_invalid_run_settings(rubric: Rubric) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         asyncio.run(run_goldens(RaisingJudge(), [(rubric, [])], trials=0))  # type: ignore[arg-type]
+
+
+def test_corrected_judgments_are_counted_in_every_format(rubric: Rubric) -> None:
+    import json
+    import xml.etree.ElementTree as ElementTree
+
+    from rubriclib.goldens import format_json, format_junit
+
+    usage = {"prompt_tokens": 0, "completion_tokens": 0}
+    corrected = make_result(
+        rubric, judge_details("m", "named", 2, 1, usage, "no call"), "pass", "r"
+    )
+    golden = Golden(name="g", output="o", expected="pass")
+    report = RubricReport(
+        rubric, [GoldenOutcome(golden, [corrected, result(rubric, "pass"), result(rubric, "pass")])]
+    )
+    run = RunReport([report], trials=3)
+    assert report.corrected == 1 and report.modes == {"named": 1, "required": 2}
+    assert ", corrected 1" in format_table(run).splitlines()[0]
+    data = json.loads(format_json(run))["rubrics"][0]
+    assert data["corrected"] == 1 and data["modes"] == {"named": 1, "required": 2}
+    suite = ElementTree.fromstring(format_junit(run)).find("testsuite")
+    assert suite is not None
+    assert suite.find("properties/property[@name='corrected']").get("value") == "1"  # type: ignore[union-attr]
+    marked = [case for case in suite.iter("testcase") if case.find("properties") is not None]
+    assert len(marked) == 1

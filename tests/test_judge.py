@@ -7,6 +7,7 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import SECRET_KEY, VALID_RUBRIC
@@ -80,6 +81,9 @@ EXPLANATIONS = {
 }
 
 
+NAMED_VERDICT = {"type": "function", "function": {"name": "set_grade"}}
+
+
 @pytest.mark.parametrize("case", sorted(BAD_REPLIES))
 def test_invalid_verdicts_are_errors_after_one_corrective_turn(
     judge: Judge, judge_server: JudgeServer, rubric: Rubric, case: str
@@ -87,11 +91,13 @@ def test_invalid_verdicts_are_errors_after_one_corrective_turn(
     judge_server.script(BAD_REPLIES[case], BAD_REPLIES[case])
     result = judge.grade(rubric, "fine")
     assert (result.verdict, result.passed, result.score) == ("error", False, None)
-    assert EXPLANATIONS[case] in result.reason
     assert "after a corrective turn" in result.reason
-    assert result.details["judge"]["attempts"] == 2
-    corrective = judge_server.requests[1]["messages"][-1]
-    assert corrective["role"] == "user" and "not a valid verdict" in corrective["content"]
+    details = result.details["judge"]
+    assert EXPLANATIONS[case] in details["correction"] and details["corrected"] is True
+    assert details["attempts"] == 2 and details["mode"] == "required"
+    corrective = judge_server.requests[1]
+    assert corrective["tool_choice"] == NAMED_VERDICT  # forced by name: it cannot ramble
+    assert corrective["messages"][-1]["role"] == "user"
 
 
 def test_corrective_turn_can_rescue_a_verdict(
@@ -99,13 +105,23 @@ def test_corrective_turn_can_rescue_a_verdict(
 ) -> None:
     judge_server.script(
         Reply(body=completion(content="I think it passes.")),
-        tool_reply("set_grade_pass", {"reason": "fine"}),
+        tool_reply("set_grade", {"reason": "fine", "verdict": "pass"}),
     )
     result = judge.grade(rubric, "fine")
     assert result.verdict == "pass" and result.details["judge"]["attempts"] == 2
+    assert result.details["judge"]["corrected"] is True
     second = judge_server.requests[1]["messages"]
     assert second[-2] == {"role": "assistant", "content": "I think it passes."}
     assert result.details["judge"]["usage"] == {"prompt_tokens": 22, "completion_tokens": 14}
+
+
+def test_a_first_answer_is_not_marked_corrected(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "fine"}))
+    details = judge.grade(rubric, "fine").details["judge"]
+    assert details["corrected"] is False and "correction" not in details
+    assert details["mode"] == "required"
 
 
 def test_waza_rubric_is_judged_with_waza_tools(
@@ -236,7 +252,7 @@ def test_scored_verdict_uses_the_threshold(
     named = {"type": "function", "function": {"name": "set_grade_score"}}
     assert judge_server.requests[0]["tool_choice"] == named  # one tool: force it by name
     assert tool["function"]["parameters"]["properties"]["score"]["type"] == "integer"
-    assert tool["function"]["parameters"]["required"] == ["score", "reason"]
+    assert tool["function"]["parameters"]["required"] == ["reason", "score"]  # reason first
 
 
 @pytest.mark.parametrize(
@@ -266,3 +282,83 @@ def test_pass_fail_tools_are_unknown_to_a_scored_rubric(
     wrong = tool_reply("set_grade_pass", {"reason": "r"})
     judge_server.script(wrong, wrong)
     assert "unknown tool 'set_grade_pass'" in judge.grade(scored, "x").reason
+
+
+def honest_judge(intent: str, first_text: str) -> Callable[[dict[str, Any]], Reply]:
+    """A judge that first writes its intent as text, then calls whatever tool it is forced to,
+    giving the verdict it meant."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if len(body["messages"]) == 2:  # the first turn: system and user
+            return Reply(body=completion(content=first_text))
+        if body["tool_choice"] == NAMED_VERDICT:
+            return tool_reply("set_grade", {"reason": "meant it", "verdict": intent})
+        return tool_reply(f"set_grade_{intent}", {"reason": "meant it"})
+
+    return respond
+
+
+@pytest.mark.parametrize("quirks", [set(), {"no_named_tool_choice"}])
+@pytest.mark.parametrize("intent", ["pass", "fail"])
+def test_a_verdict_named_in_text_comes_back_as_that_verdict(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric, intent: str, quirks: set[str]
+) -> None:
+    judge.quirks.update(quirks)
+    judge_server.responder = honest_judge(intent, f"functions.set_grade_{intent}:")
+    result = judge.grade(rubric, "fine")
+    assert result.verdict == intent and result.reason == "meant it"
+    assert result.details["judge"]["corrected"] is True
+    corrective = judge_server.requests[1]
+    expected_choice = "required" if quirks else NAMED_VERDICT
+    assert corrective["tool_choice"] == expected_choice
+    # the judge's own words are kept, so its intent stays in front of it
+    assert corrective["messages"][-2] == {
+        "role": "assistant",
+        "content": f"functions.set_grade_{intent}:",
+    }
+
+
+def test_a_forced_call_that_contradicts_the_text_intent_is_an_error(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(
+        Reply(body=completion(content="functions.set_grade_pass:")),
+        tool_reply("set_grade", {"reason": "The judge answered without a tool", "verdict": "fail"}),
+    )
+    result = judge.grade(rubric, "fine")
+    assert result.verdict == "error" and not result.passed
+    assert "first wrote pass as text, then called fail" in result.reason
+
+
+FAILURE_WORDING = ("not a valid", "invalid", "wrong", "error", "without", "problem", "failed")
+
+
+@pytest.mark.parametrize("first", ["", "functions.set_grade_pass:", "PASS. Looks great."])
+def test_the_corrective_turn_is_neutral(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric, first: str
+) -> None:
+    judge_server.script(
+        Reply(body=completion(content=first)),
+        tool_reply("set_grade", {"reason": "ok", "verdict": "pass"}),
+    )
+    judge.grade(rubric, "fine")
+    ask = judge_server.requests[1]["messages"][-1]
+    assert ask["role"] == "user"
+    text = ask["content"].lower()
+    assert not [word for word in FAILURE_WORDING if word in text], text
+    assert "`set_grade`" in text and "pass" in text and "fail" in text
+    assert text.index("pass") < text.index("fail")  # both options, stated evenly
+
+
+def test_a_scored_rubric_is_corrected_through_its_named_tool(
+    judge: Judge, judge_server: JudgeServer, scored: Rubric
+) -> None:
+    judge_server.script(
+        Reply(body=completion(content="")),
+        tool_reply("set_grade_score", {"reason": "close", "score": 4}),
+    )
+    result = judge.grade(scored, "x")
+    assert result.verdict == "pass" and result.details["raw_score"] == 4
+    named = {"type": "function", "function": {"name": "set_grade_score"}}
+    assert [r["tool_choice"] for r in judge_server.requests] == [named, named]
+    assert result.details["judge"]["mode"] == "named" and result.details["judge"]["corrected"]

@@ -140,25 +140,60 @@ LLAMA_CPP_CRASH = Reply(
 )
 
 
-def test_tool_choice_required_falls_back_to_auto_and_is_remembered(
+VERDICT_PASS = tool_reply("set_grade", {"reason": "ok", "verdict": "pass"})
+NAMED_VERDICT = {"type": "function", "function": {"name": "set_grade"}}
+
+
+def test_a_refused_required_falls_back_to_the_named_verdict_tool_and_is_remembered(
     judge: Judge, judge_server: JudgeServer, rubric: Rubric
 ) -> None:
-    judge_server.script(LLAMA_CPP_CRASH, PASS, PASS)
+    judge_server.script(LLAMA_CPP_CRASH, VERDICT_PASS, VERDICT_PASS)
     first = judge.grade(rubric, "x")
     assert first.verdict == "pass" and first.details["judge"]["attempts"] == 2
-    assert [r["tool_choice"] for r in judge_server.requests] == ["required", "auto"]
-    assert judge.quirks == {"tool_choice_auto"}
+    assert first.details["judge"]["mode"] == "named"
+    # the very next request forces the one verdict tool by name; never "auto"
+    assert [r["tool_choice"] for r in judge_server.requests] == ["required", NAMED_VERDICT]
+    [tool] = judge_server.requests[1]["tools"]
+    assert tool["function"]["name"] == "set_grade"
+    assert tool["function"]["parameters"]["required"] == ["reason", "verdict"]
+    assert tool["function"]["parameters"]["properties"]["verdict"]["enum"] == ["pass", "fail"]
+    assert judge.quirks == {"no_required_tool_choice"}
     second = judge.grade(rubric, "x")
     assert second.details["judge"]["attempts"] == 1
-    assert judge_server.requests[-1]["tool_choice"] == "auto"
+    assert judge_server.requests[-1]["tool_choice"] == NAMED_VERDICT
+
+
+@pytest.mark.parametrize(("verdict", "passed"), [("pass", True), ("fail", False)])
+def test_the_named_verdict_tool_gives_either_verdict(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric, verdict: str, passed: bool
+) -> None:
+    judge.quirks.add("no_required_tool_choice")
+    judge_server.script(tool_reply("set_grade", {"reason": "because", "verdict": verdict}))
+    result = judge.grade(rubric, "x")
+    assert (result.verdict, result.passed, result.reason) == (verdict, passed, "because")
 
 
 def test_a_400_naming_tool_choice_falls_back_too(
     judge: Judge, judge_server: JudgeServer, rubric: Rubric
 ) -> None:
-    judge_server.script(error_reply(400, "tool_choice 'required' is not supported"), PASS)
+    judge_server.script(error_reply(400, "tool_choice 'required' is not supported"), VERDICT_PASS)
     assert judge.grade(rubric, "x").verdict == "pass"
-    assert judge_server.requests[1]["tool_choice"] == "auto"
+    assert judge_server.requests[1]["tool_choice"] == NAMED_VERDICT
+
+
+def test_auto_only_when_a_named_choice_is_refused_too(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(
+        LLAMA_CPP_CRASH, error_reply(400, "tool_choice object is not supported"), PASS
+    )
+    result = judge.grade(rubric, "x")
+    assert result.verdict == "pass" and result.details["judge"]["mode"] == "auto"
+    choices = [r["tool_choice"] for r in judge_server.requests]
+    assert choices == ["required", NAMED_VERDICT, "auto"]
+    names = [tool["function"]["name"] for tool in judge_server.requests[2]["tools"]]
+    assert names == ["set_grade_pass", "set_grade_fail"]
+    assert judge.quirks == {"no_required_tool_choice", "no_named_tool_choice"}
 
 
 def test_a_500_with_a_message_is_an_outage_not_a_quirk(
@@ -204,8 +239,8 @@ def test_quirks_do_not_loop(judge: Judge, judge_server: JudgeServer, rubric: Rub
     judge_server.responder = lambda body: LLAMA_CPP_CRASH
     result = judge.grade(rubric, "x")
     assert result.verdict == "error"
-    # required -> auto (quirk), then the same crash is a plain 500: retried max_retries times.
-    assert len(judge_server.requests) == 1 + 1 + judge.max_retries
+    # required -> named -> auto (two quirks), then the same crash is a plain 500, retried.
+    assert len(judge_server.requests) == 1 + 1 + 1 + judge.max_retries
 
 
 WEIRD_BODIES = {
@@ -257,7 +292,7 @@ def test_a_rejected_named_tool_choice_falls_back_to_auto_on_its_own(
 def test_auto_is_never_mistaken_for_a_quirk(
     judge: Judge, judge_server: JudgeServer, rubric: Rubric
 ) -> None:
-    judge.quirks.add("tool_choice_auto")
+    judge.quirks.update({"no_required_tool_choice", "no_named_tool_choice"})
     judge_server.script(LLAMA_CPP_CRASH, PASS)
     assert judge.grade(rubric, "x").verdict == "pass"  # a plain 500 now, retried
-    assert judge.quirks == {"tool_choice_auto"}
+    assert judge.quirks == {"no_required_tool_choice", "no_named_tool_choice"}

@@ -1,0 +1,114 @@
+"""How well rubriclib's protocol works with a local model server: a compatibility record.
+
+Runs `rubriclib test-goldens --format json` against any OpenAI-compatible server and writes,
+per rubric, the tool mode the judge ended up using, how many judgments needed a corrective turn
+(and why), the verdict split, agreement with the goldens, Cohen's kappa and judge errors:
+
+    python e2e/compat.py --base-url http://127.0.0.1:8080/v1 --model qwen2.5-1.5b \
+        --out compat-qwen2.5-1.5b.json [RUBRIC ...]
+
+`make e2e` uses the same summary for its own report on the tiny model it builds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
+
+CORRECTION_CAUSES = (
+    ("without a verdict tool call", "no tool call"),
+    ("tool calls", "several tool calls"),
+    ("unknown tool", "unknown tool"),
+    ("not JSON", "arguments not JSON"),
+    ("not a JSON object", "arguments not an object"),
+    ("without a 'reason'", "no reason"),
+    ("score", "bad score"),
+    ("verdict", "bad verdict"),
+)
+"""Why a corrective turn was needed, from the fragment of `details.judge.correction`."""
+
+
+def correction_cause(correction: str) -> str:
+    """A short label for why a judgment needed a corrective turn."""
+    return next((label for fragment, label in CORRECTION_CAUSES if fragment in correction), "other")
+
+
+def summarise(report: dict[str, Any]) -> dict[str, Any]:
+    """Per rubric: modes, corrections (share and causes), verdict split, agreement, errors."""
+    rubrics = {}
+    for entry in report["rubrics"]:
+        results = [result for golden in entry["goldens"] for result in golden["results"]]
+        judges = [result["details"]["judge"] for result in results]
+        corrected = [judge for judge in judges if judge.get("corrected")]
+        rubrics[entry["rubric"]["name"]] = {
+            "version": entry["rubric"]["version"],
+            "judgments": len(results),
+            "modes": dict(Counter(str(judge.get("mode")) for judge in judges)),
+            "corrected": len(corrected),
+            "corrected_share": len(corrected) / len(results) if results else None,
+            "correction_causes": dict(
+                Counter(correction_cause(judge.get("correction", "")) for judge in corrected)
+            ),
+            "verdicts": dict(Counter(result["verdict"] for result in results)),
+            "accuracy": entry["accuracy"],
+            "kappa": entry["kappa"],
+            "errors": entry["counts"]["errors"],
+            "error_reasons": sorted(
+                {result["reason"][:160] for result in results if result["verdict"] == "error"}
+            ),
+        }
+    return rubrics
+
+
+def run_test_goldens(
+    base_url: str, model: str, rubrics: list[str], concurrency: int
+) -> dict[str, Any]:
+    """`rubriclib test-goldens --format json` against the server; the parsed report."""
+    env = {**os.environ, "OPENAI_BASE_URL": base_url, "RUBRICLIB_MODEL": model}
+    env.pop("OPENAI_API_KEY", None)
+    command = [RUBRICLIB, "test-goldens", *rubrics, "--format", "json"]
+    command += ["--concurrency", str(concurrency)]
+    run = subprocess.run(command, env=env, capture_output=True, text=True)
+    if run.returncode not in (0, 1):
+        raise SystemExit(f"rubriclib test-goldens exited {run.returncode}: {run.stderr.strip()}")
+    return json.loads(run.stdout)  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rubrics", nargs="*", help="Rubrics to run (default: every built-in).")
+    parser.add_argument("--base-url", required=True, help="The server's OpenAI base URL.")
+    parser.add_argument("--model", required=True, help="The model name to send and record.")
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--out", help="Write the record here (default: stdout).")
+    args = parser.parse_args()
+    started = time.time()
+    report = run_test_goldens(args.base_url, args.model, args.rubrics, args.concurrency)
+    from rubriclib import __version__
+
+    record = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "rubriclib": __version__,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "seconds": round(time.time() - started, 1),
+        "rubrics": summarise(report),
+    }
+    text = json.dumps(record, indent=2)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""Pure: what a judge is asked (request body, tools, corrective turn) and how its reply becomes
+a verdict. No I/O, so live and batch judging share it.
+
+Three ways to force the verdict through a tool call, tried in this order for each endpoint:
+
+- `required`: pass-fail rubrics offer their two tools (`set_grade_pass`, `set_grade_fail`) with
+  `tool_choice="required"`.
+- `named`: one verdict tool named in `tool_choice`: `set_grade` (`reason`, then `verdict` pass or
+  fail) for pass-fail rubrics, `set_grade_score` (`reason`, then `score`) for 1-5 rubrics. 1-5
+  rubrics start here; pass-fail rubrics come here when an endpoint refuses `required`.
+- `auto`: the rubric's own tools with `tool_choice="auto"`, only where a named choice is refused
+  too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rubriclib.rubric import SCORE_TOOL, VERDICT_TOOL, Rubric
+
+Mode = Literal["required", "named", "auto"]
+Verdict = Literal["pass", "fail"]
+
+
+@dataclass(frozen=True)
+class JudgeVerdict:
+    """A verdict read from a reply: pass or fail, the judge's reason, and the raw 1-5 score."""
+
+    verdict: Verdict
+    reason: str
+    raw_score: int | None = None
+
+
+def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
+    """The tool definitions offered in `mode`; `reason` comes first so a judge whose arguments
+    are written in schema order reasons before it commits."""
+    reason = {"type": "string", "description": "Why, in one or two sentences."}
+    if rubric.scale == "1-5":
+        score = {"type": "integer", "minimum": 1, "maximum": 5}
+        return [_tool(SCORE_TOOL, "Give the rubric's score.", {"reason": reason, "score": score})]
+    pass_tool, fail_tool = rubric.tool_names
+    if mode == "named":
+        verdict = {"type": "string", "enum": ["pass", "fail"]}
+        description = f"Give the verdict: pass means {pass_tool}, fail means {fail_tool}."
+        return [_tool(VERDICT_TOOL, description, {"reason": reason, "verdict": verdict})]
+    return [
+        _tool(pass_tool, "The output meets the rubric.", {"reason": reason}),
+        _tool(fail_tool, "The output does not meet the rubric.", {"reason": reason}),
+    ]
+
+
+def tool_choice(rubric: Rubric, mode: Mode) -> str | dict[str, Any]:
+    """The `tool_choice` value that goes with `mode`."""
+    if mode == "named":
+        name = SCORE_TOOL if rubric.scale == "1-5" else VERDICT_TOOL
+        return {"type": "function", "function": {"name": name}}
+    return mode
+
+
+def request_body(
+    rubric: Rubric,
+    messages: list[dict[str, Any]],
+    mode: Mode,
+    model: str,
+    sampling: dict[str, Any],
+) -> dict[str, Any]:
+    """A Chat Completions request body; `sampling` holds temperature and the token limit."""
+    return {
+        "model": model,
+        "messages": messages,
+        "tools": verdict_tools(rubric, mode),
+        "tool_choice": tool_choice(rubric, mode),
+        **sampling,
+    }
+
+
+def read_reply(reply: Any, rubric: Rubric, mode: Mode) -> JudgeVerdict | str:
+    """The verdict in a parsed Chat Completions reply, or what is wrong with it. Any shape may
+    arrive, so nothing about `reply` is trusted."""
+    message = _message(reply)
+    if isinstance(message, str):
+        return message
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        return "the reply's tool_calls is not a list"
+    if not calls:
+        return f"the judge answered without a verdict tool call (text: {reply_text(reply)!r})"
+    names = [_call_name(call) for call in calls]
+    if len(calls) > 1:
+        listed = ", ".join(str(name) for name in names)
+        return f"the judge made {len(calls)} tool calls ({listed}); exactly one is allowed"
+    name = names[0]
+    offered = [tool["function"]["name"] for tool in verdict_tools(rubric, mode)]
+    if name not in offered:
+        return f"the judge called an unknown tool {name!r}"
+    try:
+        arguments = json.loads(calls[0]["function"].get("arguments"))
+    except (json.JSONDecodeError, TypeError):
+        return f"the arguments of {name} are not JSON"
+    if not isinstance(arguments, dict):
+        return f"the arguments of {name} are not a JSON object"
+    reason = arguments.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        return f"{name} was called without a 'reason' string"
+    if name == SCORE_TOOL:
+        score = arguments.get("score")
+        if isinstance(score, bool) or not isinstance(score, int):
+            return f"{name} was called with a score that is not an integer: {score!r}"
+        if not 1 <= score <= 5:
+            return f"{name} was called with score {score}, outside 1 to 5"
+        return JudgeVerdict("pass", reason.strip(), score)  # make_result applies the threshold
+    if name == VERDICT_TOOL:
+        verdict = arguments.get("verdict")
+        if verdict not in ("pass", "fail"):
+            return f"{name} was called with verdict {verdict!r}, not 'pass' or 'fail'"
+        return JudgeVerdict(verdict, reason.strip())
+    return JudgeVerdict("pass" if name == rubric.tool_names[0] else "fail", reason.strip())
+
+
+def reply_text(reply: Any) -> str:
+    """The assistant's text in a reply, whitespace collapsed and cut to 200 characters."""
+    message = _message(reply)
+    content = message.get("content") if isinstance(message, dict) else None
+    return " ".join(content.split())[:200] if isinstance(content, str) else ""
+
+
+def text_intent(text: str, rubric: Rubric) -> Verdict | None:
+    """The verdict a reply names in text instead of calling it (`functions.set_grade_pass:`),
+    when it names exactly one of the rubric's two verdict tools."""
+    if rubric.scale == "1-5":
+        return None
+    named = {
+        verdict
+        for verdict, name in zip(("pass", "fail"), rubric.tool_names, strict=True)
+        if re.search(rf"\b{name}\b", text)
+    }
+    return named.pop() if len(named) == 1 else None  # type: ignore[return-value]
+
+
+def corrective_turn(reply: Any, rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
+    """The turn that asks again for a verdict call after a reply that was not one. Neutral on
+    purpose: it restates the options evenly and neither judges the output nor quotes a problem,
+    so a judge has nothing to copy into its reason and no hint that something failed."""
+    text = reply_text(reply)
+    turn: list[dict[str, Any]] = [{"role": "assistant", "content": text}] if text else []
+    if rubric.scale == "1-5":
+        ask = f"call `{SCORE_TOOL}` with a short `reason` and an integer `score` from 1 to 5"
+    elif mode == "named":
+        ask = (
+            f"call `{VERDICT_TOOL}` with a short `reason` and `verdict` pass if the output "
+            "meets the rubric or fail if it does not"
+        )
+    else:
+        pass_tool, fail_tool = rubric.tool_names
+        ask = (
+            f"call `{pass_tool}` if the output meets the rubric or `{fail_tool}` if it does "
+            "not, with a short `reason`"
+        )
+    turn.append(
+        {"role": "user", "content": f"Please give your verdict now as one tool call: {ask}."}
+    )
+    return turn
+
+
+def usage_of(reply: Any) -> dict[str, int]:
+    """Prompt and completion token counts of a reply (0 where missing or not a number)."""
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    counts = {}
+    for key in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(key) if isinstance(usage, dict) else None
+        counts[key] = value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return counts
+
+
+def _message(reply: Any) -> dict[str, Any] | str:
+    if not isinstance(reply, dict):
+        return "the reply is not a JSON object"
+    choices = reply.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return "the response had no choices"
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        return "the response had no message"
+    return message
+
+
+def _call_name(call: Any) -> str | None:
+    function = call.get("function") if isinstance(call, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": list(properties),
+            },
+        },
+    }

@@ -1,0 +1,164 @@
+"""The pure protocol: tools per mode, reply reading on any shape, text intent, corrective turn."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import VALID_RUBRIC
+from judge_server import completion
+
+from rubriclib import Rubric, load_rubric
+from rubriclib.protocol import (
+    JudgeVerdict,
+    corrective_turn,
+    read_reply,
+    request_body,
+    text_intent,
+    tool_choice,
+    usage_of,
+    verdict_tools,
+)
+
+
+@pytest.fixture
+def rubric(write_file: Callable[..., Path]) -> Rubric:
+    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
+
+
+@pytest.fixture
+def waza(write_file: Callable[..., Path]) -> Rubric:
+    text = (Path(__file__).parent / "data" / "waza-instruction-following.md").read_text()
+    return load_rubric(str(write_file("waza.md", text)))
+
+
+def names(tools: list[dict[str, Any]]) -> list[str]:
+    return [tool["function"]["name"] for tool in tools]
+
+
+def test_tools_and_choice_per_mode(rubric: Rubric) -> None:
+    assert names(verdict_tools(rubric, "required")) == ["set_grade_pass", "set_grade_fail"]
+    assert names(verdict_tools(rubric, "auto")) == ["set_grade_pass", "set_grade_fail"]
+    assert names(verdict_tools(rubric, "named")) == ["set_grade"]
+    assert tool_choice(rubric, "required") == "required"
+    assert tool_choice(rubric, "auto") == "auto"
+    assert tool_choice(rubric, "named") == {"type": "function", "function": {"name": "set_grade"}}
+
+
+@pytest.mark.parametrize("mode", ["required", "named", "auto"])
+def test_reason_comes_first_in_every_schema(rubric: Rubric, mode: Any) -> None:
+    for tool in verdict_tools(rubric, mode):
+        parameters = tool["function"]["parameters"]
+        assert list(parameters["properties"])[0] == "reason"
+        assert parameters["required"][0] == "reason"
+
+
+def test_the_named_tool_maps_a_waza_rubrics_own_names(waza: Rubric) -> None:
+    [tool] = verdict_tools(waza, "named")
+    assert "set_waza_grade_pass" in tool["function"]["description"]
+    assert read_reply(
+        completion([("set_grade", {"reason": "r", "verdict": "fail"})]), waza, "named"
+    ) == JudgeVerdict("fail", "r")
+
+
+def test_request_body_is_json_and_carries_sampling(rubric: Rubric) -> None:
+    messages = [{"role": "user", "content": "x"}]
+    body = request_body(rubric, messages, "named", "m", {"temperature": 0.0, "max_tokens": 9})
+    assert json.loads(json.dumps(body)) == body
+    assert body["model"] == "m" and body["max_tokens"] == 9 and body["messages"] == messages
+
+
+@pytest.mark.parametrize(
+    ("reply", "mode", "expected"),
+    [
+        (
+            completion([("set_grade_pass", {"reason": " ok "})]),
+            "required",
+            JudgeVerdict("pass", "ok"),
+        ),
+        (completion([("set_grade_fail", {"reason": "no"})]), "auto", JudgeVerdict("fail", "no")),
+        (
+            completion([("set_grade", {"reason": "r", "verdict": "pass"})]),
+            "named",
+            JudgeVerdict("pass", "r"),
+        ),
+        (
+            completion([("set_grade", {"reason": "r", "verdict": "maybe"})]),
+            "named",
+            "verdict 'maybe', not 'pass' or 'fail'",
+        ),
+        (completion([("set_grade", {"verdict": "pass"})]), "named", "without a 'reason' string"),
+        (
+            completion([("set_grade_pass", {"reason": "r"})]),
+            "named",
+            "unknown tool 'set_grade_pass'",
+        ),
+        (
+            completion([("set_grade", {"reason": "r", "verdict": "pass"})]),
+            "required",
+            "unknown tool 'set_grade'",
+        ),
+        (completion([("set_grade_pass", "null")]), "required", "not a JSON object"),
+        (
+            completion(content="functions.set_grade_pass:"),
+            "required",
+            "without a verdict tool call (text: 'functions.set_grade_pass:')",
+        ),
+        (None, "required", "not a JSON object"),
+        ({"choices": [{"message": {"tool_calls": "x"}}]}, "required", "tool_calls is not a list"),
+        (
+            {"choices": [{"message": {"tool_calls": [{"function": {"name": "set_grade_pass"}}]}}]},
+            "required",
+            "not JSON",
+        ),
+        ({"choices": ["x"]}, "required", "no message"),
+    ],
+)
+def test_read_reply(rubric: Rubric, reply: Any, mode: Any, expected: Any) -> None:
+    outcome = read_reply(reply, rubric, mode)
+    if isinstance(expected, JudgeVerdict):
+        assert outcome == expected
+    else:
+        assert isinstance(outcome, str) and expected in outcome
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("functions.set_grade_pass:", "pass"),
+        ("set_grade_fail", "fail"),
+        ("I would call set_grade_pass, not set_grade_fail", None),
+        ("PASS", None),
+        ("functions.set_grade_passing", None),
+        ("", None),
+    ],
+)
+def test_text_intent(rubric: Rubric, text: str, intent: str | None) -> None:
+    assert text_intent(text, rubric) == intent
+
+
+def test_text_intent_uses_a_waza_rubrics_names(waza: Rubric) -> None:
+    assert text_intent("functions.set_waza_grade_pass:", waza) == "pass"
+    assert text_intent("functions.set_grade_pass:", waza) is None
+
+
+@pytest.mark.parametrize("mode", ["required", "named", "auto"])
+def test_the_corrective_turn_quotes_no_problem(rubric: Rubric, mode: Any) -> None:
+    empty = completion(content="")
+    [ask] = corrective_turn(empty, rubric, mode)
+    assert ask["role"] == "user" and ask["content"].startswith("Please give your verdict now")
+    assert "meets the rubric" in ask["content"] and "does not" in ask["content"]
+    with_text = corrective_turn(completion(content="  hmm \n ok "), rubric, mode)
+    assert with_text[0] == {"role": "assistant", "content": "hmm ok"}
+
+
+def test_usage_of_counts_only_integers() -> None:
+    assert usage_of(completion()) == {"prompt_tokens": 11, "completion_tokens": 7}
+    assert usage_of({"usage": {"prompt_tokens": "lots", "completion_tokens": True}}) == {
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+    }
+    assert usage_of([1]) == {"prompt_tokens": 0, "completion_tokens": 0}
