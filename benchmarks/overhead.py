@@ -19,7 +19,8 @@ import openai  # noqa: E402
 from judge_server import JudgeServer, tool_reply  # noqa: E402
 
 from rubriclib import load_rubric, render  # noqa: E402
-from rubriclib.judge import Judge, _tools  # noqa: E402
+from rubriclib.judge import Judge  # noqa: E402
+from rubriclib.protocol import verdict_tools  # noqa: E402
 
 CALLS = 300
 
@@ -42,7 +43,7 @@ def main() -> None:
         server.responder = lambda body: tool_reply("set_grade_pass", {"reason": "supported"})
         client = openai.OpenAI(api_key="bench", base_url=server.url, max_retries=0)
         messages = render(rubric, output, context=context)
-        tools = _tools(rubric)
+        tools = verdict_tools(rubric, "required")
 
         def bare() -> object:
             return client.chat.completions.create(

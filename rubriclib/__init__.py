@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.errors import JudgeConfigError, RubricError
+from rubriclib.item import Item
 from rubriclib.registry import list_rubrics, load_goldens, load_rubric
 from rubriclib.render import render
 from rubriclib.result import GradeResult
@@ -17,6 +18,7 @@ __version__ = "0.1.0"
 __all__ = [
     "GradeResult",
     "Golden",
+    "Item",
     "Judge",
     "JudgeConfigError",
     "Rubric",

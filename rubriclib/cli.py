@@ -4,34 +4,47 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from rubriclib import __version__
-from rubriclib.errors import JudgeConfigError, RubricError
+from rubriclib.errors import JudgeConfigError, Problem, RubricError
 from rubriclib.registry import builtin_names, list_rubrics, load_goldens, load_rubric
 from rubriclib.render import render
+from rubriclib.result import GradeResult
 from rubriclib.rubric import Rubric, duplicate_name_problems, parse_goldens_file
+
+if TYPE_CHECKING:
+    from rubriclib.goldens import RunReport
+
+SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 
 EXIT_CODES = """\b
 Exit codes:
-  0  success (judge: pass; test-goldens: every golden matched)
-  1  judge: fail; validate: a rubric is invalid; test-goldens: a golden missed or a judge error
-  2  usage or input error (bad reference, invalid rubric, missing API key, unreadable file)
-  3  judge: the judge gave no valid verdict (verdict "error")"""
+  0    success (judge: pass; test-goldens: every golden matched)
+  1    judge: fail; validate: a rubric is invalid; test-goldens: a judged golden missed
+  2    usage or input error (bad reference, invalid rubric, missing API key, unreadable file)
+  3    judge / test-goldens: judge errors and nothing else (an outage, not a regression)
+  130  interrupted (SIGINT; 143 for SIGTERM): test-goldens writes what was judged"""
 
 
 class InputError(click.ClickException):
-    """Bad input from the user: one line on stderr, exit 2."""
+    """Bad input from the user: one line on stderr per problem, exit 2."""
 
     exit_code = 2
 
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
     def show(self, file: Any = None) -> None:
-        click.echo(f"rubriclib: error: {self.format_message()}", err=True)
+        for problem in self.problems:
+            click.echo(f"rubriclib: error: {' '.join(problem.split())}", err=True)
 
 
 class _Group(click.Group):
@@ -39,9 +52,36 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except RubricError as error:
-            raise InputError(error.one_line()) from None
+            raise InputError(*(str(problem) for problem in error.problems)) from None
         except JudgeConfigError as error:
             raise InputError(str(error)) from None
+
+
+def _one_stdin(**options: str | None) -> None:
+    """Refuse two options that would both read stdin: the second would read nothing."""
+    readers = [f"--{name}" for name, value in options.items() if value == "-"]
+    if len(readers) > 1:
+        raise click.UsageError(f"only one option can read stdin (-); got {', '.join(readers)}")
+
+
+def _writable(path: str, option: str) -> Path:
+    """`path` if a report can be written there; checked before any judge call is made."""
+    target = Path(path).expanduser()
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise InputError(f"{option}: {target} is a directory")
+    if not folder.is_dir():
+        raise InputError(f"{option}: cannot write {target}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise InputError(f"{option}: cannot write {target}: permission denied")
+    return target
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    """Write through a temporary file beside `target`, so a reader never sees half a report."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, target)
 
 
 def _text(value: str | None, option: str) -> str | None:
@@ -211,6 +251,7 @@ def render_command(
     Example:
       rubriclib render groundedness --output @answer.txt --context @source.txt
     """
+    _one_stdin(output=output, input=input_, context=context, reference=reference)
     rubric = load_rubric(ref)
     messages = render(
         rubric,
@@ -249,15 +290,32 @@ def judge_command(
     Example:
       rubriclib judge groundedness --output "1969." --context "Apollo 11 landed in 1969."
     """
+    from rubriclib.engine import interruptible
     from rubriclib.judge import Judge  # the openai SDK loads only for commands that judge
 
+    _one_stdin(output=output, input=input_, context=context, reference=reference)
     rubric = load_rubric(ref)
     texts = [
         _text(value, name)
         for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
     ]
     judge = Judge(model=model)
-    result = judge.grade(rubric, _text(output, "--output") or "", *texts)
+
+    async def judge_once() -> GradeResult | str:
+        with interruptible() as interrupt:
+            try:
+                return await judge.agrade(rubric, _text(output, "--output") or "", *texts)
+            except asyncio.CancelledError:
+                if interrupt.signal is None:
+                    raise
+                return interrupt.signal
+            finally:
+                await judge.aclose()
+
+    result = asyncio.run(judge_once())
+    if isinstance(result, str):
+        click.echo(f"rubriclib: interrupted by {result}; nothing was judged", err=True)
+        sys.exit(SIGNAL_EXIT_CODES[result])
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     else:
@@ -333,7 +391,7 @@ def new(
     default="table",
     show_default=True,
 )
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the report here, not stdout.")
+@click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
 def test_goldens(
     refs: Sequence[str],
     model: str | None,
@@ -345,37 +403,74 @@ def test_goldens(
 ) -> None:
     """Regression run: judge every golden of each rubric (all built-ins when no REF is given).
 
-    Exit 0 when every judgment matched its golden, 1 when any missed or was a judge error.
+    Exit 0 when every judgment matched its golden, 1 when a judged golden missed, 3 when only
+    judge errors kept goldens from agreeing, 130/143 when interrupted (the report is written).
 
     \b
     Examples:
       rubriclib test-goldens
       rubriclib test-goldens ./rubrics/house-style.md --trials 3 --format junit --out goldens.xml
     """
-    from rubriclib.goldens import FORMATTERS, format_table, run_goldens
+    from rubriclib.engine import interruptible
+    from rubriclib.goldens import run_goldens
     from rubriclib.judge import Judge
+    from rubriclib.reports import FORMATTERS, format_table
 
+    destination = _writable(out, "--out") if out else None
     extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
+    problems = duplicate_name_problems(extra, goldens_file or "", "goldens")
     plan = []
     for ref in refs or builtin_names():
         rubric = load_rubric(ref)
-        goldens = load_goldens(rubric) + extra
-        problems = duplicate_name_problems(goldens, goldens_file or rubric.source, "goldens")
-        if problems:
-            raise RubricError(problems)
-        plan.append((rubric, goldens))
+        own = load_goldens(rubric)
+        names = {golden.name for golden in own}
+        problems += [
+            Problem(
+                str(goldens_file),
+                f"goldens[{index}].name",
+                f"{rubric.name} already has a golden named {golden.name!r}",
+            )
+            for index, golden in enumerate(extra)
+            if golden.name in names
+        ]
+        plan.append((rubric, own + extra))
+    if problems:
+        raise RubricError(problems)
     judge = Judge(model=model)  # a missing key stops here, before any judge call
+
+    async def run_all(progress: Callable[[], None] | None) -> RunReport:
+        with interruptible() as interrupt:
+            try:
+                return await run_goldens(judge, plan, trials, concurrency, progress, interrupt)
+            finally:
+                await judge.aclose()
 
     total = sum(len(goldens) for _, goldens in plan) * trials
     if sys.stderr.isatty():
         with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
-            run = asyncio.run(run_goldens(judge, plan, trials, concurrency, lambda: bar.update(1)))
+            run = asyncio.run(run_all(lambda: bar.update(1)))
     else:
-        run = asyncio.run(run_goldens(judge, plan, trials, concurrency))
+        run = asyncio.run(run_all(None))
     report = FORMATTERS[report_format](run)
-    if out:
-        Path(out).write_text(report + "\n", encoding="utf-8")
+    if destination is not None:
+        _write_atomically(destination, report + "\n")
         click.echo(format_table(run).splitlines()[-1] + f" (report: {out})")
     else:
         click.echo(report)
-    sys.exit(0 if run.ok else 1)
+    sys.exit(_exit_code(run))
+
+
+def _exit_code(run: RunReport) -> int:
+    """130/143 when interrupted, 1 when a judged golden missed, 3 when only judge errors kept
+    goldens from agreeing, 0 when every judgment matched."""
+    if run.info is not None and run.info.interrupted is not None:
+        judged = sum(report.judgments for report in run.rubrics)
+        click.echo(
+            f"rubriclib: interrupted by {run.info.interrupted}: judged {judged} of "
+            f"{run.info.planned}; the report holds what was judged",
+            err=True,
+        )
+        return SIGNAL_EXIT_CODES[run.info.interrupted]
+    if run.misses:
+        return 1
+    return 3 if run.errors else 0

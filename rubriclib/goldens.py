@@ -1,19 +1,20 @@
-"""Golden regression runs: judge every golden K times, then agreement statistics and reports."""
+"""Golden regression runs: judge every golden K times, then agreement statistics."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import xml.etree.ElementTree as ElementTree
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rubriclib.result import GradeResult, judge_details, make_result
+from rubriclib.item import Item
+from rubriclib.result import GradeResult
 from rubriclib.rubric import Golden, Rubric
 
 if TYPE_CHECKING:
+    from rubriclib.engine import Interrupted
     from rubriclib.judge import Judge
 
 
@@ -30,8 +31,8 @@ class GoldenOutcome:
 
     @property
     def agreed(self) -> bool:
-        """Every judgment gave the expected verdict."""
-        return all(verdict == self.golden.expected for verdict in self.verdicts)
+        """It was judged, and every judgment gave the expected verdict."""
+        return bool(self.results) and all(v == self.golden.expected for v in self.verdicts)
 
     @property
     def flaky(self) -> bool:
@@ -135,16 +136,45 @@ class RubricReport:
 
 
 @dataclass(frozen=True)
+class RunInfo:
+    """What a run was and how it ended, beside its judgments."""
+
+    judge_model: str
+    endpoint: str
+    """The judge endpoint as scheme://host[:port]/path, never with credentials."""
+    started: float
+    """time.time() when the run started."""
+    finished: float
+    planned: int
+    """Judgments the run set out to make; fewer were made when it was interrupted."""
+    interrupted: str | None = None
+    """The signal that stopped the run early ("SIGINT", "SIGTERM"), or None."""
+
+
+@dataclass(frozen=True)
 class RunReport:
-    """A whole regression run: one report per rubric, in the order given."""
+    """A whole regression run: one report per rubric, in the order given. After an interrupt,
+    a golden's outcome holds only the judgments that were made (possibly none)."""
 
     rubrics: list[RubricReport]
     trials: int
+    info: RunInfo | None = None
+
+    @property
+    def misses(self) -> int:
+        """Judgments that gave a verdict other than the golden's."""
+        return sum(r.counts["false_pass"] + r.counts["false_fail"] for r in self.rubrics)
+
+    @property
+    def errors(self) -> int:
+        """Judgments that ended in a judge error."""
+        return sum(report.counts["errors"] for report in self.rubrics)
 
     @property
     def ok(self) -> bool:
-        """Every judgment of every golden matched its expectation (no judge errors)."""
-        return all(report.ok for report in self.rubrics)
+        """The run finished and every judgment matched its expectation (no judge errors)."""
+        interrupted = self.info is not None and self.info.interrupted is not None
+        return not interrupted and all(report.ok for report in self.rubrics)
 
 
 async def run_goldens(
@@ -153,177 +183,62 @@ async def run_goldens(
     trials: int = 1,
     concurrency: int = 8,
     on_judgment: Callable[[], None] | None = None,
+    interrupt: Interrupted | None = None,
 ) -> RunReport:
-    """Judge every golden of every rubric `trials` times, `concurrency` requests at once."""
+    """Judge every golden of every rubric `trials` times through the engine. When `interrupt`
+    records a signal, the run stops and the report holds what was judged until then."""
+    from rubriclib.engine import Job, judge_stream
+
     if trials < 1 or concurrency < 1:
         raise ValueError("trials and concurrency must be at least 1")
-    jobs = [
-        (rubric, golden) for rubric, goldens in plan for golden in goldens for _ in range(trials)
-    ]
-    gate = asyncio.Semaphore(concurrency)
-
-    async def judge_one(rubric: Rubric, golden: Golden) -> GradeResult:
-        async with gate:
-            try:
-                result = await judge.agrade(
-                    rubric, golden.output, golden.input, golden.context, golden.reference
-                )
-            except Exception as error:  # never lose a judgment, whatever went wrong
-                details = judge_details(
-                    judge.model, None, 0, 0, {"prompt_tokens": 0, "completion_tokens": 0}
-                )
-                result = make_result(rubric, details, "error", f"unexpected {type(error).__name__}")
-        if on_judgment is not None:
-            on_judgment()
-        return result
-
-    results = iter(await asyncio.gather(*(judge_one(rubric, golden) for rubric, golden in jobs)))
-    reports = [
-        RubricReport(
-            rubric,
-            [GoldenOutcome(golden, [next(results) for _ in range(trials)]) for golden in goldens],
-        )
+    jobs = (
+        Job(rubric, golden_item(golden), trial)
         for rubric, goldens in plan
-    ]
-    return RunReport(reports, trials)
+        for golden in goldens
+        for trial in range(1, trials + 1)
+    )
+    results: dict[int, GradeResult] = {}
+    started = time.time()
+    try:
+        async for index, result in judge_stream(judge, jobs, concurrency=concurrency):
+            results[index] = result
+            if on_judgment is not None:
+                on_judgment()
+    except asyncio.CancelledError:
+        if interrupt is None or interrupt.signal is None:
+            raise
+        asyncio.current_task().uncancel()  # type: ignore[union-attr]
+    reports, position = [], 0
+    for rubric, goldens in plan:
+        outcomes = []
+        for golden in goldens:
+            judged = [results[i] for i in range(position, position + trials) if i in results]
+            outcomes.append(GoldenOutcome(golden, judged))
+            position += trials
+        reports.append(RubricReport(rubric, outcomes))
+    info = RunInfo(
+        judge_model=judge.model,
+        endpoint=judge.endpoint,
+        started=started,
+        finished=time.time(),
+        planned=position,
+        interrupted=interrupt.signal if interrupt is not None else None,
+    )
+    return RunReport(reports, trials, info)
+
+
+def golden_item(golden: Golden) -> Item:
+    """The fields of a golden that are judged, as an Item named after the golden."""
+    return Item(
+        output=golden.output,
+        input=golden.input,
+        context=golden.context,
+        reference=golden.reference,
+        id=golden.name,
+    )
 
 
 def _confusion_cell(expected: str, verdict: str) -> str:
     if verdict == "error":
         return "errors"
     return f"{'true' if verdict == expected else 'false'}_{verdict}"
-
-
-def _percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def _decimal(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
-
-
-def format_table(run: RunReport) -> str:
-    """A report for people."""
-    lines = []
-    for report in run.rubrics:
-        counts = report.counts
-        rubric = report.rubric
-        summary = (
-            f"{rubric.name}@{rubric.version}  accuracy {_percent(report.accuracy)}  "
-            f"kappa {_decimal(report.kappa)}  "
-            f"true pass {counts['true_pass']}, false pass {counts['false_pass']}, "
-            f"true fail {counts['true_fail']}, false fail {counts['false_fail']}, "
-            f"judge errors {counts['errors']}, flaky {len(report.flaky)}, "
-            f"corrected {report.corrected}"
-        )
-        if report.score_pairs:
-            summary += (
-                f"  exact score {_percent(report.exact_score_agreement)}"
-                f"  MAE {_decimal(report.mean_absolute_error)}"
-            )
-        lines.append(summary)
-        width = max((len(outcome.golden.name) for outcome in report.outcomes), default=0)
-        for outcome in report.outcomes:
-            mark = "ok  " if outcome.agreed else "MISS"
-            flaky = "  FLAKY" if outcome.flaky else ""
-            got = ", ".join(outcome.verdicts)
-            lines.append(
-                f"  {mark} {outcome.golden.name:<{width}}  expected {outcome.golden.expected}"
-                f"  got {got}{flaky}"
-            )
-            if not outcome.agreed:
-                miss = next(r for r in outcome.results if r.verdict != outcome.golden.expected)
-                lines.append(f"       {' '.join(miss.reason.split())[:160]}")
-        lines.append("")
-    goldens = sum(len(report.outcomes) for report in run.rubrics)
-    missed = sum(not outcome.agreed for report in run.rubrics for outcome in report.outcomes)
-    errors = sum(report.counts["errors"] for report in run.rubrics)
-    lines.append(
-        f"{'OK' if run.ok else 'REGRESSION'}: {len(run.rubrics)} rubric(s), {goldens} golden(s) "
-        f"x {run.trials} trial(s); {missed} golden(s) missed, {errors} judge error(s)"
-    )
-    return "\n".join(lines)
-
-
-def to_json(run: RunReport) -> dict[str, Any]:
-    """The whole run, every GradeResult included."""
-    return {
-        "ok": run.ok,
-        "trials": run.trials,
-        "rubrics": [
-            {
-                "rubric": report.rubric.identity,
-                "counts": report.counts,
-                "judgments": report.judgments,
-                "corrected": report.corrected,
-                "modes": report.modes,
-                "accuracy": report.accuracy,
-                "kappa": report.kappa,
-                "flaky": report.flaky,
-                "exact_score_agreement": report.exact_score_agreement,
-                "mean_absolute_error": report.mean_absolute_error,
-                "goldens": [
-                    {
-                        "name": outcome.golden.name,
-                        "expected": outcome.golden.expected,
-                        "expected_score": outcome.golden.expected_score,
-                        "verdicts": outcome.verdicts,
-                        "agreed": outcome.agreed,
-                        "flaky": outcome.flaky,
-                        "results": [result.model_dump(mode="json") for result in outcome.results],
-                    }
-                    for outcome in report.outcomes
-                ],
-            }
-            for report in run.rubrics
-        ],
-    }
-
-
-def format_json(run: RunReport) -> str:
-    return json.dumps(to_json(run), indent=2)
-
-
-def format_junit(run: RunReport) -> str:
-    """JUnit XML: one testcase per golden and trial, so CI shows regressions natively."""
-    root = ElementTree.Element("testsuites", name="rubriclib test-goldens")
-    for report in run.rubrics:
-        rubric = report.rubric
-        counts = report.counts
-        misses = counts["false_pass"] + counts["false_fail"]
-        suite = ElementTree.SubElement(
-            root,
-            "testsuite",
-            name=f"{rubric.name}@{rubric.version}",
-            tests=str(report.judgments),
-            failures=str(misses),
-            errors=str(counts["errors"]),
-        )
-        properties = ElementTree.SubElement(suite, "properties")
-        ElementTree.SubElement(
-            properties, "property", name="corrected", value=str(report.corrected)
-        )
-        for outcome in report.outcomes:
-            for trial, result in enumerate(outcome.results, start=1):
-                case = ElementTree.SubElement(
-                    suite,
-                    "testcase",
-                    classname=f"{rubric.name}@{rubric.version}",
-                    name=f"{outcome.golden.name} [trial {trial}]",
-                    time=f"{result.details['judge']['latency_ms'] / 1000:.3f}",
-                )
-                if result.details["judge"].get("corrected"):
-                    marks = ElementTree.SubElement(case, "properties")
-                    ElementTree.SubElement(marks, "property", name="corrected", value="true")
-                if result.verdict == "error":
-                    element = ElementTree.SubElement(case, "error", message="judge error")
-                    element.text = result.reason
-                elif result.verdict != outcome.golden.expected:
-                    message = f"expected {outcome.golden.expected}, got {result.verdict}"
-                    element = ElementTree.SubElement(case, "failure", message=message)
-                    element.text = result.reason
-    ElementTree.indent(root)
-    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
-
-
-FORMATTERS = {"table": format_table, "json": format_json, "junit": format_junit}

@@ -9,13 +9,15 @@ import logging
 import os
 import random
 import time
-from collections.abc import Generator
+import urllib.parse
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import openai
 
 from rubriclib.errors import JudgeConfigError
+from rubriclib.item import Item, as_item
 from rubriclib.protocol import (
     JudgeVerdict,
     Mode,
@@ -26,13 +28,24 @@ from rubriclib.protocol import (
     text_intent,
     usage_of,
 )
+from rubriclib.registry import load_rubric
 from rubriclib.render import render
 from rubriclib.result import GradeResult, judge_details, make_result
 from rubriclib.rubric import Rubric
 
+if TYPE_CHECKING:
+    from rubriclib.engine import Pacer
+
 DEFAULT_MODEL = "gpt-4o-mini"
 RETRYABLE_STATUS = {408, 409, 429}
 logger = logging.getLogger("rubriclib")
+
+
+class EndpointUnusable(Exception):
+    """A run has stopped sending to its endpoint (bad key, unknown model, nothing listening)."""
+
+
+SignalKind = Literal["ok", "rate_limited", "unusable", "connection", "failed"]
 
 
 @dataclass(frozen=True)
@@ -91,19 +104,31 @@ class Judge:
         self._client: openai.OpenAI | None = None
         self._async_clients: dict[int, openai.AsyncOpenAI] = {}
 
+    @property
+    def endpoint(self) -> str:
+        """The endpoint as scheme://host[:port]/path: no credentials, no query string."""
+        url = urllib.parse.urlsplit(self.base_url or "https://api.openai.com/v1")
+        host = url.hostname or ""
+        if ":" in host:  # an IPv6 address
+            host = f"[{host}]"
+        port = f":{url.port}" if url.port else ""
+        return f"{url.scheme}://{host}{port}{url.path}"
+
     def __repr__(self) -> str:
         return f"Judge(model={self.model!r}, base_url={self.base_url!r})"
 
     def grade(
         self,
-        rubric: Rubric,
+        rubric: Rubric | str,
         output: str,
         input: str | None = None,  # noqa: A002
         context: str | None = None,
         reference: str | None = None,
     ) -> GradeResult:
-        """Judge `output` against `rubric`; failures come back as verdict `error`."""
-        steps = self._judgment(rubric, render(rubric, output, input, context, reference))
+        """Judge `output` against `rubric` (a Rubric or a reference such as "groundedness@^1");
+        failures come back as verdict `error`."""
+        rubric, item = _prepare(rubric, output, input, context, reference)
+        steps = self._judgment(rubric, render(rubric, item.output, *_fields(item)))
         reply: Any = None
         while True:
             try:
@@ -126,14 +151,61 @@ class Judge:
 
     async def agrade(
         self,
-        rubric: Rubric,
+        rubric: Rubric | str,
         output: str,
         input: str | None = None,  # noqa: A002
         context: str | None = None,
         reference: str | None = None,
     ) -> GradeResult:
         """The async form of `grade`."""
-        steps = self._judgment(rubric, render(rubric, output, input, context, reference))
+        rubric, item = _prepare(rubric, output, input, context, reference)
+        return await self.agrade_item(rubric, item)
+
+    def grade_many(
+        self,
+        rubric: Rubric | str,
+        items: Iterable[Item | Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+    ) -> list[GradeResult]:
+        """Judge every item, `concurrency` at once: one result per item, in input order."""
+
+        async def run() -> list[GradeResult]:
+            try:
+                return await self.agrade_many(rubric, items, concurrency=concurrency)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(run())
+
+    async def aclose(self) -> None:
+        """Close the async connections of the running event loop (before that loop ends)."""
+        client = self._async_clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.close()
+
+    async def agrade_many(
+        self,
+        rubric: Rubric | str,
+        items: Iterable[Item | Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+    ) -> list[GradeResult]:
+        """The async form of `grade_many`."""
+        from rubriclib.engine import Job, judge_stream
+
+        resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
+        jobs = [Job(resolved, as_item(item, f"items[{i}]")) for i, item in enumerate(items)]
+        results: list[GradeResult | None] = [None] * len(jobs)
+        async for index, result in judge_stream(self, jobs, concurrency=concurrency):
+            results[index] = result
+        return [result for result in results if result is not None]
+
+    async def agrade_item(
+        self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
+    ) -> GradeResult:
+        """Judge one Item; every request waits for `pacer` (the engine's) when one is given."""
+        steps = self._judgment(rubric, render(rubric, item.output, *_fields(item)))
         reply: Any = None
         while True:
             try:
@@ -145,14 +217,38 @@ class Judge:
                 reply = None
                 continue
             try:
-                reply = await self._async_client().post(
-                    "/chat/completions",
-                    body=step.body,
-                    cast_to=bytes,
-                    options={"timeout": step.timeout},
-                )
+                if pacer is not None:
+                    await pacer.acquire()
+                try:
+                    reply = await self._async_client().post(
+                        "/chat/completions",
+                        body=step.body,
+                        cast_to=bytes,
+                        options={"timeout": step.timeout},
+                    )
+                except Exception as error:
+                    reply = error
+                if pacer is not None:
+                    await pacer.release(reply)
             except Exception as error:
                 reply = error
+
+    def endpoint_signal(self, reply: Any) -> tuple[SignalKind, Any]:
+        """What a request's outcome says about the endpoint, for the engine's pacer: `ok`,
+        `rate_limited` (with the seconds to pause), `unusable` or `connection` (with the cause),
+        or `failed` (any other failure that still got an HTTP answer or timed out)."""
+        if not isinstance(reply, BaseException):
+            return "ok", None
+        if isinstance(reply, openai.APITimeoutError):
+            return "failed", None
+        if isinstance(reply, openai.APIConnectionError):
+            return "connection", self._redact(_describe(reply))
+        if isinstance(reply, openai.APIStatusError):
+            if reply.status_code == 429:
+                return "rate_limited", self._delay(1, reply)
+            if reply.status_code in (401, 403, 404):
+                return "unusable", self._redact(_describe(reply))
+        return "failed", None
 
     def _judgment(
         self, rubric: Rubric, messages: list[dict[str, Any]]
@@ -188,6 +284,15 @@ class Judge:
                 sent = messages + corrective_turn(unanswered, rubric, mode)
             body = request_body(rubric, sent, mode, self.model, self._sampling())
             reply = yield _Send(body, min(self.timeout, remaining))
+            if isinstance(reply, EndpointUnusable):  # the engine stopped the run: not sent
+                attempts -= 1
+                if not attempts:
+                    return finish("error", f"not judged: {reply}")
+                return finish(
+                    "error",
+                    f"judge request failed after {attempts} attempt(s); then the run stopped "
+                    f"sending: {reply}",
+                )
             if isinstance(reply, BaseException):
                 quirk = self._quirk_in(reply, body)
                 if quirk:
@@ -292,6 +397,25 @@ class Judge:
                 )
             }
         return self._async_clients[loop_id]
+
+
+def _prepare(
+    rubric: Rubric | str,
+    output: str,
+    input: str | None,  # noqa: A002
+    context: str | None,
+    reference: str | None,
+) -> tuple[Rubric, Item]:
+    """The rubric (resolved when given as a reference) and the fields as an Item; a RubricError
+    for a bad reference, a TypeError for a field that is not text."""
+    fields = {"output": output, "input": input, "context": context, "reference": reference}
+    item = as_item({key: value for key, value in fields.items() if value is not None}, "grade")
+    return (load_rubric(rubric) if isinstance(rubric, str) else rubric), item
+
+
+def _fields(item: Item) -> tuple[str | None, str | None, str | None]:
+    """The optional fields in render's order: input, context, reference."""
+    return item.input, item.context, item.reference
 
 
 def _parse_json(raw: Any) -> Any:

@@ -82,7 +82,10 @@ def endpoint(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> Judg
 def test_version_and_help(runner: CliRunner) -> None:
     assert runner.invoke(main, ["--version"]).output.strip() == "rubriclib, version 0.1.0"
     top = runner.invoke(main, ["--help"]).output
-    assert "Exit codes:" in top and "3  judge: the judge gave no valid verdict" in top
+    assert (
+        "Exit codes:" in top and "3    judge / test-goldens: judge errors and nothing else" in top
+    )
+    assert "130  interrupted" in top
     for command in ("list", "show", "validate", "render", "judge", "new", "test-goldens"):
         result = runner.invoke(main, [command, "--help"])
         assert result.exit_code == 0 and "Example" in result.output, command

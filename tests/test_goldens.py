@@ -11,7 +11,9 @@ import pytest
 from conftest import VALID_RUBRIC
 
 from rubriclib import Golden, GradeResult, Rubric, load_rubric
-from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, format_table, run_goldens
+from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, run_goldens
+from rubriclib.item import Item
+from rubriclib.reports import format_table
 from rubriclib.result import judge_details, make_result
 
 
@@ -82,11 +84,12 @@ class RaisingJudge:
     """A judge whose agrade raises for one output; the run must still give one result each."""
 
     model = "raising"
+    endpoint = "http://127.0.0.1:1/v1"
 
-    async def agrade(self, rubric: Rubric, output: str, *args: Any) -> GradeResult:
-        if output == "boom":
+    async def agrade_item(self, rubric: Rubric, item: Item, **kwargs: Any) -> GradeResult:
+        if item.output == "boom":
             raise RuntimeError("boom")
-        await asyncio.sleep(0.01 if output == "slow" else 0)
+        await asyncio.sleep(0.01 if item.output == "slow" else 0)
         return result(rubric, "pass")
 
 
@@ -116,7 +119,7 @@ def test_corrected_judgments_are_counted_in_every_format(rubric: Rubric) -> None
     import json
     import xml.etree.ElementTree as ElementTree
 
-    from rubriclib.goldens import format_json, format_junit
+    from rubriclib.reports import format_json, format_junit
 
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     corrected = make_result(

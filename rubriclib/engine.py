@@ -1,0 +1,188 @@
+"""Many judgments: one lazy, bounded stream that every multi-judgment path uses.
+
+`judge_stream` pulls jobs from an iterator as workers free up (memory holds the work in flight,
+not the work pending), yields `(index, result)` as each judgment finishes, and shares one
+`Pacer` between all requests of the run: a 429 slows the whole run, and an endpoint that cannot
+serve the run at all (bad key, unknown model, nothing listening) stops it, every job not yet
+judged getting an error result at once. `interruptible` turns SIGINT/SIGTERM into a clean stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from rubriclib.item import Item
+from rubriclib.judge import EndpointUnusable, Judge
+from rubriclib.result import GradeResult, judge_details, make_result
+from rubriclib.rubric import Rubric
+
+CONNECTION_FAILURES_TO_STOP = 3
+"""Connection failures in a row (no HTTP answer between them) after which a run stops sending."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One judgment to make: a rubric, an item, and which trial of it this is (from 1)."""
+
+    rubric: Rubric
+    item: Item
+    trial: int = 1
+
+
+class Pacer:
+    """The run's shared pace: how many requests may be in flight, when to pause, when to stop.
+
+    Additive increase, multiplicative decrease: a 429 halves the requests allowed in flight and
+    pauses every new request for the server's Retry-After; each success adds back a little, so
+    the run recovers over about one round per request regained. An optional requests-per-minute
+    cap spaces request starts evenly.
+    """
+
+    def __init__(
+        self, judge: Judge, concurrency: int, requests_per_minute: float | None = None
+    ) -> None:
+        self.ceiling = concurrency
+        self.allowed = float(concurrency)
+        self.in_flight = 0
+        self.dead: str | None = None
+        self._interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self._next_start = 0.0
+        self._paused_until = 0.0
+        self._connection_failures = 0
+        self._judge = judge
+        self._changed = asyncio.Condition()
+
+    async def acquire(self) -> None:
+        """Wait for a slot; raises EndpointUnusable once the run has stopped sending."""
+        async with self._changed:
+            while True:
+                if self.dead is not None:
+                    raise EndpointUnusable(self.dead)
+                now = time.monotonic()
+                wait = max(self._paused_until, self._next_start) - now
+                if wait <= 0 and self.in_flight < int(self.allowed):
+                    break
+                timeout = wait if wait > 0 else None
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), timeout)
+            self.in_flight += 1
+            self._next_start = max(now, self._next_start) + self._interval
+
+    async def release(self, reply: Any) -> None:
+        """Give back a slot and learn from what the request got back."""
+        kind, detail = self._judge.endpoint_signal(reply)
+        async with self._changed:
+            self.in_flight -= 1
+            if kind == "connection":
+                self._connection_failures += 1
+                if self._connection_failures >= CONNECTION_FAILURES_TO_STOP:
+                    self._stop(detail)
+            else:
+                self._connection_failures = 0
+            if kind == "unusable":
+                self._stop(detail)
+            elif kind == "rate_limited":
+                self.allowed = max(1.0, self.allowed / 2)
+                pause = float(detail)
+                self._paused_until = max(self._paused_until, time.monotonic() + pause)
+            elif kind == "ok":
+                self.allowed = min(float(self.ceiling), self.allowed + 1 / self.allowed)
+            self._changed.notify_all()
+
+    def _stop(self, cause: str) -> None:
+        if self.dead is None:
+            self.dead = cause
+
+
+async def judge_stream(
+    judge: Judge,
+    jobs: Iterable[Job],
+    *,
+    concurrency: int = 8,
+    requests_per_minute: float | None = None,
+) -> AsyncIterator[tuple[int, GradeResult]]:
+    """Judge every job, `concurrency` at once, yielding `(index, result)` as each finishes.
+
+    Exactly one result per job, whatever fails; jobs are pulled lazily from `jobs`. Closing the
+    stream early (or cancelling its consumer) cancels the judgments in flight.
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    pacer = Pacer(judge, concurrency, requests_per_minute)
+    source: Iterator[tuple[int, Job]] = enumerate(jobs)
+    finished: asyncio.Queue[tuple[int, GradeResult] | BaseException | None] = asyncio.Queue(
+        maxsize=concurrency
+    )
+
+    async def work() -> None:
+        for index, job in source:  # next() never awaits, so workers share the iterator safely
+            await finished.put((index, await _judge_one(judge, job, pacer)))
+
+    async def run_workers() -> None:
+        try:
+            await asyncio.gather(*(work() for _ in range(concurrency)))
+        except Exception as error:  # the job iterator itself failed: hand it to the consumer
+            await finished.put(error)
+            return
+        await finished.put(None)
+
+    runner = asyncio.create_task(run_workers())
+    try:
+        while (entry := await finished.get()) is not None:
+            if isinstance(entry, BaseException):
+                raise entry
+            yield entry
+    finally:
+        runner.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await runner
+
+
+async def _judge_one(judge: Judge, job: Job, pacer: Pacer) -> GradeResult:
+    if pacer.dead is not None:
+        return not_judged(judge, job.rubric, pacer.dead)
+    try:
+        return await judge.agrade_item(job.rubric, job.item, trial=job.trial, pacer=pacer)
+    except Exception as error:  # never lose a judgment, whatever went wrong
+        return not_judged(judge, job.rubric, f"unexpected {type(error).__name__}")
+
+
+def not_judged(judge: Judge, rubric: Rubric, cause: str) -> GradeResult:
+    """The error result of a job that was never sent to the judge."""
+    details = judge_details(judge.model, None, 0, 0, {"prompt_tokens": 0, "completion_tokens": 0})
+    return make_result(rubric, details, "error", f"not judged: {cause}")
+
+
+class Interrupted:
+    """Which signal stopped a run, if any (see `interruptible`)."""
+
+    signal: str | None = None
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[Interrupted]:
+    """While inside, SIGINT and SIGTERM cancel the current task instead of killing the process;
+    the task catches the CancelledError, keeps what it has, and reads `.signal` to report."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    stopped = Interrupted()
+
+    def stop(name: str) -> None:
+        if stopped.signal is None and task is not None:
+            stopped.signal = name
+            task.cancel()
+
+    names = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+    for number, name in names.items():
+        loop.add_signal_handler(number, stop, name)
+    try:
+        yield stopped
+    finally:
+        for number in names:
+            loop.remove_signal_handler(number)

@@ -1,0 +1,49 @@
+"""Item: one output to judge, with the fields a rubric may use."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class Item(BaseModel):
+    """One candidate output and its optional task input, source context and reference answer.
+    `id` and `metadata` are carried for the caller and never sent to the judge."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    output: str
+    input: str | None = None
+    context: str | None = None
+    reference: str | None = None
+    id: str | int | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
+    """`value` as an Item; a TypeError naming `where` and the field when it cannot be one."""
+    if isinstance(value, Item):
+        return value
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{where}: must be a rubriclib.Item or a dict, not {type(value).__name__}")
+    try:
+        return Item.model_validate(dict(value))
+    except ValidationError as error:
+        problems = []
+        for problem in error.errors():
+            field = ".".join(str(part) for part in problem["loc"]) or "item"
+            if problem["type"] == "extra_forbidden":
+                message = "unknown key; items have output, input, context, reference, id, metadata"
+            elif problem["type"] == "missing":
+                message = "is required"
+            else:
+                message = f"must be {_expected(field)}, not {type(problem['input']).__name__}"
+            problems.append(f"{where}.{field}: {message}")
+        raise TypeError("; ".join(problems)) from None
+
+
+def _expected(field: str) -> str:
+    kinds = {"output": "a string", "metadata": "a dict", "id": "a string, an integer or None"}
+    return kinds.get(field, "a string or None")

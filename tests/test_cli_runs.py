@@ -1,0 +1,207 @@
+"""Runs that lose nothing: destinations checked first, interrupts, exit codes, input errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import SECRET_KEY
+from judge_server import JudgeServer
+from test_cli import KEYWORD_RUBRIC, keyword_responder
+
+from rubriclib.cli import main
+
+RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
+
+
+@pytest.fixture
+def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "library"
+    folder.mkdir()
+    (folder / "keywords.md").write_text(KEYWORD_RUBRIC)
+    monkeypatch.setenv("RUBRICLIB_PATH", str(folder))
+    return folder
+
+
+@pytest.fixture
+def endpoint(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    judge_server.responder = keyword_responder()
+    return judge_server
+
+
+def goldens_file(write_file: Callable[..., Path], outputs: list[str], expected: str) -> Path:
+    lines = [
+        f"- {{name: extra-{index}, output: '{output}', expected: {expected}}}"
+        for index, output in enumerate(outputs)
+    ]
+    return write_file("extra.yaml", "\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("destination", "fragment"),
+    [("missing-folder/report.json", "does not exist"), (".", "is a directory")],
+)
+def test_an_unusable_out_path_is_refused_before_any_request(
+    library: Path, endpoint: JudgeServer, tmp_path: Path, destination: str, fragment: str
+) -> None:
+    out = tmp_path / destination
+    result = CliRunner().invoke(main, ["test-goldens", "keywords", "--out", str(out)])
+    assert result.exit_code == 2 and endpoint.requests == []
+    assert result.stderr.count("\n") == 1 and fragment in result.stderr
+    assert result.stderr.startswith("rubriclib: error: --out: ")
+
+
+def test_the_out_file_is_replaced_whole(
+    library: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "report.json"
+    out.write_text("old report")
+    result = CliRunner().invoke(
+        main, ["test-goldens", "keywords", "--format", "json", "--out", str(out)]
+    )
+    assert result.exit_code == 0
+    assert json.loads(out.read_text())["ok"] is True
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_judge_errors_alone_exit_3_a_miss_exits_1(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    broken = goldens_file(write_file, ["verdict:text"], "pass")
+    errors_only = CliRunner().invoke(main, ["test-goldens", "keywords", "--goldens", str(broken)])
+    assert errors_only.exit_code == 3, errors_only.output
+    missed = goldens_file(write_file, ["verdict:text", "verdict:fail"], "pass")
+    both = CliRunner().invoke(main, ["test-goldens", "keywords", "--goldens", str(missed)])
+    assert both.exit_code == 1
+
+
+def test_a_dead_endpoint_ends_quickly_with_3(
+    library: Path, monkeypatch: pytest.MonkeyPatch, write_file: Callable[..., Path]
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    many = goldens_file(write_file, ["verdict:pass"] * 300, "pass")
+    started = time.monotonic()
+    result = CliRunner().invoke(
+        main, ["test-goldens", "keywords", "--goldens", str(many), "--format", "json"]
+    )
+    assert result.exit_code == 3 and time.monotonic() - started < 15
+    results = [r for g in json.loads(result.output)["rubrics"][0]["goldens"] for r in g["results"]]
+    assert len(results) == 302 and {r["verdict"] for r in results} == {"error"}
+
+
+def test_many_problems_print_one_per_line(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    bad = write_file("bad.yaml", "".join(f"- {{name: g{i}, output: x}}\n" for i in range(200)))
+    result = CliRunner().invoke(main, ["test-goldens", "keywords", "--goldens", str(bad)])
+    assert result.exit_code == 2 and endpoint.requests == []
+    lines = result.stderr.splitlines()
+    assert len(lines) == 200
+    assert lines[7] == f"rubriclib: error: {bad}: goldens[7].expected: is required"
+
+
+def test_a_goldens_file_error_names_the_index_in_that_file(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    extra = write_file(
+        "extra.yaml",
+        "- {name: fresh, output: x, expected: pass}\n"
+        "- {name: says-pass, output: x, expected: pass}\n",
+    )
+    result = CliRunner().invoke(main, ["test-goldens", "keywords", "--goldens", str(extra)])
+    assert result.exit_code == 2 and endpoint.requests == []
+    assert f"{extra}: goldens[1].name: keywords already has a golden named 'says-pass'" in (
+        result.stderr
+    )
+
+
+@pytest.mark.parametrize("command", ["render", "judge"])
+def test_two_options_reading_stdin_is_a_usage_error(endpoint: JudgeServer, command: str) -> None:
+    result = CliRunner().invoke(
+        main, [command, "groundedness", "--output", "-", "--context", "-"], input="text"
+    )
+    assert result.exit_code == 2 and "only one option can read stdin" in result.stderr
+    assert endpoint.requests == []
+
+
+def start(arguments: list[str], server: JudgeServer, library: Path) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": server.url,
+        "OPENAI_API_KEY": SECRET_KEY,
+        "RUBRICLIB_PATH": str(library),
+    }
+    return subprocess.Popen(
+        [RUBRICLIB, *arguments],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_requests(server: JudgeServer, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while len(server.requests) < count:
+        assert time.monotonic() < deadline, "the run never started judging"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("report_format", ["json", "junit", "table"])
+def test_an_interrupted_run_writes_what_it_judged(
+    library: Path,
+    endpoint: JudgeServer,
+    write_file: Callable[..., Path],
+    tmp_path: Path,
+    sent: signal.Signals,
+    code: int,
+    report_format: str,
+) -> None:
+    endpoint.responder = keyword_responder(delay=0.2)
+    extra = goldens_file(write_file, ["verdict:pass"] * 10, "pass")
+    out = tmp_path / f"report.{report_format}"
+    arguments = ["test-goldens", "keywords", "--goldens", str(extra), "--concurrency", "1"]
+    process = start([*arguments, "--format", report_format, "--out", str(out)], endpoint, library)
+    wait_for_requests(endpoint, 4)
+    process.send_signal(sent)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == code, stderr
+    assert "Traceback" not in stderr and stderr.count("\n") == 1
+    signal_name = sent.name
+    assert stderr.startswith(f"rubriclib: interrupted by {signal_name}: judged ")
+    judged = int(stderr.split("judged ")[1].split(" of ")[0])
+    assert 3 <= judged < 12 and " of 12" in stderr
+    text = out.read_text()
+    if report_format == "json":
+        report = json.loads(text)
+        assert report["ok"] is False
+        results = [r for g in report["rubrics"][0]["goldens"] for r in g["results"]]
+        assert len(results) == judged
+    elif report_format == "junit":
+        import xml.etree.ElementTree as ElementTree
+
+        assert ElementTree.fromstring(text).tag == "testsuites"
+    else:
+        assert "INTERRUPTED" in text
+    assert len(endpoint.requests) <= judged + 1  # it stopped sending
+
+
+def test_an_interrupted_judge_exits_130_not_fail(library: Path, endpoint: JudgeServer) -> None:
+    endpoint.responder = keyword_responder(delay=5)
+    process = start(["judge", "keywords", "--output", "verdict:fail"], endpoint, library)
+    wait_for_requests(endpoint, 1)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert stderr == "rubriclib: interrupted by SIGINT; nothing was judged\n"

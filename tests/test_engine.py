@@ -1,0 +1,191 @@
+"""The one engine for many judgments: order, one result each, lazy pull, shared pace, fail-fast."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SECRET_KEY, VALID_RUBRIC
+from judge_server import JudgeServer, Reply, error_reply, tool_reply
+
+from rubriclib import Item, Rubric, RubricError, load_rubric
+from rubriclib.engine import Job, judge_stream
+from rubriclib.judge import Judge
+
+
+@pytest.fixture
+def rubric(write_file: Callable[..., Path]) -> Rubric:
+    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
+
+
+def by_output(delays: dict[str, float] | None = None) -> Callable[[dict[str, Any]], Reply]:
+    """Pass outputs containing 'good', fail the rest; sleep per output to scramble finish order."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        user = body["messages"][1]["content"]
+        for marker, delay in (delays or {}).items():
+            if marker in user:
+                time.sleep(delay)
+        name = "set_grade_pass" if "good" in user else "set_grade_fail"
+        return tool_reply(name, {"reason": user.rsplit("```", 2)[-2].strip()})
+
+    return respond
+
+
+def test_grade_many_keeps_input_order_one_result_each(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.responder = by_output({"slow": 0.2})
+    items = [Item(output="slow good 0"), {"output": "bad 1"}, Item(output="good 2", id=7)]
+    results = judge.grade_many(rubric, items, concurrency=3)
+    assert [r.verdict for r in results] == ["pass", "fail", "pass"]
+    assert [r.reason for r in results] == ["slow good 0", "bad 1", "good 2"]
+    assert judge_server.max_in_flight <= 3
+
+
+def test_the_stream_yields_as_judgments_finish(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.responder = by_output({"slow": 0.3})
+    jobs = [Job(rubric, Item(output=text)) for text in ("slow good", "bad", "good")]
+
+    async def collect() -> list[int]:
+        return [index async for index, _ in judge_stream(judge, jobs, concurrency=3)]
+
+    order = asyncio.run(collect())
+    assert sorted(order) == [0, 1, 2] and order[-1] == 0  # the slow one finishes last
+
+
+def test_jobs_are_pulled_lazily(judge: Judge, judge_server: JudgeServer, rubric: Rubric) -> None:
+    judge_server.responder = by_output()
+    pulled = itertools.count()
+
+    def endless() -> Iterator[Job]:
+        for number in itertools.count():
+            next(pulled)
+            yield Job(rubric, Item(output=f"good {number}"))
+
+    async def first_five() -> list[int]:
+        taken = []
+        async for index, _ in judge_stream(judge, endless(), concurrency=4):
+            taken.append(index)
+            if len(taken) == 5:
+                break
+        return taken
+
+    assert len(asyncio.run(first_five())) == 5
+    # in flight (4) + finished but not yet consumed (queue of 4) + one each worker is holding
+    assert next(pulled) <= 5 + 4 + 4 + 4
+
+
+def test_a_failing_job_source_is_raised_not_swallowed(judge: Judge, rubric: Rubric) -> None:
+    def broken() -> Iterator[Job]:
+        yield Job(rubric, Item(output="x"))
+        raise ValueError("row 2 is bad")
+
+    async def drain() -> None:
+        async for _ in judge_stream(judge, broken(), concurrency=2):
+            pass
+
+    with pytest.raises(ValueError, match="row 2 is bad"):
+        asyncio.run(drain())
+
+
+def test_a_429_slows_the_whole_run(judge_server: JudgeServer, rubric: Rubric) -> None:
+    arrivals: list[tuple[float, int]] = []
+    lock = threading.Lock()
+    limited = threading.Event()
+
+    def respond(body: dict[str, Any]) -> Reply:
+        with lock:
+            arrivals.append((time.monotonic(), judge_server.in_flight))
+            first = not limited.is_set()
+            limited.set()
+        if first:
+            return error_reply(429, "slow down", {"Retry-After": "0.5"})
+        time.sleep(0.05)
+        return tool_reply("set_grade_pass", {"reason": "ok"})
+
+    judge_server.responder = respond
+    judge = Judge(base_url=judge_server.url, api_key=SECRET_KEY, backoff_base=0.001)
+    started = time.monotonic()
+    results = judge.grade_many(rubric, [{"output": f"o{i}"} for i in range(24)], concurrency=8)
+    assert [r.verdict for r in results] == ["pass"] * 24
+    limited_at = arrivals[0][0]
+    later = [(at, in_flight) for at, in_flight in arrivals[1:] if at - limited_at > 0.05]
+    # Requests that started after the 429 waited out its Retry-After, and fewer ran at once.
+    assert all(at - limited_at >= 0.45 for at, _ in later)
+    assert max(in_flight for _, in_flight in later[:8]) <= 5
+    assert max(in_flight for _, in_flight in later) < 8
+    assert time.monotonic() - started >= 0.5
+
+
+def test_a_requests_per_minute_cap_spaces_requests(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.responder = by_output()
+    jobs = [Job(rubric, Item(output="good")) for _ in range(5)]
+
+    async def run() -> None:
+        async for _ in judge_stream(judge, jobs, concurrency=5, requests_per_minute=600):
+            pass
+
+    started = time.monotonic()
+    asyncio.run(run())
+    assert time.monotonic() - started >= 0.4  # 5 starts, 0.1 s apart
+
+
+def test_a_closed_port_ends_a_big_run_in_seconds(rubric: Rubric) -> None:
+    judge = Judge(base_url="http://127.0.0.1:9/v1", api_key=SECRET_KEY, timeout=2)
+    started = time.monotonic()
+    results = judge.grade_many(rubric, [{"output": str(i)} for i in range(1000)], concurrency=8)
+    assert time.monotonic() - started < 10
+    assert len(results) == 1000 and all(r.verdict == "error" for r in results)
+    unsent = [r for r in results if r.reason.startswith("not judged: cannot connect")]
+    assert len(unsent) >= 990
+    assert all(r.details["judge"]["attempts"] == 0 for r in unsent)
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_a_dead_key_or_model_stops_sending(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric, status: int
+) -> None:
+    judge_server.responder = lambda body: error_reply(status, f"no: key {SECRET_KEY} refused")
+    results = judge.grade_many(rubric, [{"output": str(i)} for i in range(200)], concurrency=4)
+    assert len(judge_server.requests) <= 4
+    assert all(r.verdict == "error" for r in results)
+    unsent = [r for r in results if r.reason.startswith(f"not judged: HTTP {status}")]
+    assert len(unsent) >= 196
+    assert all(SECRET_KEY not in r.model_dump_json() for r in results)
+
+
+def test_grade_takes_a_reference_and_checks_its_arguments(
+    judge: Judge, judge_server: JudgeServer
+) -> None:
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "ok"}))
+    result = judge.grade("groundedness@^1", output="x", context="x")
+    assert result.details["rubric"]["name"] == "groundedness"
+    with pytest.raises(RubricError, match="no rubric named"):
+        judge.grade("groundednes", output="x")
+    with pytest.raises(TypeError, match=r"grade.output: must be a string, not int"):
+        judge.grade("groundedness", output=5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"items\[1\].output: is required"):
+        judge.grade_many("groundedness", [{"output": "a"}, {"context": "b"}])
+    with pytest.raises(TypeError, match=r"items\[0\].outptu: unknown key"):
+        judge.grade_many("groundedness", [{"outptu": "a"}])
+    assert len(judge_server.requests) == 1  # bad input is refused before any request
+
+
+def test_agrade_many_is_the_async_form(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.responder = by_output()
+    results = asyncio.run(judge.agrade_many(rubric, [{"output": "good"}, {"output": "bad"}]))
+    assert [r.verdict for r in results] == ["pass", "fail"]
+    assert judge.grade_many(rubric, []) == []
