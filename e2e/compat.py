@@ -75,7 +75,7 @@ def run_test_goldens(
     """`rubriclib test-goldens --format json` against the server; the parsed report."""
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "RUBRICLIB_MODEL": model}
     env.pop("OPENAI_API_KEY", None)
-    command = [RUBRICLIB, "test-goldens", *rubrics, "--format", "json"]
+    command = [RUBRICLIB, "test-goldens", *rubrics, "--format", "json", "--no-cache"]
     command += ["--concurrency", str(concurrency)]
     run = subprocess.run(command, env=env, capture_output=True, text=True)
     if run.returncode not in (0, 1):

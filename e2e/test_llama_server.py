@@ -105,9 +105,14 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture
-def judge_env(server_url: str) -> dict[str, str]:
+def judge_env(server_url: str, tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "RUBRICLIB_PATH")}
-    return {**env, "OPENAI_BASE_URL": server_url, "RUBRICLIB_MODEL": "smollm2-135m"}
+    return {
+        **env,
+        "OPENAI_BASE_URL": server_url,
+        "RUBRICLIB_MODEL": "smollm2-135m",
+        "RUBRICLIB_CACHE_DIR": str(tmp_path / "verdict-cache"),  # every judgment really asked
+    }
 
 
 def assert_well_formed(result: dict[str, Any], rubric_name: str) -> None:

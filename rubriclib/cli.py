@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -109,6 +110,7 @@ def _source_label(rubric: Rubric) -> str:
 
 
 TEXT_HELP = "Text, @path to read a file, or - for stdin."
+NO_CACHE_HELP = "Ask the judge even when the verdict cache has this judgment."
 judged_inputs = [
     click.option("--output", "output", required=True, help=f"The candidate output. {TEXT_HELP}"),
     click.option("--input", "input_", help=f"The task input. {TEXT_HELP}"),
@@ -132,6 +134,17 @@ def main() -> None:
     Example:
       rubriclib judge groundedness --output "Paris." --context "Paris is France's capital."
     """
+    _show_warnings()
+
+
+def _show_warnings() -> None:
+    """The library's warnings (an unusable cache, say) as `rubriclib: warning: ...` lines."""
+    logger = logging.getLogger("rubriclib")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("rubriclib: warning: %(message)s"))
+        handler.setLevel(logging.WARNING)
+        logger.addHandler(handler)
 
 
 @main.command("list")
@@ -273,6 +286,7 @@ def render_command(
 @with_judged_inputs
 @click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
 @click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
+@click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
 def judge_command(
     ref: str,
     output: str,
@@ -281,6 +295,7 @@ def judge_command(
     reference: str | None,
     model: str | None,
     as_json: bool,
+    no_cache: bool,
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
 
@@ -299,7 +314,7 @@ def judge_command(
         _text(value, name)
         for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
     ]
-    judge = Judge(model=model)
+    judge = Judge(model=model, cache=not no_cache)
 
     async def judge_once() -> GradeResult | str:
         with interruptible() as interrupt:
@@ -392,6 +407,7 @@ def new(
     show_default=True,
 )
 @click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
+@click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
 def test_goldens(
     refs: Sequence[str],
     model: str | None,
@@ -400,6 +416,7 @@ def test_goldens(
     goldens_file: str | None,
     report_format: str,
     out: str | None,
+    no_cache: bool,
 ) -> None:
     """Regression run: judge every golden of each rubric (all built-ins when no REF is given).
 
@@ -436,7 +453,7 @@ def test_goldens(
         plan.append((rubric, own + extra))
     if problems:
         raise RubricError(problems)
-    judge = Judge(model=model)  # a missing key stops here, before any judge call
+    judge = Judge(model=model, cache=not no_cache)  # a missing key stops here, before any call
 
     async def run_all(progress: Callable[[], None] | None) -> RunReport:
         with interruptible() as interrupt:
@@ -474,3 +491,35 @@ def _exit_code(run: RunReport) -> int:
     if run.misses:
         return 1
     return 3 if run.errors else 0
+
+
+@main.group()
+def cache() -> None:
+    """The verdict cache: where it is, what it holds, and clearing it.
+
+    Commands that judge keep every verdict (never an error) in it, keyed by the endpoint,
+    model, exact messages, tools and sampling settings, so an unchanged rerun sends nothing.
+    The folder is $RUBRICLIB_CACHE_DIR, else ~/.cache/rubriclib.
+    """
+
+
+@cache.command("info")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def cache_info(as_json: bool) -> None:
+    """Print where the cache is, how many verdicts it holds and its size."""
+    from rubriclib.cache import VerdictCache
+
+    info = VerdictCache().info()
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    click.echo(f"path: {info['path']}\nentries: {info['entries']}\nbytes: {info['bytes']}")
+
+
+@cache.command("clear")
+def cache_clear() -> None:
+    """Delete every cached verdict."""
+    from rubriclib.cache import VerdictCache
+
+    removed = VerdictCache().clear()
+    click.echo(f"Removed {removed} cached verdict(s)")

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import os
-import random
 import time
 import urllib.parse
 from collections.abc import Generator, Iterable, Mapping
@@ -16,7 +14,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import openai
 
+from rubriclib.cache import VerdictCache, cache_key, cached_result, stored_verdict
 from rubriclib.errors import JudgeConfigError
+from rubriclib.failures import (
+    SignalKind,
+    backoff_delay,
+    describe,
+    is_retryable,
+    quirk_in,
+    signal_kind,
+)
 from rubriclib.item import Item, as_item
 from rubriclib.protocol import (
     JudgeVerdict,
@@ -37,15 +44,11 @@ if TYPE_CHECKING:
     from rubriclib.engine import Pacer
 
 DEFAULT_MODEL = "gpt-4o-mini"
-RETRYABLE_STATUS = {408, 409, 429}
 logger = logging.getLogger("rubriclib")
 
 
 class EndpointUnusable(Exception):
     """A run has stopped sending to its endpoint (bad key, unknown model, nothing listening)."""
-
-
-SignalKind = Literal["ok", "rate_limited", "unusable", "connection", "failed"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ class Judge:
         backoff_base: float = 0.5,
         backoff_max: float = 8.0,
         max_retry_after: float = 30.0,
+        cache: bool | str | os.PathLike[str] = False,
     ) -> None:
         self.model = model or os.environ.get("RUBRICLIB_MODEL") or DEFAULT_MODEL
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -103,6 +107,11 @@ class Judge:
         `no_temperature`, `max_completion_tokens`. Kept for every later request of this Judge."""
         self._client: openai.OpenAI | None = None
         self._async_clients: dict[int, openai.AsyncOpenAI] = {}
+        self.cache: VerdictCache | None = None
+        """Where verdicts are kept and looked up (`cache=True`: the user cache folder; a path:
+        that folder); None when caching is off."""
+        if cache is not False:
+            self.cache = VerdictCache(None if cache is True else cache)
 
     @property
     def endpoint(self) -> str:
@@ -204,8 +213,9 @@ class Judge:
     async def agrade_item(
         self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
     ) -> GradeResult:
-        """Judge one Item; every request waits for `pacer` (the engine's) when one is given."""
-        steps = self._judgment(rubric, render(rubric, item.output, *_fields(item)))
+        """Judge one Item (`trial` numbers independent samples of it, each cached apart); every
+        request waits for `pacer` (the engine's) when one is given."""
+        steps = self._judgment(rubric, render(rubric, item.output, *_fields(item)), trial)
         reply: Any = None
         while True:
             try:
@@ -233,28 +243,13 @@ class Judge:
             except Exception as error:
                 reply = error
 
-    def endpoint_signal(self, reply: Any) -> tuple[SignalKind, Any]:
-        """What a request's outcome says about the endpoint, for the engine's pacer: `ok`,
-        `rate_limited` (with the seconds to pause), `unusable` or `connection` (with the cause),
-        or `failed` (any other failure that still got an HTTP answer or timed out)."""
-        if not isinstance(reply, BaseException):
-            return "ok", None
-        if isinstance(reply, openai.APITimeoutError):
-            return "failed", None
-        if isinstance(reply, openai.APIConnectionError):
-            return "connection", self._redact(_describe(reply))
-        if isinstance(reply, openai.APIStatusError):
-            if reply.status_code == 429:
-                return "rate_limited", self._delay(1, reply)
-            if reply.status_code in (401, 403, 404):
-                return "unusable", self._redact(_describe(reply))
-        return "failed", None
-
     def _judgment(
-        self, rubric: Rubric, messages: list[dict[str, Any]]
+        self, rubric: Rubric, messages: list[dict[str, Any]], trial: int = 1
     ) -> Generator[_Send | _Wait, Any, GradeResult]:
-        """Every step of one judgment: requests, waits, quirk fallbacks, one corrective turn."""
+        """Every step of one judgment: cache lookup, requests, waits, quirk fallbacks, one
+        corrective turn."""
         started = time.monotonic()
+        first_key: str | None = None  # the cache key of the first-turn request last built
         attempts = retries = 0
         usage = {"prompt_tokens": 0, "completion_tokens": 0}
         answered_mode: Mode | None = None
@@ -283,6 +278,13 @@ class Judge:
             if correction is not None:
                 sent = messages + corrective_turn(unanswered, rubric, mode)
             body = request_body(rubric, sent, mode, self.model, self._sampling())
+            if self.cache is not None and correction is None:
+                key = cache_key(self.endpoint, body, trial)
+                if key != first_key:
+                    first_key = key
+                    stored = cached_result(self.cache.get(key), rubric, self.model)
+                    if stored is not None:
+                        return stored
             reply = yield _Send(body, min(self.timeout, remaining))
             if isinstance(reply, EndpointUnusable):  # the engine stopped the run: not sent
                 attempts -= 1
@@ -294,22 +296,22 @@ class Judge:
                     f"sending: {reply}",
                 )
             if isinstance(reply, BaseException):
-                quirk = self._quirk_in(reply, body)
+                quirk = quirk_in(reply, body, self.quirks)
                 if quirk:
                     logger.info("judge endpoint quirk %s: retrying with the fallback", quirk)
                     self.quirks.add(quirk)
                     continue
-                if _is_retryable(reply) and retries < self.max_retries:
+                if is_retryable(reply) and retries < self.max_retries:
                     retries += 1
                     delay = min(self._delay(retries, reply), max(remaining - 0.01, 0))
-                    cause = self._redact(_describe(reply))
+                    cause = self._redact(describe(reply))
                     logger.info(
                         "judge request failed (%s); retry %d in %.2fs", cause, retries, delay
                     )
                     yield _Wait(delay)
                     continue
                 return finish(
-                    "error", f"judge request failed after {attempts} attempt(s): {_describe(reply)}"
+                    "error", f"judge request failed after {attempts} attempt(s): {describe(reply)}"
                 )
             answered_mode = answered_mode or mode
             parsed = _parse_json(reply)
@@ -322,6 +324,8 @@ class Judge:
                         f"conflicting verdicts: the judge first wrote {intent} as text, then "
                         f"called {outcome.verdict}",
                     )
+                if self.cache is not None and first_key is not None:
+                    self.cache.put(first_key, stored_verdict(outcome, answered_mode, correction))
                 return finish(outcome.verdict, outcome.reason, outcome.raw_score)
             if correction is not None:
                 return finish("error", f"no valid verdict after a corrective turn: {outcome}")
@@ -349,32 +353,21 @@ class Judge:
             sampling[key] = self.max_tokens
         return sampling
 
-    def _quirk_in(self, error: BaseException, sent: dict[str, Any]) -> str | None:
-        """The not-yet-known quirk an endpoint's rejection of `sent` points to, if any."""
-        if not isinstance(error, openai.APIStatusError) or error.status_code not in (400, 422, 500):
-            return None
-        text = f"{error.message} {json.dumps(error.body, default=str)}".lower()
-        body_message = error.body.get("message") if isinstance(error.body, dict) else error.body
-        # llama-cpp-python fails an assertion on tool_choice="required": HTTP 500, empty message.
-        silent_crash = error.status_code == 500 and not str(body_message or "").strip()
-        choice = sent["tool_choice"]
-        choice_quirk = (
-            "no_named_tool_choice" if isinstance(choice, dict) else "no_required_tool_choice"
-        )
-        candidates = [
-            (choice_quirk, choice != "auto" and ("tool_choice" in text or silent_crash)),
-            ("no_temperature", "temperature" in text and "temperature" in sent),
-            ("max_completion_tokens", "max_tokens" in text and "max_tokens" in sent),
-        ]
-        return next((quirk for quirk, hit in candidates if hit and quirk not in self.quirks), None)
-
     def _delay(self, retry: int, error: BaseException) -> float:
-        """Exponential backoff with jitter, or the server's Retry-After (capped)."""
-        retry_after = _retry_after_seconds(error)
-        if retry_after is not None:
-            return min(retry_after, self.max_retry_after)
-        ceiling = min(self.backoff_max, self.backoff_base * 2.0 ** (retry - 1))
-        return ceiling * random.uniform(0.5, 1.0)
+        return backoff_delay(
+            retry, error, self.backoff_base, self.backoff_max, self.max_retry_after
+        )
+
+    def endpoint_signal(self, reply: Any) -> tuple[SignalKind, Any]:
+        """What a request's outcome says about the endpoint, for the engine's pacer: the kind
+        (see `failures.signal_kind`) with the seconds to pause for `rate_limited`, or the
+        redacted cause for `unusable` and `connection`."""
+        kind = signal_kind(reply)
+        if kind == "rate_limited":
+            return kind, self._delay(1, reply)
+        if kind in ("unusable", "connection"):
+            return kind, self._redact(describe(reply))
+        return kind, None
 
     def _redact(self, text: str) -> str:
         key = self._api_key
@@ -429,45 +422,3 @@ def _parse_json(raw: Any) -> Any:
 def _add_usage(total: dict[str, int], more: dict[str, int]) -> None:
     for key in total:
         total[key] += more[key]
-
-
-def _is_retryable(error: BaseException) -> bool:
-    if isinstance(error, openai.APIConnectionError):  # includes timeouts
-        return True
-    if isinstance(error, openai.APIStatusError):
-        return error.status_code in RETRYABLE_STATUS or error.status_code >= 500
-    return False
-
-
-def _retry_after_seconds(error: BaseException) -> float | None:
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    if (milliseconds := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(float(milliseconds) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-        return max(moment.timestamp() - time.time(), 0.0)
-    except (TypeError, ValueError):
-        return None
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, openai.APITimeoutError):
-        return "the request timed out"
-    if isinstance(error, openai.APIConnectionError):
-        return f"cannot connect to the endpoint ({error.__cause__ or error})"
-    if isinstance(error, openai.APIStatusError):
-        return f"HTTP {error.status_code}: {' '.join(str(error.message).split())[:300]}"
-    return f"{type(error).__name__}: {error}"

@@ -37,9 +37,10 @@ class JudgeVerdict:
 def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
     """The tool definitions offered in `mode`; `reason` comes first so a judge whose arguments
     are written in schema order reasons before it commits."""
-    reason = {"type": "string", "description": "Why, in one or two sentences."}
+    # minLength and enum (not minimum/maximum) are what grammar-constrained decoders enforce.
+    reason = {"type": "string", "minLength": 1, "description": "Why, in one or two sentences."}
     if rubric.scale == "1-5":
-        score = {"type": "integer", "minimum": 1, "maximum": 5}
+        score = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
         return [_tool(SCORE_TOOL, "Give the rubric's score.", {"reason": reason, "score": score})]
     pass_tool, fail_tool = rubric.tool_names
     if mode == "named":

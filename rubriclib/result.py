@@ -36,13 +36,16 @@ def judge_details(
     latency_ms: int,
     usage: dict[str, int],
     correction: str | None = None,
+    cached: bool = False,
 ) -> dict[str, Any]:
     """The `details.judge` block. `mode` is how the verdict call was forced (None when no
-    request was answered); `correction` is why a corrective turn was needed, if one was."""
+    request was answered); `correction` is why a corrective turn was needed, if one was;
+    `cached` says the verdict came from the verdict cache, with no request."""
     details: dict[str, Any] = {
         "model": model,
         "mode": mode,
         "attempts": attempts,
+        "cached": cached,
         "corrected": correction is not None,
         "latency_ms": latency_ms,
         "usage": usage,

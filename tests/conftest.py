@@ -33,10 +33,12 @@ Pass when the output is fine. Call `set_grade_pass` or `set_grade_fail`.
 
 
 @pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test sees the developer's keys, endpoint, model or rubric path."""
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the developer's keys, endpoint, model, rubric path or verdict cache: each
+    test gets a cache folder of its own."""
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "RUBRICLIB_MODEL", "RUBRICLIB_PATH"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RUBRICLIB_CACHE_DIR", str(tmp_path / "verdict-cache"))
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ def endpoint(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> Judg
 
 def goldens_file(write_file: Callable[..., Path], outputs: list[str], expected: str) -> Path:
     lines = [
-        f"- {{name: extra-{index}, output: '{output}', expected: {expected}}}"
+        f"- {{name: extra-{index}, output: '{output} #{index}', expected: {expected}}}"
         for index, output in enumerate(outputs)
     ]
     return write_file("extra.yaml", "\n".join(lines) + "\n")

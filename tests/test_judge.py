@@ -251,7 +251,8 @@ def test_scored_verdict_uses_the_threshold(
     assert tool["function"]["name"] == "set_grade_score"
     named = {"type": "function", "function": {"name": "set_grade_score"}}
     assert judge_server.requests[0]["tool_choice"] == named  # one tool: force it by name
-    assert tool["function"]["parameters"]["properties"]["score"]["type"] == "integer"
+    score = tool["function"]["parameters"]["properties"]["score"]
+    assert score == {"type": "integer", "enum": [1, 2, 3, 4, 5]}  # a grammar can enforce enum
     assert tool["function"]["parameters"]["required"] == ["reason", "score"]  # reason first
 
 

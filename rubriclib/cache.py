@@ -1,0 +1,157 @@
+"""The verdict cache: results of past judgments, keyed by everything that decides them.
+
+A key is the sha256 of the endpoint URL (no credentials), the first request body of the
+judgment (model, messages, tools, tool_choice, temperature, token limit) and the trial number,
+so `--trials 3` keeps three independent samples. Only verdicts are stored, never errors, and
+never an API key. SQLite from the standard library, in WAL mode so runs can share it. A cache
+that cannot be used (corrupt, locked, unwritable) warns once and the run goes on uncached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from rubriclib.protocol import JudgeVerdict, Mode
+from rubriclib.result import GradeResult, judge_details, make_result
+from rubriclib.rubric import Rubric
+
+FILE_NAME = "verdicts.sqlite3"
+logger = logging.getLogger("rubriclib")
+
+
+def default_cache_dir() -> Path:
+    """$RUBRICLIB_CACHE_DIR, else $XDG_CACHE_HOME/rubriclib, else ~/.cache/rubriclib."""
+    if folder := os.environ.get("RUBRICLIB_CACHE_DIR"):
+        return Path(folder).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    return Path(base).expanduser() / "rubriclib"
+
+
+def cache_key(endpoint: str, body: dict[str, Any], trial: int) -> str:
+    """The key of a judgment whose first request is `body`, sent to `endpoint`."""
+    canonical = json.dumps(
+        {"endpoint": endpoint, "body": body, "trial": trial},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class VerdictCache:
+    """A verdict store in `folder`; every failure to use it is a warning, never an error."""
+
+    def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
+        self.folder = Path(folder).expanduser() if folder is not None else default_cache_dir()
+        self.path = self.folder / FILE_NAME
+        self._connection: sqlite3.Connection | None = None
+        self._broken = False
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored value for `key`, or None (a miss, or a cache that cannot be read)."""
+        row = self._run("SELECT value FROM verdicts WHERE key = ?", (key,), fetch=True)
+        if not row:
+            return None
+        try:
+            value = json.loads(row[0])
+        except (TypeError, ValueError):
+            return None
+        return value if isinstance(value, dict) else None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        """Store `value` under `key` (the first writer of a key wins)."""
+        self._run(
+            "INSERT OR IGNORE INTO verdicts (key, value) VALUES (?, ?)", (key, json.dumps(value))
+        )
+
+    def info(self) -> dict[str, Any]:
+        """Where the cache is, how many verdicts it holds and its size on disk."""
+        row = self._run("SELECT count(*) FROM verdicts", (), fetch=True) if self._exists() else None
+        files = [self.path, Path(f"{self.path}-wal")]
+        size = sum(file.stat().st_size for file in files if file.exists())
+        return {"path": str(self.path), "entries": row[0] if row else 0, "bytes": size}
+
+    def clear(self) -> int:
+        """Delete every stored verdict; the number deleted."""
+        if not self._exists():
+            return 0
+        count = self.info()["entries"]
+        self._run("DELETE FROM verdicts", ())
+        self._run("VACUUM", ())
+        return int(count)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    def _exists(self) -> bool:
+        return self.path.is_file()
+
+    def _run(self, sql: str, parameters: tuple[Any, ...], fetch: bool = False) -> Any:
+        with self._lock:
+            if self._broken:
+                return None
+            try:
+                connection = self._connect()
+                with connection:
+                    cursor = connection.execute(sql, parameters)
+                    return cursor.fetchone() if fetch else None
+            except (sqlite3.Error, OSError) as error:
+                self._broken = True
+                logger.warning(
+                    "the verdict cache at %s cannot be used (%s); going on without it",
+                    self.path,
+                    error,
+                )
+                return None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(
+                self.path, timeout=10, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            self._connection = connection
+        return self._connection
+
+
+def stored_verdict(
+    verdict: JudgeVerdict, mode: Mode | None, correction: str | None
+) -> dict[str, Any]:
+    """What the cache keeps of a verdict."""
+    return {
+        "verdict": verdict.verdict,
+        "reason": verdict.reason,
+        "raw_score": verdict.raw_score,
+        "mode": mode,
+        "correction": correction,
+    }
+
+
+def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> GradeResult | None:
+    """A cached verdict as a result (no attempts, `cached: true`), or None for a miss or a
+    stored value that is not a verdict."""
+    if stored is None or stored.get("verdict") not in ("pass", "fail"):
+        return None
+    reason, raw = stored.get("reason"), stored.get("raw_score")
+    if not isinstance(reason, str) or (rubric.scale == "1-5") != isinstance(raw, int):
+        return None
+    correction = stored.get("correction") if isinstance(stored.get("correction"), str) else None
+    usage = {"prompt_tokens": 0, "completion_tokens": 0}
+    details = judge_details(model, stored.get("mode"), 0, 0, usage, correction, cached=True)
+    return make_result(rubric, details, stored["verdict"], reason, raw)
