@@ -1,20 +1,39 @@
-"""rubriclib: versioned LLM-judge rubrics, resolved by name or path, judged through tool calls."""
+"""rubriclib: versioned LLM-judge rubrics, resolved by name or path, judged through tool calls.
+
+Every public name loads on first use, so `import rubriclib` (and a command that only lists or
+validates rubrics) costs no more than it needs; `Judge` alone pulls in the openai SDK.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from rubriclib.errors import JudgeConfigError, RubricError
-from rubriclib.item import Item
-from rubriclib.registry import list_rubrics, load_goldens, load_rubric
-from rubriclib.render import render
-from rubriclib.result import GradeResult
-from rubriclib.rubric import Golden, Rubric
-
 if TYPE_CHECKING:
+    from rubriclib.errors import JudgeConfigError, RubricError
+    from rubriclib.item import Item
     from rubriclib.judge import Judge
+    from rubriclib.registry import list_rubrics, load_goldens, load_rubric
+    from rubriclib.result import GradeResult
+    from rubriclib.rubric import Golden, Rubric
+
+# Imported at once: the submodule `rubriclib.render` would otherwise shadow the function.
+from rubriclib.render import render  # noqa: E402
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "GradeResult": "rubriclib.result",
+    "Golden": "rubriclib.rubric",
+    "Item": "rubriclib.item",
+    "Judge": "rubriclib.judge",
+    "JudgeConfigError": "rubriclib.errors",
+    "Rubric": "rubriclib.rubric",
+    "RubricError": "rubriclib.errors",
+    "list_rubrics": "rubriclib.registry",
+    "load_goldens": "rubriclib.registry",
+    "load_rubric": "rubriclib.registry",
+}
 __all__ = [
     "GradeResult",
     "Golden",
@@ -31,9 +50,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # Judge pulls in the openai SDK; load it only when asked, so non-judging commands start fast.
-    if name == "Judge":
-        from rubriclib.judge import Judge
-
-        return Judge
+    if name in _HOMES:
+        value = getattr(importlib.import_module(_HOMES[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
     raise AttributeError(f"module 'rubriclib' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return [*globals(), *__all__]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -15,13 +14,13 @@ import click
 
 from rubriclib import __version__
 from rubriclib.errors import JudgeConfigError, Problem, RubricError
-from rubriclib.registry import builtin_names, list_rubrics, load_goldens, load_rubric
-from rubriclib.render import render
-from rubriclib.result import GradeResult
-from rubriclib.rubric import Rubric, duplicate_name_problems, parse_goldens_file
 
+# Each command imports what it needs, so `--help` and the commands that only read rubrics
+# start fast, and only the commands that judge load asyncio and the openai SDK.
 if TYPE_CHECKING:
     from rubriclib.goldens import RunReport
+    from rubriclib.result import GradeResult
+    from rubriclib.rubric import Rubric
 
 SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 
@@ -156,6 +155,8 @@ def list_command(as_json: bool) -> None:
     Example:
       rubriclib list --json
     """
+    from rubriclib.registry import builtin_names, list_rubrics
+
     builtins = set(builtin_names())
     rubrics = list_rubrics()
     shadowing = {
@@ -188,6 +189,8 @@ def show(ref: str, as_json: bool) -> None:
     Example:
       rubriclib show groundedness@^1
     """
+    from rubriclib.registry import load_goldens, load_rubric
+
     rubric = load_rubric(ref)
     info = {
         **rubric.identity,
@@ -216,6 +219,8 @@ def validate(refs: Sequence[str], as_json: bool) -> None:
     Example:
       rubriclib validate rubrics/*.md
     """
+    from rubriclib.registry import load_goldens, load_rubric
+
     entries = []
     for ref in refs:
         try:
@@ -264,6 +269,9 @@ def render_command(
     Example:
       rubriclib render groundedness --output @answer.txt --context @source.txt
     """
+    from rubriclib.registry import load_rubric
+    from rubriclib.render import render
+
     _one_stdin(output=output, input=input_, context=context, reference=reference)
     rubric = load_rubric(ref)
     messages = render(
@@ -305,8 +313,11 @@ def judge_command(
     Example:
       rubriclib judge groundedness --output "1969." --context "Apollo 11 landed in 1969."
     """
+    import asyncio
+
     from rubriclib.engine import interruptible
-    from rubriclib.judge import Judge  # the openai SDK loads only for commands that judge
+    from rubriclib.judge import Judge
+    from rubriclib.registry import load_rubric
 
     _one_stdin(output=output, input=input_, context=context, reference=reference)
     rubric = load_rubric(ref)
@@ -364,6 +375,7 @@ def new(
       rubriclib new house-style --description "Whether replies follow our style guide."
       rubriclib new strict-groundedness --from groundedness
     """
+    from rubriclib.registry import load_rubric
     from rubriclib.scaffold import new_rubric
 
     if from_ref is not None and scale is not None and scale != load_rubric(from_ref).scale:
@@ -428,10 +440,14 @@ def test_goldens(
       rubriclib test-goldens
       rubriclib test-goldens ./rubrics/house-style.md --trials 3 --format junit --out goldens.xml
     """
+    import asyncio
+
     from rubriclib.engine import interruptible
     from rubriclib.goldens import run_goldens
     from rubriclib.judge import Judge
+    from rubriclib.registry import builtin_names, load_goldens, load_rubric
     from rubriclib.reports import FORMATTERS, format_table
+    from rubriclib.rubric import duplicate_name_problems, parse_goldens_file
 
     destination = _writable(out, "--out") if out else None
     extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []

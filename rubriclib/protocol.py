@@ -35,22 +35,17 @@ class JudgeVerdict:
 
 
 def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
-    """The tool definitions offered in `mode`; `reason` comes first so a judge whose arguments
-    are written in schema order reasons before it commits."""
-    # minLength and enum (not minimum/maximum) are what grammar-constrained decoders enforce.
-    reason = {"type": "string", "minLength": 1, "description": "Why, in one or two sentences."}
+    """The tool definitions offered in `mode`. Kept lean (the system message explains them),
+    and `reason` comes first so a judge whose arguments are written in schema order reasons
+    before it commits. minLength and enum are what grammar-constrained decoders enforce."""
+    reason = {"type": "string", "minLength": 1}
     if rubric.scale == "1-5":
         score = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
-        return [_tool(SCORE_TOOL, "Give the rubric's score.", {"reason": reason, "score": score})]
-    pass_tool, fail_tool = rubric.tool_names
+        return [_tool(SCORE_TOOL, {"reason": reason, "score": score})]
     if mode == "named":
         verdict = {"type": "string", "enum": ["pass", "fail"]}
-        description = f"Give the verdict: pass means {pass_tool}, fail means {fail_tool}."
-        return [_tool(VERDICT_TOOL, description, {"reason": reason, "verdict": verdict})]
-    return [
-        _tool(pass_tool, "The output meets the rubric.", {"reason": reason}),
-        _tool(fail_tool, "The output does not meet the rubric.", {"reason": reason}),
-    ]
+        return [_tool(VERDICT_TOOL, {"reason": reason, "verdict": verdict})]
+    return [_tool(name, {"reason": {"type": "string"}}) for name in rubric.tool_names]
 
 
 def tool_choice(rubric: Rubric, mode: Mode) -> str | dict[str, Any]:
@@ -194,12 +189,11 @@ def _call_name(call: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+def _tool(name: str, properties: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {
             "name": name,
-            "description": description,
             "parameters": {
                 "type": "object",
                 "properties": properties,

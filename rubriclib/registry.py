@@ -7,10 +7,12 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-
-import semver
+from typing import TYPE_CHECKING
 
 from rubriclib.errors import Problem, RubricError
+
+if TYPE_CHECKING:
+    import semver
 from rubriclib.rubric import (
     NAME_PATTERN,
     Golden,
@@ -158,6 +160,8 @@ _CLAUSE = re.compile(
 
 def _version_satisfies(version: str, spec: str, ref: str) -> bool:
     """Whether `version` meets every comma-separated clause of `spec` (npm/cargo style)."""
+    import semver  # only pins need it
+
     actual = semver.Version.parse(version)
     clauses = [clause.strip() for clause in spec.split(",")]
     for clause in clauses:
@@ -176,6 +180,8 @@ def _version_satisfies(version: str, spec: str, ref: str) -> bool:
 def _clause_checks(
     operator: str | None, major: str, minor: str | None, patch: str | None, prerelease: str | None
 ) -> list[Callable[[semver.Version], bool]]:
+    import semver
+
     low = semver.Version(
         int(major), int(minor or 0), int(patch or 0), (prerelease or "")[1:] or None
     )

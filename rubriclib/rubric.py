@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import frontmatter
-import semver
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -21,6 +21,13 @@ MAX_YAML_NODES = 100_000
 """A YAML document expanding to more nodes than this is refused (stops alias bombs)."""
 
 NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+SEMVER = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?",
+    re.ASCII,
+)
+"""SemVer 2.0.0's own pattern (semver.org), so reading a rubric needs no semver import."""
 SCALES = ("pass-fail", "1-5")
 PASS_FAIL_TOOLS = ("set_grade_pass", "set_grade_fail")
 WAZA_TOOLS = ("set_waza_grade_pass", "set_waza_grade_fail")
@@ -87,7 +94,7 @@ class _Frontmatter(BaseModel):
             raise ValueError(
                 f"YAML read {value!r} as a number; write a full, quoted semver such as '1.0.0'"
             )
-        if not semver.Version.is_valid(value):
+        if not SEMVER.fullmatch(value):
             raise ValueError(f"{value!r} is not valid semver; write it like '1.0.0'")
         return value
 

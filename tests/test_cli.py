@@ -445,3 +445,16 @@ def test_commands_that_do_not_judge_never_import_openai() -> None:
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"
+
+
+def test_import_and_help_load_nothing_heavy() -> None:
+    """`import rubriclib` and `--help` stay at the cost of click: no pydantic models built,
+    no YAML or openai loaded, until a command needs them."""
+    probe = (
+        "import sys; import rubriclib; from click.testing import CliRunner; "
+        "from rubriclib.cli import main; CliRunner().invoke(main, ['--help']); "
+        "print(sorted(m for m in ('openai', 'yaml', 'frontmatter', 'semver', 'asyncio', "
+        "'pydantic.main') if m in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]"

@@ -56,9 +56,9 @@ def test_reason_comes_first_in_every_schema(rubric: Rubric, mode: Any) -> None:
         assert parameters["required"][0] == "reason"
 
 
-def test_the_named_tool_maps_a_waza_rubrics_own_names(waza: Rubric) -> None:
+def test_the_named_tool_serves_a_waza_rubric_too(waza: Rubric) -> None:
     [tool] = verdict_tools(waza, "named")
-    assert "set_waza_grade_pass" in tool["function"]["description"]
+    assert tool["function"]["name"] == "set_grade"
     assert read_reply(
         completion([("set_grade", {"reason": "r", "verdict": "fail"})]), waza, "named"
     ) == JudgeVerdict("fail", "r")
@@ -162,3 +162,27 @@ def test_usage_of_counts_only_integers() -> None:
         "completion_tokens": 0,
     }
     assert usage_of([1]) == {"prompt_tokens": 0, "completion_tokens": 0}
+
+
+@pytest.mark.parametrize("name", ["groundedness", "answer-correctness"])
+@pytest.mark.parametrize("mode", ["required", "named", "auto"])
+def test_the_protocol_costs_at_most_150_prompt_tokens(name: str, mode: Any) -> None:
+    """System message plus tool schemas, estimated at four characters a token."""
+    from rubriclib import render
+
+    rubric = load_rubric(name)
+    system = render(rubric, "x")[0]["content"]
+    tools = json.dumps(verdict_tools(rubric, mode))
+    assert (len(system) + len(tools)) / 4 <= 150
+
+
+def test_the_static_prefix_comes_first(rubric: Rubric) -> None:
+    """System message, then the rubric body, then the values, the candidate last: a provider's
+    prompt cache can reuse everything before the values."""
+    from rubriclib import render
+
+    one = render(rubric, "first output", context="same")
+    two = render(rubric, "second output", context="same")
+    assert one[0] == two[0]
+    shared = len(rubric.body)
+    assert one[1]["content"][:shared] == two[1]["content"][:shared] == rubric.body

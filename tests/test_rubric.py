@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from conftest import VALID_RUBRIC
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rubriclib import RubricError, load_rubric
 
@@ -220,3 +222,12 @@ def test_identity_is_what_results_carry(write_file: Callable[..., Path]) -> None
         "source": f"file:{path}",
         "digest": hashlib.sha256(VALID_RUBRIC.encode()).hexdigest(),
     }
+
+
+@given(st.from_regex(r"\A[v0-9a-z.+-]{0,3}\d{1,2}\.\d{1,2}(\.\d{1,2})?([-+][0-9A-Za-z.-]{0,6})?\Z"))
+def test_our_semver_pattern_agrees_with_the_semver_package(version: str) -> None:
+    import semver
+
+    from rubriclib.rubric import SEMVER
+
+    assert bool(SEMVER.fullmatch(version)) == semver.Version.is_valid(version)
