@@ -420,6 +420,11 @@ def new(
 )
 @click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
 @click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+@click.option(
+    "--requests-per-minute",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Space request starts to stay under this quota.",
+)
 def test_goldens(
     refs: Sequence[str],
     model: str | None,
@@ -429,6 +434,7 @@ def test_goldens(
     report_format: str,
     out: str | None,
     no_cache: bool,
+    requests_per_minute: float | None,
 ) -> None:
     """Regression run: judge every golden of each rubric (all built-ins when no REF is given).
 
@@ -474,7 +480,9 @@ def test_goldens(
     async def run_all(progress: Callable[[], None] | None) -> RunReport:
         with interruptible() as interrupt:
             try:
-                return await run_goldens(judge, plan, trials, concurrency, progress, interrupt)
+                return await run_goldens(
+                    judge, plan, trials, concurrency, progress, interrupt, requests_per_minute
+                )
             finally:
                 await judge.aclose()
 

@@ -184,6 +184,7 @@ async def run_goldens(
     concurrency: int = 8,
     on_judgment: Callable[[], None] | None = None,
     interrupt: Interrupted | None = None,
+    requests_per_minute: float | None = None,
 ) -> RunReport:
     """Judge every golden of every rubric `trials` times through the engine. When `interrupt`
     records a signal, the run stops and the report holds what was judged until then."""
@@ -200,7 +201,10 @@ async def run_goldens(
     results: dict[int, GradeResult] = {}
     started = time.time()
     try:
-        async for index, result in judge_stream(judge, jobs, concurrency=concurrency):
+        stream = judge_stream(
+            judge, jobs, concurrency=concurrency, requests_per_minute=requests_per_minute
+        )
+        async for index, result in stream:
             results[index] = result
             if on_judgment is not None:
                 on_judgment()

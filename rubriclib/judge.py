@@ -176,12 +176,19 @@ class Judge:
         items: Iterable[Item | Mapping[str, Any]],
         *,
         concurrency: int = 8,
+        requests_per_minute: float | None = None,
     ) -> list[GradeResult]:
-        """Judge every item, `concurrency` at once: one result per item, in input order."""
+        """Judge every item, `concurrency` at once (and at most `requests_per_minute` request
+        starts a minute, if given): one result per item, in input order."""
 
         async def run() -> list[GradeResult]:
             try:
-                return await self.agrade_many(rubric, items, concurrency=concurrency)
+                return await self.agrade_many(
+                    rubric,
+                    items,
+                    concurrency=concurrency,
+                    requests_per_minute=requests_per_minute,
+                )
             finally:
                 await self.aclose()
 
@@ -199,6 +206,7 @@ class Judge:
         items: Iterable[Item | Mapping[str, Any]],
         *,
         concurrency: int = 8,
+        requests_per_minute: float | None = None,
     ) -> list[GradeResult]:
         """The async form of `grade_many`."""
         from rubriclib.engine import Job, judge_stream
@@ -206,7 +214,10 @@ class Judge:
         resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
         jobs = [Job(resolved, as_item(item, f"items[{i}]")) for i, item in enumerate(items)]
         results: list[GradeResult | None] = [None] * len(jobs)
-        async for index, result in judge_stream(self, jobs, concurrency=concurrency):
+        stream = judge_stream(
+            self, jobs, concurrency=concurrency, requests_per_minute=requests_per_minute
+        )
+        async for index, result in stream:
             results[index] = result
         return [result for result in results if result is not None]
 

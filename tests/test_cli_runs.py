@@ -205,3 +205,14 @@ def test_an_interrupted_judge_exits_130_not_fail(library: Path, endpoint: JudgeS
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130
     assert stderr == "rubriclib: interrupted by SIGINT; nothing was judged\n"
+
+
+def test_a_requests_per_minute_quota_paces_test_goldens(
+    library: Path, endpoint: JudgeServer
+) -> None:
+    started = time.monotonic()
+    result = CliRunner().invoke(
+        main, ["test-goldens", "keywords", "--requests-per-minute", "300", "--no-cache"]
+    )
+    assert result.exit_code == 0 and len(endpoint.requests) == 2
+    assert time.monotonic() - started >= 0.2  # two starts, 0.2 s apart
