@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib import __version__
-from rubriclib.errors import JudgeConfigError, Problem, RubricError
+from rubriclib.errors import InputError, JudgeConfigError, Problem, RubricError
 
 # Each command imports what it needs, so `--help` and the commands that only read rubrics
 # start fast, and only the commands that judge load asyncio and the openai SDK.
@@ -33,7 +33,7 @@ Exit codes:
   130  interrupted (SIGINT; 143 for SIGTERM): test-goldens writes what was judged"""
 
 
-class InputError(click.ClickException):
+class BadInput(click.ClickException):
     """Bad input from the user: one line on stderr per problem, exit 2."""
 
     exit_code = 2
@@ -51,10 +51,10 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except RubricError as error:
-            raise InputError(*(str(problem) for problem in error.problems)) from None
+        except InputError as error:  # a bad rubric, eval file, dataset or reference
+            raise BadInput(*(str(problem) for problem in error.problems)) from None
         except JudgeConfigError as error:
-            raise InputError(str(error)) from None
+            raise BadInput(str(error)) from None
 
 
 def _one_stdin(**options: str | None) -> None:
@@ -69,11 +69,11 @@ def _writable(path: str, option: str) -> Path:
     target = Path(path).expanduser()
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
-        raise InputError(f"{option}: {target} is a directory")
+        raise BadInput(f"{option}: {target} is a directory")
     if not folder.is_dir():
-        raise InputError(f"{option}: cannot write {target}: folder {folder} does not exist")
+        raise BadInput(f"{option}: cannot write {target}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise InputError(f"{option}: cannot write {target}: permission denied")
+        raise BadInput(f"{option}: cannot write {target}: permission denied")
     return target
 
 
@@ -98,7 +98,7 @@ def _text(value: str | None, option: str) -> str | None:
             return path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             reason = getattr(error, "strerror", None) or "not UTF-8 text"
-            raise InputError(f"{option}: cannot read {path}: {reason}") from None
+            raise BadInput(f"{option}: cannot read {path}: {reason}") from None
     return value
 
 

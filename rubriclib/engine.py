@@ -19,7 +19,7 @@ from typing import Any
 
 from rubriclib.item import Item
 from rubriclib.judge import EndpointUnusable, Judge
-from rubriclib.result import GradeResult, judge_details, make_result
+from rubriclib.result import GradeResult, not_judged
 from rubriclib.rubric import Rubric
 
 CONNECTION_FAILURES_TO_STOP = 3
@@ -146,17 +146,11 @@ async def judge_stream(
 
 async def _judge_one(judge: Judge, job: Job, pacer: Pacer) -> GradeResult:
     if pacer.dead is not None:
-        return not_judged(judge, job.rubric, pacer.dead)
+        return not_judged(job.rubric, judge.model, pacer.dead)
     try:
         return await judge.agrade_item(job.rubric, job.item, trial=job.trial, pacer=pacer)
     except Exception as error:  # never lose a judgment, whatever went wrong
-        return not_judged(judge, job.rubric, f"unexpected {type(error).__name__}")
-
-
-def not_judged(judge: Judge, rubric: Rubric, cause: str) -> GradeResult:
-    """The error result of a job that was never sent to the judge."""
-    details = judge_details(judge.model, None, 0, 0, {"prompt_tokens": 0, "completion_tokens": 0})
-    return make_result(rubric, details, "error", f"not judged: {cause}")
+        return not_judged(job.rubric, judge.model, f"unexpected {type(error).__name__}")
 
 
 class Interrupted:

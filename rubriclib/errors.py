@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with a rubric file or reference: where, which field, what."""
+    """One thing wrong with an input file or reference: where, which field, what."""
 
     source: str
     field: str
@@ -17,23 +17,35 @@ class Problem:
         return f"{self.source}: {self.field}: {self.message}"
 
 
-class RubricError(ValueError):
-    """A bad rubric file, goldens file or rubric reference; carries every problem found."""
+class InputError(ValueError):
+    """Bad input a user wrote; carries every problem found, each naming file, field and what."""
 
     def __init__(self, problems: list[Problem]) -> None:
         if not problems:
-            raise ValueError("RubricError needs at least one problem")
+            raise ValueError(f"{type(self).__name__} needs at least one problem")
         self.problems = problems
         super().__init__("\n".join(str(problem) for problem in problems))
 
     @classmethod
-    def single(cls, source: str, field: str, message: str) -> RubricError:
-        """A RubricError with one problem."""
+    def single(cls, source: str, field: str, message: str) -> InputError:
+        """An error with one problem."""
         return cls([Problem(source, field, message)])
 
-    def one_line(self) -> str:
-        """Every problem on one line, for a CLI error message."""
-        return " ".join("; ".join(str(problem) for problem in self.problems).split())
+
+class RubricError(InputError):
+    """A bad rubric file, goldens file or rubric reference."""
+
+    @classmethod
+    def single(cls, source: str, field: str, message: str) -> RubricError:
+        return cls([Problem(source, field, message)])
+
+
+class EvalError(InputError):
+    """A bad eval file, dataset or dataset row."""
+
+    @classmethod
+    def single(cls, source: str, field: str, message: str) -> EvalError:
+        return cls([Problem(source, field, message)])
 
 
 class JudgeConfigError(ValueError):

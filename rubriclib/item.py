@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -47,3 +47,8 @@ def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
 def _expected(field: str) -> str:
     kinds = {"output": "a string", "metadata": "a dict", "id": "a string, an integer or None"}
     return kinds.get(field, "a string or None")
+
+
+def missing_fields(requires: Sequence[str], item: Item) -> list[str]:
+    """The fields in `requires` that `item` lacks (None or only whitespace)."""
+    return [name for name in requires if not (getattr(item, name) or "").strip()]

@@ -24,7 +24,7 @@ from rubriclib.failures import (
     quirk_in,
     signal_kind,
 )
-from rubriclib.item import Item, as_item
+from rubriclib.item import Item, as_item, missing_fields
 from rubriclib.protocol import (
     JudgeVerdict,
     Mode,
@@ -37,7 +37,7 @@ from rubriclib.protocol import (
 )
 from rubriclib.registry import load_rubric
 from rubriclib.render import render
-from rubriclib.result import GradeResult, judge_details, make_result
+from rubriclib.result import GradeResult, judge_details, make_result, not_judged
 from rubriclib.rubric import Rubric
 
 if TYPE_CHECKING:
@@ -137,6 +137,8 @@ class Judge:
         """Judge `output` against `rubric` (a Rubric or a reference such as "groundedness@^1");
         failures come back as verdict `error`."""
         rubric, item = _prepare(rubric, output, input, context, reference)
+        if missing := missing_fields(rubric.requires, item):
+            return not_judged(rubric, self.model, _missing_cause(rubric, missing))
         steps = self._judgment(rubric, render(rubric, item.output, *_fields(item)))
         reply: Any = None
         while True:
@@ -226,6 +228,8 @@ class Judge:
     ) -> GradeResult:
         """Judge one Item (`trial` numbers independent samples of it, each cached apart); every
         request waits for `pacer` (the engine's) when one is given."""
+        if missing := missing_fields(rubric.requires, item):
+            return not_judged(rubric, self.model, _missing_cause(rubric, missing))
         steps = self._judgment(rubric, render(rubric, item.output, *_fields(item)), trial)
         reply: Any = None
         while True:
@@ -415,6 +419,10 @@ def _prepare(
     fields = {"output": output, "input": input, "context": context, "reference": reference}
     item = as_item({key: value for key, value in fields.items() if value is not None}, "grade")
     return (load_rubric(rubric) if isinstance(rubric, str) else rubric), item
+
+
+def _missing_cause(rubric: Rubric, missing: list[str]) -> str:
+    return f"no {' and no '.join(missing)} (the rubric {rubric.name} requires it)"
 
 
 def _fields(item: Item) -> tuple[str | None, str | None, str | None]:

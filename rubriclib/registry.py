@@ -20,6 +20,7 @@ from rubriclib.rubric import (
     duplicate_name_problems,
     parse_goldens_file,
     parse_rubric,
+    required_field_problems,
 )
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -98,8 +99,10 @@ def load_goldens(rubric: Rubric) -> list[Golden]:
     label = (
         f"builtin:goldens/{rubric.name}.yaml" if rubric.source.startswith("builtin:") else str(path)
     )
-    goldens = list(rubric.goldens) + parse_goldens_file(path, label)
+    extra = parse_goldens_file(path, label)
+    goldens = list(rubric.goldens) + extra
     problems = duplicate_name_problems(goldens, label, "goldens")
+    problems += required_field_problems(extra, rubric.requires, label)
     if problems:
         raise RubricError(problems)
     return goldens

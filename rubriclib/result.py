@@ -74,3 +74,9 @@ def make_result(
     return GradeResult(
         verdict=verdict, passed=verdict == "pass", score=score, reason=reason, details=details
     )
+
+
+def not_judged(rubric: Rubric, model: str, cause: str) -> GradeResult:
+    """The error result of a judgment that was never sent to the judge."""
+    details = judge_details(model, None, 0, 0, {"prompt_tokens": 0, "completion_tokens": 0})
+    return make_result(rubric, details, "error", f"not judged: {cause}")

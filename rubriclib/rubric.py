@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -83,6 +84,8 @@ class _Frontmatter(BaseModel):
     scale: Literal["pass-fail", "1-5"]
     description: str
     pass_threshold: int | None = Field(default=None, ge=1, le=5, strict=True)
+    requires: list[Literal["input", "context", "reference"]] = Field(default_factory=list)
+    """Fields a judgment cannot go without: a row lacking one is an error, never judged."""
     goldens: list[Golden] = Field(default_factory=list)
 
     @field_validator("version", mode="before")
@@ -158,6 +161,7 @@ def parse_rubric(path: Path, source: str, label: str) -> Rubric:
     if fields is not None:
         problems.extend(_scale_problems(fields, label))
         problems.extend(duplicate_name_problems(fields.goldens, label, "goldens"))
+        problems.extend(required_field_problems(fields.goldens, fields.requires, label))
     if problems:
         raise RubricError(problems)
     assert fields is not None
@@ -299,6 +303,18 @@ def _scale_problems(fields: _Frontmatter, label: str) -> list[Problem]:
                     )
                 )
     return problems
+
+
+def required_field_problems(
+    goldens: list[Golden], requires: Sequence[str], label: str, field: str = "goldens"
+) -> list[Problem]:
+    """A problem for every golden that lacks a field its rubric requires."""
+    return [
+        Problem(label, f"{field}[{index}].{name}", "is required by the rubric (requires)")
+        for index, golden in enumerate(goldens)
+        for name in requires
+        if getattr(golden, name) is None
+    ]
 
 
 def duplicate_name_problems(goldens: list[Golden], label: str, field: str) -> list[Problem]:

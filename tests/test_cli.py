@@ -115,7 +115,7 @@ def test_show(runner: CliRunner) -> None:
     assert "# Groundedness" in result.output
     data = json.loads(runner.invoke(main, ["show", "groundedness", "--json"]).output)
     assert (
-        data["version"] == "1.0.1"
+        data["version"] == "1.1.0"
         and data["goldens"] == 15
         and data["body"].startswith("# Groundedness")
     )
@@ -133,7 +133,7 @@ def test_validate_exit_codes(runner: CliRunner, write_file: Callable[..., Path])
     good = write_file("good.md", VALID_RUBRIC)
     bad = write_file("bad.md", VALID_RUBRIC.replace("1.2.3", "1.0").replace("pass-fail", "ternary"))
     ok = runner.invoke(main, ["validate", str(good), "groundedness"])
-    assert ok.exit_code == 0 and "groundedness: ok (groundedness@1.0.1, 15 goldens)" in ok.output
+    assert ok.exit_code == 0 and "groundedness: ok (groundedness@1.1.0, 15 goldens)" in ok.output
     result = runner.invoke(main, ["validate", str(good), str(bad)])
     assert result.exit_code == 1
     assert f"{bad}: version: YAML read 1.0 as a number" in result.output
@@ -178,16 +178,26 @@ def test_render_missing_file_is_exit_2(runner: CliRunner, tmp_path: Path) -> Non
 
 
 def test_judge_exit_codes(runner: CliRunner, endpoint: JudgeServer) -> None:
-    passing = runner.invoke(main, ["judge", "groundedness", "--output", "verdict:pass"])
-    assert passing.exit_code == 0 and passing.output.startswith("PASS groundedness@1.0.1:")
-    failing = runner.invoke(main, ["judge", "groundedness", "--output", "verdict:fail", "--json"])
+    def judge(*arguments: str) -> Any:
+        return runner.invoke(main, ["judge", "groundedness", "--context", "c", *arguments])
+
+    passing = judge("--output", "verdict:pass")
+    assert passing.exit_code == 0 and passing.output.startswith("PASS groundedness@1.1.0:")
+    failing = judge("--output", "verdict:fail", "--json")
     assert failing.exit_code == 1 and json.loads(failing.output)["verdict"] == "fail"
-    erroring = runner.invoke(main, ["judge", "groundedness", "--output", "verdict:text"])
+    erroring = judge("--output", "verdict:text")
     assert erroring.exit_code == 3 and erroring.output.startswith("ERROR")
-    model = runner.invoke(
-        main, ["judge", "groundedness", "--output", "verdict:pass", "--model", "m-9"]
-    )
+    model = judge("--output", "verdict:pass", "--model", "m-9")
     assert model.exit_code == 0 and endpoint.requests[-1]["model"] == "m-9"
+
+
+def test_a_required_field_missing_is_an_error_without_a_request(
+    runner: CliRunner, endpoint: JudgeServer
+) -> None:
+    result = runner.invoke(main, ["judge", "groundedness", "--output", "x", "--json"])
+    assert result.exit_code == 3 and endpoint.requests == []
+    reason = json.loads(result.output)["reason"]
+    assert reason == "not judged: no context (the rubric groundedness requires it)"
 
 
 def test_judge_without_key_is_exit_2(runner: CliRunner) -> None:
@@ -389,7 +399,7 @@ def test_installed_console_script_against_the_server(
     elif report_format == "junit":
         assert ElementTree.fromstring(run.stdout).tag == "testsuites"
     else:
-        assert "keywords@2.1.0" in run.stdout and "groundedness@1.0.1" in run.stdout
+        assert "keywords@2.1.0" in run.stdout and "groundedness@1.1.0" in run.stdout
     # Built-in goldens are not keyword-scripted, so some miss: exit 1, never a crash.
     assert run.returncode == 1
 

@@ -18,7 +18,7 @@ PASS_FAIL = [
 
 def test_the_library_is_what_the_readme_promises() -> None:
     assert builtin_names() == sorted([*PASS_FAIL, "answer-correctness"])
-    assert all(rubric.version == "1.0.1" for rubric in list_rubrics())
+    assert all(rubric.version == "1.1.0" for rubric in list_rubrics())
 
 
 @pytest.mark.parametrize("name", builtin_names())

@@ -231,3 +231,21 @@ def test_our_semver_pattern_agrees_with_the_semver_package(version: str) -> None
     from rubriclib.rubric import SEMVER
 
     assert bool(SEMVER.fullmatch(version)) == semver.Version.is_valid(version)
+
+
+def test_requires_names_fields_every_golden_must_have(write_file: Callable[..., Path]) -> None:
+    text = VALID_RUBRIC.replace("goldens:\n", "requires: [context]\ngoldens:\n", 1)
+    with pytest.raises(RubricError) as caught:
+        load_rubric(str(write_file("needs.md", text)))
+    fields = [problem.field for problem in caught.value.problems]
+    assert fields == ["goldens[0].context", "goldens[1].context"]
+    assert "is required by the rubric (requires)" in str(caught.value)
+    bad = VALID_RUBRIC.replace("goldens:\n", "requires: [contxt]\ngoldens:\n", 1)
+    with pytest.raises(RubricError, match=r"requires\[0\]: 'contxt' is not allowed"):
+        load_rubric(str(write_file("bad.md", bad)))
+
+
+def test_the_builtins_declare_what_they_need() -> None:
+    assert load_rubric("groundedness").requires == ["context"]
+    assert load_rubric("answer-correctness").requires == ["reference"]
+    assert load_rubric("helpfulness").requires == ["input"]
