@@ -10,7 +10,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rubriclib.errors import JudgeConfigError, RubricError
+    from rubriclib.errors import EvalError, JudgeConfigError, RubricError
+    from rubriclib.evalfile import Eval, load_eval
+    from rubriclib.evals import EvalReport, run_eval
     from rubriclib.item import Item
     from rubriclib.judge import Judge
     from rubriclib.registry import list_rubrics, load_goldens, load_rubric
@@ -23,6 +25,9 @@ from rubriclib.render import render  # noqa: E402
 __version__ = "0.1.0"
 
 _HOMES = {
+    "Eval": "rubriclib.evalfile",
+    "EvalError": "rubriclib.errors",
+    "EvalReport": "rubriclib.evals",
     "GradeResult": "rubriclib.result",
     "Golden": "rubriclib.rubric",
     "Item": "rubriclib.item",
@@ -32,9 +37,14 @@ _HOMES = {
     "RubricError": "rubriclib.errors",
     "list_rubrics": "rubriclib.registry",
     "load_goldens": "rubriclib.registry",
+    "load_eval": "rubriclib.evalfile",
     "load_rubric": "rubriclib.registry",
+    "run_eval": "rubriclib.evals",
 }
 __all__ = [
+    "Eval",
+    "EvalError",
+    "EvalReport",
     "GradeResult",
     "Golden",
     "Item",
@@ -43,9 +53,11 @@ __all__ = [
     "Rubric",
     "RubricError",
     "list_rubrics",
+    "load_eval",
     "load_goldens",
     "load_rubric",
     "render",
+    "run_eval",
 ]
 
 

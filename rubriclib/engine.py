@@ -28,11 +28,13 @@ CONNECTION_FAILURES_TO_STOP = 3
 
 @dataclass(frozen=True)
 class Job:
-    """One judgment to make: a rubric, an item, and which trial of it this is (from 1)."""
+    """One judgment to make: a rubric, an item, which trial of it this is (from 1), and the
+    judge to ask when it is not the stream's own (an eval's graders may use several)."""
 
     rubric: Rubric
     item: Item
     trial: int = 1
+    judge: Judge | None = None
 
 
 class Pacer:
@@ -114,7 +116,13 @@ async def judge_stream(
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
-    pacer = Pacer(judge, concurrency, requests_per_minute)
+    pacers: dict[str, Pacer] = {}  # one per endpoint: each keeps its own pace and fail-fast
+
+    def pacer_of(asked: Judge) -> Pacer:
+        if asked.endpoint not in pacers:
+            pacers[asked.endpoint] = Pacer(asked, concurrency, requests_per_minute)
+        return pacers[asked.endpoint]
+
     source: Iterator[tuple[int, Job]] = enumerate(jobs)
     finished: asyncio.Queue[tuple[int, GradeResult] | BaseException | None] = asyncio.Queue(
         maxsize=concurrency
@@ -122,7 +130,8 @@ async def judge_stream(
 
     async def work() -> None:
         for index, job in source:  # next() never awaits, so workers share the iterator safely
-            await finished.put((index, await _judge_one(judge, job, pacer)))
+            asked = job.judge or judge
+            await finished.put((index, await _judge_one(asked, job, pacer_of(asked))))
 
     async def run_workers() -> None:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -212,3 +213,21 @@ def _clause_checks(
         "!=": lambda v: v != low,
     }
     return [compare[operator]]
+
+
+def rubric_from_prompt(text: str, name: str, source: str, path: Path) -> Rubric:
+    """An unversioned pass-fail rubric from a plain judge prompt (a letta-evals `.txt` prompt or
+    an inline `prompt:`). Its identity says so: version 0.0.0, `source` such as `prompt:FILE`,
+    and the digest of the prompt's text. `{input}`, `{context}`, `{ground_truth}` and
+    `{submission}` in the text place the values, as in any rubric body."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "prompt"
+    return Rubric(
+        name=slug,
+        version="0.0.0",
+        scale="pass-fail",
+        description=f"The judge prompt of {name}, not a versioned rubric.",
+        body=text.strip("\n"),
+        source=source,
+        path=path,
+        digest=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    )

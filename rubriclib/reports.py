@@ -71,7 +71,7 @@ def xml_safe(text: str) -> str:
     return _XML_UNSAFE.sub(lambda match: _escape(match.group()), text)
 
 
-def _one_line(text: str, limit: int) -> str:
+def one_line(text: str, limit: int) -> str:
     """Text on one line for the table: blanks and line breaks collapsed, the rest `printable`."""
     return printable(_BLANKS.sub(" ", text).strip(), limit)
 
@@ -152,7 +152,7 @@ def _outcome_lines(report: RubricReport, trials: int) -> list[str]:
         lines.append(f"  {mark} {expected}  got {', '.join(outcome.verdicts)}{flaky}{partial}")
         if not outcome.agreed:
             miss = next(r for r in outcome.results if r.verdict != outcome.golden.expected)
-            lines.append(f"       {_one_line(miss.reason, _REASON_WIDTH)}")
+            lines.append(f"       {one_line(miss.reason, _REASON_WIDTH)}")
     return lines
 
 
@@ -188,7 +188,7 @@ def format_table(run: RunReport) -> str:
     return "\n".join(lines)
 
 
-def _iso(timestamp: float) -> str:
+def iso_time(timestamp: float) -> str:
     """A time.time() value as ISO 8601 UTC, e.g. 2025-01-31T09:30:00.250Z."""
     moment = datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")
     return moment.replace("+00:00", "Z")
@@ -201,8 +201,8 @@ def _run_json(run: RunReport) -> dict[str, Any]:
         "rubriclib_version": __version__,
         "judge_model": info.judge_model if info else None,
         "endpoint": info.endpoint if info else None,
-        "started": _iso(info.started) if info else None,
-        "finished": _iso(info.finished) if info else None,
+        "started": iso_time(info.started) if info else None,
+        "finished": iso_time(info.finished) if info else None,
         "duration_seconds": round(info.finished - info.started, 3) if info else None,
         "usage": {
             key: sum(_tokens(result, key) for result in results)
@@ -264,7 +264,7 @@ def format_json(run: RunReport) -> str:
     return json.dumps(to_json(run), indent=2)
 
 
-def _element(
+def xml_element(
     parent: ElementTree.Element, tag: str, text: str | None = None, **attributes: str
 ) -> ElementTree.Element:
     """A child element whose text and attributes have passed through `xml_safe`."""
@@ -275,10 +275,10 @@ def _element(
     return element
 
 
-def _properties(parent: ElementTree.Element, values: dict[str, str]) -> None:
-    properties = _element(parent, "properties")
+def xml_properties(parent: ElementTree.Element, values: dict[str, str]) -> None:
+    properties = xml_element(parent, "properties")
     for name, value in values.items():
-        _element(properties, "property", name=name, value=value)
+        xml_element(properties, "property", name=name, value=value)
 
 
 def _system_out(outcome: GoldenOutcome, result: GradeResult) -> str:
@@ -306,7 +306,7 @@ def _case(
     skip_message: str,
 ) -> None:
     """One testcase: skipped when not judged, else passed, or a failure or error with its story."""
-    case = _element(
+    case = xml_element(
         suite,
         "testcase",
         classname=classname,
@@ -314,22 +314,22 @@ def _case(
         time=f"{_seconds(result) if result else 0:.3f}",
     )
     if result is None:
-        _element(case, "skipped", message=skip_message)
+        xml_element(case, "skipped", message=skip_message)
         return
     if _judge_value(result, "corrected"):
-        _properties(case, {"corrected": "true"})
+        xml_properties(case, {"corrected": "true"})
     expected = outcome.golden.expected
     if result.verdict == "error":
-        _element(case, "error", result.reason, message="judge error")
+        xml_element(case, "error", result.reason, message="judge error")
     elif result.verdict != expected:
         message = f"expected {expected}, got {result.verdict}"
-        _element(case, "failure", result.reason, message=message)
+        xml_element(case, "failure", result.reason, message=message)
     else:
         return
-    _element(case, "system-out", _system_out(outcome, result))
+    xml_element(case, "system-out", _system_out(outcome, result))
 
 
-def _set_totals(
+def junit_totals(
     element: ElementTree.Element, tests: int, failures: int, errors: int, skipped: int, time: float
 ) -> None:
     """The JUnit totals as attributes, in the usual order; `time` in seconds."""
@@ -343,12 +343,12 @@ def _suite(root: ElementTree.Element, report: RubricReport, run: RunReport) -> E
     """One testsuite per rubric: its totals as attributes, its identity as properties."""
     rubric = report.rubric
     interrupted = _interrupted(run)
-    suite = _element(root, "testsuite", name=f"{rubric.name}@{rubric.version}")
+    suite = xml_element(root, "testsuite", name=f"{rubric.name}@{rubric.version}")
     properties = {"version": rubric.version, "digest": rubric.digest}
     properties["corrected"] = str(report.corrected)
     if interrupted is not None:
         properties["interrupted"] = interrupted
-    _properties(suite, properties)
+    xml_properties(suite, properties)
     # Jenkins splits a classname at its last dot into package and class: `name@1.0.0` would
     # file every case under class `0` and start a new history on each version bump. A rubric
     # name is kebab-case (no dots) and stays the same across versions; dots are replaced anyway.
@@ -360,7 +360,7 @@ def _suite(root: ElementTree.Element, report: RubricReport, run: RunReport) -> E
             _case(suite, classname, outcome, trial, result, skip_message)
     counts = report.counts
     skipped = sum(max(run.trials - len(outcome.results), 0) for outcome in report.outcomes)
-    _set_totals(
+    junit_totals(
         suite,
         tests=report.judgments + skipped,
         failures=counts["false_pass"] + counts["false_fail"],
@@ -380,7 +380,7 @@ def format_junit(run: RunReport) -> str:
     root = ElementTree.Element("testsuites", name="rubriclib test-goldens")
     interrupted = _interrupted(run)
     if interrupted is not None:
-        _properties(root, {"interrupted": interrupted})
+        xml_properties(root, {"interrupted": interrupted})
     suites = [_suite(root, report, run) for report in run.rubrics]
 
     def total(name: str) -> int:
@@ -388,7 +388,7 @@ def format_junit(run: RunReport) -> str:
 
     info = run.info
     time = info.finished - info.started if info else sum(float(s.get("time", 0)) for s in suites)
-    _set_totals(root, total("tests"), total("failures"), total("errors"), total("skipped"), time)
+    junit_totals(root, total("tests"), total("failures"), total("errors"), total("skipped"), time)
     ElementTree.indent(root)
     return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
 

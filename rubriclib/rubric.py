@@ -13,7 +13,7 @@ import frontmatter
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rubriclib.errors import Problem, RubricError
+from rubriclib.errors import InputError, Problem, RubricError
 
 MAX_FILE_BYTES = 1024 * 1024
 """Rubric and goldens files larger than this are refused unread (1 MiB)."""
@@ -224,18 +224,25 @@ def decode_text(raw: bytes, label: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def load_yaml(text: str, label: str, field: str) -> Any:
-    """Safe-load YAML, refusing syntax errors and documents that expand past MAX_YAML_NODES."""
+def load_yaml(
+    text: str,
+    label: str,
+    field: str,
+    error: type[InputError] = RubricError,
+    max_nodes: int = MAX_YAML_NODES,
+) -> Any:
+    """Safe-load YAML, refusing syntax errors, duplicate keys and documents that expand past
+    `max_nodes` values; problems are raised as `error` (RubricError unless told)."""
     try:
         data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a safe loader
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
+    except yaml.YAMLError as problem:
+        where = getattr(problem, "problem_mark", None)
         at = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
-        reason = getattr(error, "problem", None) or "invalid YAML"
-        raise RubricError.single(label, field, f"invalid YAML{at}: {reason}") from None
-    if _exceeds_node_budget(data):
-        raise RubricError.single(
-            label, field, f"YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)"
+        reason = getattr(problem, "problem", None) or "invalid YAML"
+        raise error.single(label, field, f"invalid YAML{at}: {reason}") from None
+    if _exceeds_node_budget(data, max_nodes):
+        raise error.single(
+            label, field, f"YAML expands to more than {max_nodes} values (alias bomb?)"
         )
     return data
 
@@ -247,9 +254,9 @@ def _describe_yaml(data: Any) -> str:
     return kinds.get(type(data), f"a {type(data).__name__}")
 
 
-def _exceeds_node_budget(data: Any) -> bool:
-    """Whether walking `data` (aliases expanded, cycles included) visits too many values."""
-    budget = MAX_YAML_NODES
+def _exceeds_node_budget(data: Any, budget: int) -> bool:
+    """Whether walking `data` (aliases expanded, cycles included) visits more than `budget`
+    values."""
     stack = [data]
     while stack:
         budget -= 1
@@ -349,8 +356,7 @@ def _message(item: Any, location: list[Any], model: type[BaseModel]) -> str:
     if kind == "missing":
         return "is required"
     if kind == "extra_forbidden":
-        owner = Golden if model is Golden or len(location) > 1 else _Frontmatter
-        known = list(owner.model_fields)
+        known = list(_model_at(model, location[:-1]).model_fields)
         close = difflib.get_close_matches(str(location[-1]), known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
         return f"unknown key{hint}"
@@ -364,3 +370,26 @@ def _message(item: Any, location: list[Any], model: type[BaseModel]) -> str:
         return f"{item['msg'].lower()}, not {type(item['input']).__name__}"
     message = str(item["msg"])
     return message[0].lower() + message[1:]
+
+
+def _model_at(model: type[BaseModel], location: list[Any]) -> type[BaseModel]:
+    """The pydantic model that holds the field at `location` inside `model` (walking through
+    lists, dicts and optionals), so an unknown key gets suggestions from the right keys."""
+    for part in location:
+        if isinstance(part, int) or part not in model.model_fields:
+            continue  # a list index or a dict key: the model stays the one inside
+        annotation = model.model_fields[part].annotation
+        nested = _nested_model(annotation)
+        if nested is None:
+            break
+        model = nested
+    return model
+
+
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in getattr(annotation, "__args__", ()):
+        if (found := _nested_model(argument)) is not None:
+            return found
+    return None

@@ -1,0 +1,237 @@
+"""Datasets of outputs to judge: rows from JSONL (streamed), JSON, CSV or YAML files, or rows
+written inline in an eval file, each read into an Item.
+
+Row keys: `id` (else the row number), `input` (text, or a list of chat messages shown as a
+transcript), `context` (text, or a list of passages shown numbered), `reference` (or
+`ground_truth`, `expected_output`), `output` (or `submission`, `response`, `actual_output`).
+Every other key is kept as the row's metadata.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rubriclib.errors import EvalError, Problem
+from rubriclib.item import Item
+from rubriclib.rubric import load_yaml
+
+ALIASES = {
+    "reference": ("reference", "ground_truth", "expected_output"),
+    "output": ("output", "submission", "response", "actual_output"),
+}
+SUFFIXES = (".jsonl", ".json", ".csv", ".yaml", ".yml")
+MAX_PROBLEMS = 200
+"""A dataset check stops collecting after this many problems (and says how many it skipped)."""
+MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024
+"""JSON and YAML datasets are read whole; past this size, use JSONL (streamed)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One dataset row: where it came from, its id, and what is judged."""
+
+    number: int
+    """1-based position in the dataset."""
+    where: str
+    """`FILE:LINE` for JSONL and CSV, `FILE: rows[N]` otherwise: how problems name the row."""
+    item: Item
+    """The judged fields; `item.id` is the row id and `item.metadata` its other keys."""
+
+    @property
+    def id(self) -> str:
+        return str(self.item.id)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Where rows come from: a file, or rows written inline in an eval file (`label` names
+    them in problems)."""
+
+    path: Path | None = None
+    inline: list[Any] | None = None
+    label: str = "rows"
+    needs_output: bool = True
+    """False when a target generates the outputs."""
+
+    def rows(self) -> Iterator[Row]:
+        """Every row, in order; raises EvalError at the first bad one (run `check` first)."""
+        for entry in self._entries():
+            if isinstance(entry, list):
+                raise EvalError(entry)
+            yield entry
+
+    def check(self) -> tuple[list[Problem], int]:
+        """Every problem of every row (up to MAX_PROBLEMS) and the number of rows, reading the
+        dataset once and keeping no row."""
+        problems: list[Problem] = []
+        skipped = rows = 0
+        seen: set[str] = set()
+        for entry in self._entries():
+            rows += 1
+            if isinstance(entry, list):
+                found = entry
+            elif entry.id in seen:
+                found = [Problem(entry.where, "id", f"duplicate row id {entry.id!r}")]
+            else:
+                seen.add(entry.id)
+                continue
+            room = MAX_PROBLEMS - len(problems)
+            problems.extend(found[:room])
+            skipped += max(0, len(found) - room)
+        if skipped:
+            problems.append(Problem(self._name, "rows", f"... and {skipped} more problem(s)"))
+        return problems, rows
+
+    @property
+    def _name(self) -> str:
+        return str(self.path) if self.path is not None else self.label
+
+    def _entries(self) -> Iterator[Row | list[Problem]]:
+        """Each row, or the problems that kept it from being one."""
+        for number, (where, raw) in enumerate(self._raw_rows(), start=1):
+            yield (
+                [raw]
+                if isinstance(raw, Problem)
+                else parse_row(raw, number, where, self.needs_output)
+            )
+
+    def _raw_rows(self) -> Iterator[tuple[str, Any]]:
+        if self.path is None:
+            for index, raw in enumerate(self.inline or []):
+                yield f"{self.label}[{index}]", raw
+            return
+        suffix = self.path.suffix.lower()
+        if suffix not in SUFFIXES:
+            raise EvalError.single(
+                str(self.path), "dataset", f"unknown format {suffix!r}; use {', '.join(SUFFIXES)}"
+            )
+        try:
+            if suffix == ".jsonl":
+                yield from _jsonl_rows(self.path)
+            elif suffix == ".csv":
+                yield from _csv_rows(self.path)
+            else:
+                yield from _whole_file_rows(self.path, suffix)
+        except OSError as error:
+            raise EvalError.single(
+                str(self.path), "dataset", f"cannot be read: {error.strerror or error}"
+            ) from None
+        except UnicodeDecodeError as error:
+            raise EvalError.single(
+                str(self.path), "dataset", f"is not valid UTF-8 (bad byte at offset {error.start})"
+            ) from None
+
+
+def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> Row | list[Problem]:
+    """One raw row as a Row, or every problem with it."""
+    if not isinstance(raw, Mapping):
+        return [Problem(where, "row", f"must be a mapping of keys, not {type(raw).__name__}")]
+    problems: list[Problem] = []
+    fields: dict[str, str | None] = {}
+    used: set[str] = set()
+    for field, names in {"input": ("input",), "context": ("context",), **ALIASES}.items():
+        present = [name for name in names if raw.get(name) is not None]
+        used.update(name for name in names if name in raw)
+        if len(present) > 1:  # reported once; the first is read so nothing else cascades
+            problems.append(Problem(where, present[1], f"given twice, as {' and '.join(present)}"))
+        try:
+            fields[field] = _text_of(field, raw[present[0]] if present else None)
+        except ValueError as error:
+            problems.append(Problem(where, present[0], str(error)))
+    if needs_output and fields.get("output") is None:
+        problems.append(Problem(where, "output", "is required (or output, submission, response)"))
+    row_id = raw.get("id", number)
+    if isinstance(row_id, bool) or not isinstance(row_id, str | int) or str(row_id) == "":
+        problems.append(Problem(where, "id", "must be a string or an integer"))
+    if problems:
+        return problems
+    metadata = {key: value for key, value in raw.items() if key not in used and key != "id"}
+    item = Item(
+        output=fields["output"] or "",
+        input=fields["input"],
+        context=fields["context"],
+        reference=fields["reference"],
+        id=str(row_id),
+        metadata=metadata,
+    )
+    return Row(number, where, item)
+
+
+def _text_of(field: str, value: Any) -> str | None:
+    """A row value as the text the judge sees: lists of passages numbered, chat messages shown
+    as a transcript; a ValueError saying why when it cannot be text."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    is_list = isinstance(value, list) and bool(value)
+    if is_list and field == "input" and all(isinstance(m, Mapping) for m in value):
+        lines = []
+        for message in value:
+            role, content = message.get("role"), message.get("content")
+            if not isinstance(role, str) or not isinstance(content, str):
+                raise ValueError("chat messages need a 'role' and a text 'content'")
+            lines.append(f"{role}: {content}")
+        return "\n".join(lines)
+    if is_list and field == "context" and all(isinstance(passage, str) for passage in value):
+        return "\n\n".join(f"[{n}] {passage}" for n, passage in enumerate(value, start=1))
+    kinds = {"input": "text or a list of chat messages", "context": "text or a list of passages"}
+    raise ValueError(f"must be {kinds.get(field, 'text')}, not {type(value).__name__}")
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, Any]]:
+    """One row per non-blank line, read line by line (a 1 GB file needs no 1 GB of memory)."""
+    with path.open(encoding="utf-8-sig") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{line_number}"
+            try:
+                yield where, json.loads(line)
+            except json.JSONDecodeError as error:
+                yield (
+                    where,
+                    Problem(where, "row", f"invalid JSON: {error.msg} (column {error.colno})"),
+                )
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[str, Any]]:
+    """One row per record after the header; empty cells are absent values."""
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        for record in reader:
+            where = f"{path}:{reader.line_num}"
+            if None in record:
+                yield where, Problem(where, "row", "has more cells than the header row")
+                continue
+            yield where, {key: value for key, value in record.items() if value not in ("", None)}
+
+
+def _whole_file_rows(path: Path, suffix: str) -> Iterator[tuple[str, Any]]:
+    """Rows of a JSON or YAML file: a list of rows, or a mapping with a `rows` list."""
+    size = path.stat().st_size
+    if size > MAX_WHOLE_FILE_BYTES:
+        raise EvalError.single(
+            str(path), "dataset", f"is {size} bytes; datasets that large must be JSONL (streamed)"
+        )
+    text = path.read_text(encoding="utf-8-sig")
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise EvalError.single(
+                str(path), "dataset", f"invalid JSON (line {error.lineno}): {error.msg}"
+            ) from None
+    else:
+        data = load_yaml(text, str(path), "dataset", EvalError, max_nodes=50_000_000)
+    if isinstance(data, Mapping) and set(data) == {"rows"}:
+        data = data["rows"]
+    if not isinstance(data, list):
+        raise EvalError.single(str(path), "dataset", "must be a list of rows (or {rows: [...]})")
+    for index, raw in enumerate(data):
+        yield f"{path}: rows[{index}]", raw

@@ -1,0 +1,210 @@
+"""Reports of an eval run: a table for people, JSON for dashboards, JUnit XML for CI (a testcase
+per row and grader). Text passes through the same guards as the golden reports."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
+from typing import Any
+
+from rubriclib import __version__
+from rubriclib.evals import EvalReport, GraderStats
+from rubriclib.reports import (
+    iso_time,
+    junit_totals,
+    one_line,
+    printable,
+    xml_element,
+    xml_properties,
+)
+
+HEADINGS = ("grader", "rubric", "judged", "pass", "fail", "error", "pass rate", "mean", "tokens")
+VERDICT_WORDS = {
+    "passed": "PASSED: every gate condition holds",
+    "failed": "FAILED: a gate condition does not hold",
+    "undecided": "UNDECIDED: judge errors leave the gate open",
+}
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _decimal(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _row_of(stats: GraderStats) -> tuple[str, ...]:
+    rubric = stats.grader.rubric
+    return (
+        printable(stats.grader.name),
+        f"{rubric.name}@{rubric.version}",
+        str(stats.judged),
+        str(stats.passed),
+        str(stats.failed),
+        str(stats.errors),
+        _percent(stats.pass_rate),
+        _decimal(stats.mean_score),
+        f"{stats.prompt_tokens + stats.completion_tokens:,}",
+    )
+
+
+def last_line(report: EvalReport) -> str:
+    """The one-line verdict of the run."""
+    judged = sum(stats.judged for stats in report.graders)
+    if report.interrupted:
+        return (
+            f"INTERRUPTED ({report.interrupted}): judged {judged} result(s) over "
+            f"{report.rows} row(s); the gate was not decided"
+        )
+    errors = sum(stats.errors for stats in report.graders)
+    if not report.eval.gate:
+        word = "UNDECIDED: judge errors, and no gate" if errors else "PASSED: no gate to hold"
+    else:
+        word = VERDICT_WORDS[report.status]
+    return f"{word} ({judged} result(s), {errors} judge error(s), {report.rows} row(s))"
+
+
+def format_table(report: EvalReport) -> str:
+    """The report for people."""
+    ev = report.eval
+    lines = [
+        f"{printable(ev.name)} ({ev.shape} eval): {report.rows} row(s) x {len(ev.graders)} "
+        f"grader(s)"
+        + (f", {report.resumed} result(s) kept from a previous run" if report.resumed else ""),
+        "",
+    ]
+    table = [HEADINGS, *(_row_of(stats) for stats in report.graders)]
+    widths = [max(len(row[column]) for row in table) for column in range(len(HEADINGS))]
+    for row in table:
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+    if report.gate:
+        lines += ["", "gate:"]
+        for outcome in report.gate:
+            mark = {True: "ok  ", False: "FAIL", None: "??  "}[outcome.holds]
+            lines.append(f"  {mark} {outcome.condition}: {_decimal(outcome.value)}")
+    if report.eval.reward:
+        reward = next(s for s in report.graders if s.grader.name == report.eval.reward)
+        lines += ["", f"reward ({report.eval.reward} mean score): {_decimal(reward.mean_score)}"]
+    if report.most_failed_rows:
+        lines += ["", "rows that failed most graders:"]
+        total = len(report.graders)
+        for row_id, count in report.most_failed_rows:
+            lines.append(f"  row {one_line(row_id, 60)}: failed {count} of {total}")
+    if ev.skipped:
+        lines += ["", "not run:"] + [f"  {printable(line)}" for line in ev.skipped]
+    lines += ["", last_line(report)]
+    return "\n".join(lines)
+
+
+def to_json(report: EvalReport) -> dict[str, Any]:
+    """The whole report as data."""
+    ev = report.eval
+    return {
+        "eval": {"name": ev.name, "path": str(ev.path), "shape": ev.shape},
+        "status": report.status,
+        "run": {
+            "rubriclib_version": __version__,
+            "started": iso_time(report.started),
+            "finished": iso_time(report.finished or report.started),
+            "duration_seconds": round(max(report.finished - report.started, 0.0), 3),
+            "rows": report.rows,
+            "resumed": report.resumed,
+            "interrupted": report.interrupted,
+        },
+        "graders": [
+            {
+                "name": stats.grader.name,
+                "rubric": stats.grader.rubric.identity,
+                "judge_model": stats.model,
+                "judged": stats.judged,
+                "pass": stats.passed,
+                "fail": stats.failed,
+                "error": stats.errors,
+                "pass_rate": stats.pass_rate,
+                "mean_score": stats.mean_score,
+                "usage": {
+                    "prompt_tokens": stats.prompt_tokens,
+                    "completion_tokens": stats.completion_tokens,
+                },
+            }
+            for stats in report.graders
+        ],
+        "gate": [
+            {
+                "condition": str(outcome.condition),
+                "grader": outcome.condition.grader,
+                "metric": outcome.condition.metric,
+                "op": outcome.condition.op,
+                "threshold": outcome.condition.value,
+                "value": outcome.value,
+                "holds": outcome.holds,
+            }
+            for outcome in report.gate
+        ],
+        "reward": ev.reward,
+        "most_failed_rows": [{"row": r, "failed": n} for r, n in report.most_failed_rows],
+        "not_run": ev.skipped,
+    }
+
+
+def format_json(report: EvalReport) -> str:
+    return json.dumps(to_json(report), indent=2)
+
+
+def format_junit(report: EvalReport) -> str:
+    """A testsuite per grader and a testcase per row (classname: the grader; name: the row id),
+    built from `report.cases`, which the run keeps when JUnit is asked for."""
+    root = ElementTree.Element("testsuites", name=f"rubriclib eval {report.eval.name}")
+    if report.interrupted:
+        xml_properties(root, {"interrupted": report.interrupted})
+    cases = report.cases or []
+    tests = failures = errors = 0
+    for stats in report.graders:
+        rubric = stats.grader.rubric
+        suite = xml_element(root, "testsuite", name=stats.grader.name)
+        xml_properties(
+            suite,
+            {
+                "rubric": rubric.name,
+                "version": rubric.version,
+                "digest": rubric.digest,
+                "judge_model": stats.model,
+            },
+        )
+        seconds = 0.0
+        for row, grader, result in cases:
+            if grader != stats.grader.name:
+                continue
+            latency = float(result.details.get("judge", {}).get("latency_ms", 0) or 0) / 1000
+            seconds += latency
+            # Dots in a classname split it for Jenkins: keep the grader name whole.
+            case = xml_element(
+                suite,
+                "testcase",
+                classname=grader.replace(".", "_"),
+                name=f"row {row}",
+                time=f"{latency:.3f}",
+            )
+            if result.verdict == "error":
+                xml_element(case, "error", result.reason, message="judge error")
+            elif result.verdict == "fail":
+                xml_element(case, "failure", result.reason, message="fail")
+        junit_totals(suite, stats.judged, stats.failed, stats.errors, 0, seconds)
+        suite.set("timestamp", iso_time(report.started).removesuffix("Z")[:19])
+        tests, failures, errors = (
+            tests + stats.judged,
+            failures + stats.failed,
+            errors + stats.errors,
+        )
+    junit_totals(root, tests, failures, errors, 0, max(report.finished - report.started, 0.0))
+    ElementTree.indent(root)
+    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+FORMATTERS: dict[str, Callable[[EvalReport], str]] = {
+    "table": format_table,
+    "json": format_json,
+    "junit": format_junit,
+}

@@ -1,0 +1,341 @@
+"""Running an eval: every row x grader through the engine, each result appended to a JSONL file
+as it finishes, `--resume` from that file, per-grader statistics and the gate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from rubriclib.evalfile import Condition, Eval, Grader, JudgeSettings
+from rubriclib.item import missing_fields
+from rubriclib.result import GradeResult, not_judged
+
+if TYPE_CHECKING:
+    from rubriclib.datasets import Row
+    from rubriclib.engine import Interrupted
+    from rubriclib.judge import Judge
+
+Status = Literal["passed", "failed", "undecided", "interrupted"]
+
+
+@dataclass
+class GraderStats:
+    """One grader's results so far."""
+
+    grader: Grader
+    model: str
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    score_sum: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, result: GradeResult) -> None:
+        if result.verdict == "error":
+            self.errors += 1
+        else:
+            self.passed += result.verdict == "pass"
+            self.failed += result.verdict == "fail"
+            self.score_sum += result.score or 0.0
+        usage = result.details.get("judge", {}).get("usage", {})
+        self.prompt_tokens += int(usage.get("prompt_tokens", 0))
+        self.completion_tokens += int(usage.get("completion_tokens", 0))
+
+    @property
+    def judged(self) -> int:
+        """Results, errors included."""
+        return self.passed + self.failed + self.errors
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Passes over all results: a judge error never counts as a pass."""
+        return self.passed / self.judged if self.judged else None
+
+    @property
+    def mean_score(self) -> float | None:
+        """Mean score (0 to 1) of the results that are verdicts."""
+        verdicts = self.passed + self.failed
+        return self.score_sum / verdicts if verdicts else None
+
+    def bounds(self, metric: str) -> tuple[float, float] | None:
+        """The metric's lowest and highest value over every way the errors could have gone."""
+        if not self.judged:
+            return None
+        if metric == "pass_rate":
+            return self.passed / self.judged, (self.passed + self.errors) / self.judged
+        return self.score_sum / self.judged, (self.score_sum + self.errors) / self.judged
+
+
+@dataclass(frozen=True)
+class ConditionOutcome:
+    """A gate condition after the run: the metric's value and whether it held (None: the
+    judge errors leave it undecided, or nothing was judged)."""
+
+    condition: Condition
+    value: float | None
+    holds: bool | None
+
+
+@dataclass
+class EvalReport:
+    """What a run of an eval found: the same numbers the CLI prints."""
+
+    eval: Eval
+    graders: list[GraderStats]
+    rows: int = 0
+    resumed: int = 0
+    started: float = field(default_factory=time.time)
+    finished: float = 0.0
+    interrupted: str | None = None
+    failures_by_row: Counter[str] = field(default_factory=Counter)
+    cases: list[tuple[str, str, GradeResult]] | None = None
+    """(row id, grader, result) of every result, kept only when asked (JUnit needs them)."""
+
+    @property
+    def gate(self) -> list[ConditionOutcome]:
+        stats = {s.grader.name: s for s in self.graders}
+        outcomes = []
+        for condition in self.eval.gate:
+            grader = stats.get(condition.grader)
+            bounds = grader.bounds(condition.metric) if grader else None
+            value = getattr(grader, condition.metric) if grader else None
+            if bounds is None:
+                outcomes.append(ConditionOutcome(condition, value, None))
+                continue
+            low, high = (condition.holds(bound) for bound in bounds)
+            outcomes.append(ConditionOutcome(condition, value, low if low == high else None))
+        return outcomes
+
+    @property
+    def status(self) -> Status:
+        """`passed` when every condition holds (and, with no gate, no judge errors);
+        `failed` when one fails; `undecided` when judge errors leave one open."""
+        if self.interrupted:
+            return "interrupted"
+        holds = [outcome.holds for outcome in self.gate]
+        if False in holds:
+            return "failed"
+        if None in holds or (not holds and any(s.errors for s in self.graders)):
+            return "undecided"
+        return "passed"
+
+    @property
+    def most_failed_rows(self) -> list[tuple[str, int]]:
+        """The rows that failed most graders (at most ten)."""
+        return self.failures_by_row.most_common(10)
+
+
+def make_judges(
+    ev: Eval, model: str | None = None, cache: bool | str | os.PathLike[str] = False
+) -> dict[str, Judge]:
+    """One Judge per grader (graders with the same settings share one); `model` overrides
+    every grader's. Credentials come only from the environment."""
+    from rubriclib.judge import Judge
+
+    built: dict[JudgeSettings, Judge] = {}
+    judges = {}
+    for grader in ev.graders:
+        settings = grader.judge.overridden_by(JudgeSettings(model=model))
+        if settings not in built:
+            options = {
+                key: value
+                for key, value in vars(settings).items()
+                if value is not None and key not in ("api_key_env", "model", "base_url")
+            }
+            api_key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
+            built[settings] = Judge(
+                settings.model, settings.base_url, api_key, cache=cache, **options
+            )
+        judges[grader.name] = built[settings]
+    return judges
+
+
+async def arun_eval(
+    ev: Eval,
+    judges: dict[str, Judge],
+    *,
+    concurrency: int | None = None,
+    out: Path | None = None,
+    resume: bool = False,
+    limit: int | None = None,
+    keep_cases: bool = False,
+    on_result: Callable[[GradeResult], None] | None = None,
+    interrupt: Interrupted | None = None,
+) -> EvalReport:
+    """Judge every row with every grader; see `run_eval`."""
+    from rubriclib.engine import Job, judge_stream
+
+    report = EvalReport(ev, [GraderStats(g, judges[g.name].model) for g in ev.graders])
+    report.cases = [] if keep_cases else None
+    stats = {s.grader.name: s for s in report.graders}
+    kept = read_resumable(out, report) if resume and out is not None else {}
+    results = ResultsFile(out, list(kept.values())) if out is not None else None
+    pending: dict[int, tuple[Row, Grader]] = {}
+
+    def record(row: Row, grader: Grader, result: GradeResult, write: bool = True) -> None:
+        stats[grader.name].add(result)
+        if result.verdict == "fail":
+            report.failures_by_row[row.id] += 1
+        if report.cases is not None:
+            report.cases.append((row.id, grader.name, result))
+        if write and results is not None:
+            results.write(result_line(row, grader.name, result))
+        if on_result is not None:
+            on_result(result)
+
+    def jobs() -> Iterator[Job]:
+        index = 0  # the engine numbers jobs in the order they are pulled
+        for row in islice(ev.dataset.rows(), limit if limit is not None else ev.limit):
+            report.rows += 1
+            for grader in ev.graders:
+                if (line := kept.get((row.id, grader.name))) is not None:
+                    report.resumed += 1
+                    result = GradeResult.model_validate(line["result"])
+                    record(row, grader, result, write=False)
+                elif missing := missing_fields(grader.rubric.requires, row.item):
+                    cause = f"row {row.id} has no {' and no '.join(missing)}"
+                    record(row, grader, not_judged(grader.rubric, judges[grader.name].model, cause))
+                else:
+                    pending[index] = (row, grader)
+                    index += 1
+                    yield Job(grader.rubric, row.item, judge=judges[grader.name])
+
+    first = judges[ev.graders[0].name]
+    stream = judge_stream(
+        first,
+        jobs(),
+        concurrency=concurrency or ev.concurrency or 8,
+        requests_per_minute=ev.requests_per_minute,
+    )
+    try:
+        async for index, result in stream:
+            row, grader = pending.pop(index)
+            record(row, grader, result)
+    except asyncio.CancelledError:
+        if interrupt is None or interrupt.signal is None:
+            raise
+        asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        report.interrupted = interrupt.signal
+    finally:
+        if results is not None:
+            results.close()
+        for judge in set(judges.values()):
+            await judge.aclose()
+    report.finished = time.time()
+    return report
+
+
+def run_eval(
+    ev: Eval,
+    *,
+    model: str | None = None,
+    cache: bool | str | os.PathLike[str] = False,
+    concurrency: int | None = None,
+    out: str | Path | None = None,
+    resume: bool = False,
+    limit: int | None = None,
+) -> EvalReport:
+    """Judge every row of `ev` with every grader through the engine, appending each result to
+    `out` (JSONL) as it finishes; with `resume`, keep the results already in `out` whose row,
+    grader, rubric digest and judge model still match, and judge only the rest."""
+    judges = make_judges(ev, model, cache)
+    target = Path(out) if out is not None else None
+    return asyncio.run(
+        arun_eval(ev, judges, concurrency=concurrency, out=target, resume=resume, limit=limit)
+    )
+
+
+def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
+    """One line of the results file."""
+    return {
+        "row": row.id,
+        "grader": grader,
+        "verdict": result.verdict,
+        "result": result.model_dump(mode="json"),
+        "metadata": row.item.metadata,
+    }
+
+
+def read_resumable(path: Path, report: EvalReport) -> dict[tuple[str, str], dict[str, Any]]:
+    """The lines of a results file worth keeping: valid JSON, a verdict (not an error), and the
+    same rubric digest and judge model as the grader now has. First line of a pair wins."""
+    expected = {s.grader.name: (s.grader.rubric.digest, s.model) for s in report.graders}
+    kept: dict[tuple[str, str], dict[str, Any]] = {}
+    if not path.exists():
+        return kept
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for text in handle:
+            try:
+                line = json.loads(text)
+                details = line["result"]["details"]
+                identity = (details["rubric"]["digest"], details["judge"]["model"])
+                key = (str(line["row"]), str(line["grader"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a kill, or not ours
+            if expected.get(key[1]) == identity and line.get("verdict") in ("pass", "fail"):
+                kept.setdefault(key, line)
+    return kept
+
+
+class ResultsFile:
+    """The results JSONL: the kept lines first (rewritten whole, through a temporary file),
+    then one line per result, flushed as it is written, so an interrupt leaves a valid file."""
+
+    def __init__(self, path: Path, kept: list[dict[str, Any]]) -> None:
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with temporary.open("w", encoding="utf-8") as handle:
+            for line in kept:
+                handle.write(json.dumps(line) + "\n")
+        os.replace(temporary, path)
+        self._handle = path.open("a", encoding="utf-8")
+
+    def write(self, line: dict[str, Any]) -> None:
+        self._handle.write(json.dumps(line) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+@dataclass
+class Plan:
+    """What a run would do, worked out with no request: for `--dry-run`."""
+
+    rows: int = 0
+    judgments: int = 0
+    prompt_tokens: int = 0
+    """Estimated at four characters a token over every rendered request."""
+    missing: list[str] = field(default_factory=list)
+    """`WHERE: grader needs FIELD` for each row and grader that would be an error."""
+    first_prompts: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+
+
+def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
+    """Render every judgment the run would make, without sending any."""
+    from rubriclib.protocol import verdict_tools
+    from rubriclib.render import render
+
+    plan = Plan()
+    tools = {g.name: len(json.dumps(verdict_tools(g.rubric, "required"))) for g in ev.graders}
+    for row in islice(ev.dataset.rows(), limit if limit is not None else ev.limit):
+        plan.rows += 1
+        for grader in ev.graders:
+            if missing := missing_fields(grader.rubric.requires, row.item):
+                plan.missing.append(f"{row.where}: {grader.name} needs {', '.join(missing)}")
+                continue
+            item = row.item
+            messages = render(grader.rubric, item.output, item.input, item.context, item.reference)
+            plan.first_prompts.setdefault(grader.name, messages)
+            plan.judgments += 1
+            characters = sum(len(message["content"]) for message in messages) + tools[grader.name]
+            plan.prompt_tokens += characters // 4
+    return plan

@@ -1,0 +1,438 @@
+"""Eval files in three shapes, judged over datasets: results file, resume, gate, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from conftest import SECRET_KEY, VALID_RUBRIC
+from judge_server import JudgeServer, Reply
+from test_cli import keyword_responder
+
+import rubriclib
+from rubriclib.cli import main
+from rubriclib.errors import EvalError
+from rubriclib.evalfile import Condition, load_eval
+
+ROWS = [
+    {"id": "r1", "input": "q1", "context": "c1", "output": "verdict:pass 1", "team": "a"},
+    {"id": "r2", "input": "q2", "context": ["c2", "c2b"], "output": "verdict:fail 2"},
+    {"id": "r3", "input": "q3", "output": "verdict:pass 3"},
+    {"id": "r4", "input": "q4", "context": "c4", "response": "verdict:pass 4"},
+]
+
+OURS = """\
+name: support
+description: Test eval.
+dataset: rows.jsonl
+judge:
+  model: judge-a
+  concurrency: 2
+graders:
+  - name: grounded
+    rubric: groundedness@^1
+  - name: helpful
+    rubric: helpfulness
+    judge: {model: judge-b}
+gate:
+  grounded: {min_pass_rate: 0.5}
+  helpful: {min_mean_score: 0.5}
+"""
+
+
+@pytest.fixture
+def endpoint(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    judge_server.responder = keyword_responder()
+    return judge_server
+
+
+@pytest.fixture
+def support(write_file: Callable[..., Path]) -> Path:
+    write_file("rows.jsonl", "".join(json.dumps(row) + "\n" for row in ROWS))
+    return write_file("eval.yaml", OURS)
+
+
+def run(*arguments: str) -> Any:
+    return CliRunner().invoke(main, ["eval", *arguments])
+
+
+def results_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_our_shape_loads_graders_judges_and_gate(support: Path) -> None:
+    ev = load_eval(support)
+    assert (ev.name, ev.shape, ev.concurrency) == ("support", "rubriclib", 2)
+    assert [(g.name, g.rubric.name, g.judge.model) for g in ev.graders] == [
+        ("grounded", "groundedness", "judge-a"),
+        ("helpful", "helpfulness", "judge-b"),
+    ]
+    assert ev.gate == [
+        Condition("grounded", "pass_rate", ">=", 0.5),
+        Condition("helpful", "mean_score", ">=", 0.5),
+    ]
+    assert ev.dataset.path == support.parent / "rows.jsonl"
+
+
+def test_a_run_writes_one_line_per_row_and_grader(
+    support: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "results.jsonl"
+    result = run(str(support), "--out", str(out), "--no-cache")
+    # grounded passes 2 of 4 (r3 has no context: an error); 0.5 holds however r3 would go
+    assert result.exit_code == 0, result.output
+    lines = results_of(out)
+    assert sorted((line["row"], line["grader"]) for line in lines) == sorted(
+        (row["id"], grader) for row in ROWS for grader in ("grounded", "helpful")
+    )
+    by_key = {(line["row"], line["grader"]): line for line in lines}
+    missing = by_key[("r3", "grounded")]
+    assert missing["verdict"] == "error"
+    assert missing["result"]["reason"] == "not judged: row r3 has no context"
+    assert by_key[("r1", "grounded")]["metadata"] == {"team": "a"}
+    identity = by_key[("r1", "grounded")]["result"]["details"]["rubric"]
+    assert identity["name"] == "groundedness" and identity["version"] == "1.1.0"
+    assert len(endpoint.requests) == 7  # 8 judgments, one refused for its missing context
+    models = sorted({request["model"] for request in endpoint.requests})
+    assert models == ["judge-a", "judge-b"]
+    assert (
+        "[2] c2b"
+        in next(r for r in endpoint.requests if "c2b" in json.dumps(r))["messages"][1]["content"]
+    )
+    assert "grounded pass_rate >= 0.5: 0.500" in result.output
+
+
+@pytest.mark.parametrize(
+    ("gate", "code", "status"),
+    [
+        ("helpful: {min_pass_rate: 0.7}", 0, "passed"),
+        ("helpful: {min_pass_rate: 0.8}", 1, "failed"),
+        ("grounded: {min_pass_rate: 0.6}", 3, "undecided"),
+        ("grounded: {min_pass_rate: 0.8}", 1, "failed"),
+    ],
+)
+def test_the_gate_decides_the_exit_code(
+    support: Path, endpoint: JudgeServer, gate: str, code: int, status: str
+) -> None:
+    text = support.read_text().split("gate:")[0] + f"gate:\n  {gate}\n"
+    support.write_text(text)
+    result = run(str(support), "--format", "json", "--no-cache")
+    assert result.exit_code == code, result.output
+    report = json.loads(result.output)
+    assert report["status"] == status
+    graders = {g["name"]: g for g in report["graders"]}
+    assert graders["helpful"]["pass"] == 3 and graders["helpful"]["fail"] == 1
+    assert graders["grounded"]["error"] == 1
+
+
+def test_resume_keeps_matching_results_and_rejudges_a_changed_rubric(
+    support: Path, endpoint: JudgeServer, tmp_path: Path, write_file: Callable[..., Path]
+) -> None:
+    out = tmp_path / "results.jsonl"
+    run(str(support), "--out", str(out), "--no-cache")
+    sent = len(endpoint.requests)
+    again = run(str(support), "--out", str(out), "--resume", "--no-cache")
+    # r3 has no context for grounded: an error, never kept, recomputed with no request
+    assert len(endpoint.requests) == sent and "7 result(s) kept" in again.output
+    assert len(results_of(out)) == 8  # nothing written twice
+    style = write_file("style.md", VALID_RUBRIC)
+    support.write_text(support.read_text().replace("rubric: helpfulness", f"rubric: {style}"))
+    run(str(support), "--out", str(out), "--resume", "--no-cache")
+    assert len(endpoint.requests) == sent + 4  # only the changed grader, every row
+    lines = results_of(out)
+    assert len(lines) == 8
+    assert {
+        line["result"]["details"]["rubric"]["source"]
+        for line in lines
+        if line["grader"] == "helpful"
+    } == {f"file:{style}"}
+
+
+def test_a_cut_short_results_file_resumes_cleanly(
+    support: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "results.jsonl"
+    run(str(support), "--out", str(out), "--no-cache")
+    text = out.read_text()
+    out.write_text(text[: len(text) - 40])  # a kill in the middle of the last line
+    sent = len(endpoint.requests)
+    run(str(support), "--out", str(out), "--resume", "--no-cache")
+    assert len(endpoint.requests) == sent + 1
+    assert all(json.loads(line) for line in out.read_text().splitlines())
+    assert len(results_of(out)) == 8
+
+
+def test_resume_needs_out(support: Path, endpoint: JudgeServer) -> None:
+    result = run(str(support), "--resume")
+    assert result.exit_code == 2 and "--resume needs --out" in result.stderr
+
+
+def test_dry_run_needs_no_key_and_sends_nothing(support: Path, judge_server: JudgeServer) -> None:
+    result = run(str(support), "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "4 row(s) x 2 grader(s) = 7 judgment(s), about " in result.output
+    assert "rows.jsonl:3: grounded needs context" in result.output
+    assert "--- the first row, as grader grounded sees it ---" in result.output
+    assert judge_server.requests == []
+
+
+def test_bad_eval_files_report_every_problem_with_its_line(
+    write_file: Callable[..., Path], endpoint: JudgeServer
+) -> None:
+    path = write_file(
+        "bad.yaml",
+        "name: bad\n"
+        "dataset: rows.jsonl\n"
+        "rows: []\n"
+        "graders:\n"
+        "  - name: one\n"
+        "    rubric: groundednes\n"
+        "  - name: one\n"
+        "    rubric: helpfulness\n"
+        "    judge: {modle: x}\n"
+        "gate:\n"
+        "  nobody: {min_pass_rate: 2}\n",
+    )
+    result = run(str(path))
+    assert result.exit_code == 2 and endpoint.requests == []
+    lines = result.stderr.splitlines()
+    assert (
+        f"rubriclib: error: {path}:9: graders[1].judge.modle: unknown key; did you mean 'model'?"
+        in lines
+    )
+    assert any(
+        f"{path}:11: gate.nobody.min_pass_rate: input should be less than or equal to 1" in line
+        for line in lines
+    )
+    assert "Traceback" not in result.stderr
+
+
+def test_semantic_problems_are_reported_together(
+    write_file: Callable[..., Path], endpoint: JudgeServer
+) -> None:
+    path = write_file(
+        "bad.yaml",
+        "name: bad\n"
+        "dataset: rows.jsonl\n"
+        "rows: []\n"
+        "graders:\n"
+        "  - name: one\n"
+        "    rubric: groundednes\n"
+        "  - name: one\n"
+        "    rubric: helpfulness\n"
+        "gate:\n"
+        "  nobody: {min_pass_rate: 0.5}\n",
+    )
+    with pytest.raises(EvalError) as caught:
+        load_eval(path)
+    text = [str(problem) for problem in caught.value.problems]
+    assert any(
+        f"{path}:6: graders[0].rubric:" in line and "no rubric named 'groundednes'" in line
+        for line in text
+    )
+    assert f"{path}:7: graders[1].name: duplicate 'one'" in text
+    assert f"{path}:10: gate.nobody: names no grader of this eval" in text
+    assert f"{path}:2: dataset: give dataset or rows, not both" in text
+
+
+def test_a_bad_dataset_row_stops_the_run_before_any_request(
+    support: Path, endpoint: JudgeServer
+) -> None:
+    rows = support.parent / "rows.jsonl"
+    rows.write_text(rows.read_text() + '{"input": "no output"}\n')
+    result = run(str(support))
+    assert result.exit_code == 2 and endpoint.requests == []
+    assert f"rubriclib: error: {rows}:5: output: is required" in result.stderr
+
+
+WAZA = """\
+name: waza-eval
+skill: support-bot
+tasks: ["tasks/*.yaml"]
+graders:
+  - type: code
+    name: not-empty
+    config: {assertions: ["len(output) > 0"]}
+  - type: prompt
+    name: helpful
+    config: {rubric: helpfulness, model: waza-judge}
+  - type: prompt
+    name: inline
+    config:
+      prompt: "Pass if {submission} answers {input}. Call set_waza_grade_pass or set_waza_grade_fail."
+"""
+
+
+def waza_aware(body: dict[str, Any]) -> Reply:
+    """The keyword judge, answering with waza's tool names when those are offered."""
+    reply = keyword_responder()(body)
+    if "set_waza_grade_pass" in json.dumps(body["tools"]):
+        call = reply.body["choices"][0]["message"]["tool_calls"][0]["function"]
+        call["name"] = call["name"].replace("set_grade", "set_waza_grade")
+    return reply
+
+
+def test_a_waza_eval_judges_its_prompt_graders(
+    write_file: Callable[..., Path], endpoint: JudgeServer
+) -> None:
+    endpoint.responder = waza_aware
+    eval_path = write_file("waza.yaml", WAZA)
+    outputs = write_file(
+        "outputs.jsonl", json.dumps({"input": "q", "output": "verdict:pass"}) + "\n"
+    )
+    without = run(str(eval_path))
+    assert without.exit_code == 2 and "--dataset FILE" in without.stderr
+    ev = load_eval(eval_path, outputs)
+    assert [g.name for g in ev.graders] == ["helpful", "inline"]
+    assert ev.graders[0].judge.model == "waza-judge"
+    inline = ev.graders[1].rubric
+    assert inline.version == "0.0.0" and inline.source == f"prompt:{eval_path}#graders[2]"
+    assert inline.tool_names == ("set_waza_grade_pass", "set_waza_grade_fail")
+    assert any("not-empty" in line and "'code'" in line for line in ev.skipped)
+    result = run(str(eval_path), "--dataset", str(outputs), "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert "not run:" in result.output and "type 'code' is not a judge" in result.output
+    waza_request = next(r for r in endpoint.requests if "set_waza" in json.dumps(r["tools"]))
+    assert "Pass if \n```\nverdict:pass\n```\n answers" in waza_request["messages"][1]["content"]
+
+
+LETTA = """\
+name: letta-suite
+dataset: dataset.jsonl
+target: {kind: agent, agent_file: agent.af}
+graders:
+  quality:
+    kind: rubric
+    prompt_path: rubric.txt
+    model: letta-judge
+    provider: openai
+    extractor: last_assistant
+  grounded:
+    kind: model_judge
+    prompt_path: grounded.md
+  ascii:
+    kind: tool
+    function: ascii_printable_only
+gate: {metric_key: quality, metric: avg_score, op: gte, value: 0.5}
+max_samples: 2
+"""
+
+
+def test_a_letta_suite_reads_prompts_rubrics_and_its_gate(
+    write_file: Callable[..., Path], endpoint: JudgeServer
+) -> None:
+    write_file("rubric.txt", "Is {submission} a good answer to {input}? Reference: {ground_truth}")
+    write_file(
+        "grounded.md", (Path(__file__).parent.parent / "rubrics" / "groundedness.md").read_text()
+    )
+    rows = [
+        {"input": f"q{n}", "ground_truth": "r", "context": "c", "submission": "verdict:pass"}
+        for n in range(3)
+    ]
+    write_file("dataset.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    suite = write_file("suite.yaml", LETTA)
+    ev = load_eval(suite)
+    assert ev.shape == "letta" and ev.limit == 2
+    quality = ev.graders[0].rubric
+    assert quality.source == f"prompt:{suite.parent / 'rubric.txt'}" and quality.version == "0.0.0"
+    assert ev.graders[1].rubric.name == "groundedness"
+    assert ev.gate == [Condition("quality", "mean_score", ">=", 0.5)]
+    assert any("ascii" in line for line in ev.skipped)
+    result = run(str(suite), "--no-cache", "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["run"]["rows"] == 2 and report["gate"][0]["holds"] is True
+    assert len(endpoint.requests) == 4
+
+
+def test_unsupported_letta_settings_are_reported(write_file: Callable[..., Path]) -> None:
+    write_file("rubric.txt", "x")
+    suite = write_file(
+        "suite.yaml",
+        LETTA.replace("provider: openai", "provider: anthropic").replace(
+            "max_samples: 2", "setup_script: s.py:f"
+        ),
+    )
+    with pytest.raises(EvalError) as caught:
+        load_eval(suite)
+    fields = [problem.field for problem in caught.value.problems]
+    assert "graders.quality.provider" in fields and "setup_script" in fields
+
+
+def test_the_python_api_gives_the_numbers_the_cli_prints(
+    support: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    report = rubriclib.run_eval(rubriclib.load_eval(support), out=tmp_path / "r.jsonl")
+    assert report.status == "passed" and report.rows == 4
+    helpful = next(s for s in report.graders if s.grader.name == "helpful")
+    assert (helpful.passed, helpful.failed, helpful.errors, helpful.pass_rate) == (3, 1, 0, 0.75)
+    assert report.most_failed_rows == [("r2", 2)]
+
+
+def test_junit_has_a_case_per_row_and_grader(
+    support: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    report_path = tmp_path / "eval.xml"
+    result = run(str(support), "--format", "junit", "--report", str(report_path), "--no-cache")
+    assert result.exit_code == 0 and f"(report: {report_path})" in result.output
+    root = ElementTree.parse(report_path).getroot()
+    cases = list(root.iter("testcase"))
+    assert len(cases) == 8 and root.get("tests") == "8" and root.get("failures") == "2"
+    assert {case.get("classname") for case in cases} == {"grounded", "helpful"}
+
+
+def test_limit_judges_only_the_first_rows(support: Path, endpoint: JudgeServer) -> None:
+    result = run(str(support), "--limit", "1", "--format", "json", "--no-cache")
+    assert json.loads(result.output)["run"]["rows"] == 1 and len(endpoint.requests) == 2
+
+
+def test_an_interrupted_eval_keeps_a_valid_results_file(
+    support: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    endpoint.responder = keyword_responder(delay=0.3)
+    rows = support.parent / "rows.jsonl"
+    many = [
+        {"id": f"x{n}", "input": "q", "context": "c", "output": f"verdict:pass {n}"}
+        for n in range(30)
+    ]
+    rows.write_text("".join(json.dumps(row) + "\n" for row in many))
+    out = tmp_path / "results.jsonl"
+    env = {**os.environ}
+    process = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "rubriclib"),
+            "eval",
+            str(support),
+            "--out",
+            str(out),
+            "--concurrency",
+            "1",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while len(endpoint.requests) < 4:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "INTERRUPTED (SIGINT)" in stdout and "Traceback" not in stderr
+    lines = results_of(out)
+    keys = {(line["row"], line["grader"]) for line in lines}
+    assert 3 <= len(lines) < 60 and len(keys) == len(lines)
