@@ -18,10 +18,13 @@ $(BIN)/rubriclib: pyproject.toml
 
 install: $(BIN)/rubriclib
 
-# The main job: validate the built-in library and list every resolvable rubric.
+# The main job: validate the built-in library, list every resolvable rubric, and dry-run the
+# example eval (no key, no request). With OPENAI_API_KEY or OPENAI_BASE_URL set,
+# `.venv/bin/rubriclib eval examples/support/eval.yaml` judges it for real.
 run: install
 	$(BIN)/rubriclib validate $(sort $(wildcard rubrics/*.md))
 	$(BIN)/rubriclib list
+	$(BIN)/rubriclib eval examples/support/eval.yaml --dry-run
 
 lint: install
 	$(BIN)/ruff check rubriclib tests e2e benchmarks

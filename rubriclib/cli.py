@@ -598,7 +598,7 @@ def eval_command(
     from rubriclib.engine import interruptible
     from rubriclib.eval_reports import FORMATTERS, last_line
     from rubriclib.evalfile import load_eval
-    from rubriclib.evals import arun_eval, make_judges
+    from rubriclib.evals import arun_eval, make_judges, make_target
 
     if resume and out is None:
         raise click.UsageError("--resume needs --out: the results file to resume from")
@@ -615,6 +615,7 @@ def eval_command(
         if path is not None
     ]
     judges = make_judges(ev, model, cache=not no_cache)  # a missing key stops here
+    target = make_target(ev)
     total = min(rows, limit or ev.limit or rows) * len(ev.graders)
 
     async def run_all(progress: Callable[[GradeResult], None] | None) -> EvalReport:
@@ -629,6 +630,7 @@ def eval_command(
                 keep_cases=report_format == "junit",
                 on_result=progress,
                 interrupt=interrupt,
+                target=target,
             )
 
     if sys.stderr.isatty():
@@ -673,6 +675,8 @@ def _print_plan(ev: Eval, limit: int | None) -> None:
         click.echo(f"  {grader.name}: {rubric.name}@{rubric.version} ({rubric.source}), {model}")
     for line in ev.skipped:
         click.echo(f"  not run: {line}")
+    if ev.target is not None:
+        click.echo(f"  outputs: written by the target {ev.target.model} from each row's input")
     if plan.missing:
         click.echo(
             f"\n{len(plan.missing)} judgment(s) would be errors (a required field is "

@@ -13,11 +13,11 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rubriclib.item import Item
+from rubriclib.item import Item, NoOutput
 from rubriclib.judge import EndpointUnusable, Judge
 from rubriclib.result import GradeResult, not_judged
 from rubriclib.rubric import Rubric
@@ -29,10 +29,13 @@ CONNECTION_FAILURES_TO_STOP = 3
 @dataclass(frozen=True)
 class Job:
     """One judgment to make: a rubric, an item, which trial of it this is (from 1), and the
-    judge to ask when it is not the stream's own (an eval's graders may use several)."""
+    judge to ask when it is not the stream's own (an eval's graders may use several).
+
+    `item` may also be a coroutine function that produces the Item (a target model writing
+    the output first); NoOutput from it makes the judgment an error naming the cause."""
 
     rubric: Rubric
-    item: Item
+    item: Item | Callable[[], Awaitable[Item]]
     trial: int = 1
     judge: Judge | None = None
 
@@ -157,7 +160,10 @@ async def _judge_one(judge: Judge, job: Job, pacer: Pacer) -> GradeResult:
     if pacer.dead is not None:
         return not_judged(job.rubric, judge.model, pacer.dead)
     try:
-        return await judge.agrade_item(job.rubric, job.item, trial=job.trial, pacer=pacer)
+        item = job.item if isinstance(job.item, Item) else await job.item()
+        return await judge.agrade_item(job.rubric, item, trial=job.trial, pacer=pacer)
+    except NoOutput as error:
+        return not_judged(job.rubric, judge.model, f"no output: {error}")
     except Exception as error:  # never lose a judgment, whatever went wrong
         return not_judged(job.rubric, judge.model, f"unexpected {type(error).__name__}")
 

@@ -19,6 +19,7 @@ from rubriclib.datasets import Dataset
 from rubriclib.errors import EvalError, InputError, Problem
 from rubriclib.registry import load_rubric, rubric_from_prompt
 from rubriclib.rubric import Rubric, decode_text, load_yaml, problems_from_validation, read_limited
+from rubriclib.target import TargetSettings
 
 Metric = Literal["pass_rate", "mean_score"]
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -91,6 +92,8 @@ class Eval:
     limit: int | None = None
     reward: str | None = None
     """letta-evals' `reward.metric_key`: the grader whose mean score is the run's reward."""
+    target: TargetSettings | None = None
+    """The model that writes each row's output from its input, when the rows have none."""
 
 
 class _Strict(BaseModel):
@@ -130,6 +133,16 @@ class _ConditionSpec(_Strict):
     min_mean_score: float | None = Field(default=None, ge=0, le=1)
 
 
+class _TargetSpec(_Strict):
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    system: str | None = None
+    temperature: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    api_key_env: str | None = None
+    timeout: float = Field(default=120.0, gt=0)
+
+
 class _EvalSpec(_Strict):
     name: str = Field(min_length=1)
     description: str | None = None
@@ -138,6 +151,7 @@ class _EvalSpec(_Strict):
     judge: _JudgeSpec | None = None
     graders: list[_GraderSpec] = Field(min_length=1)
     gate: dict[str, _ConditionSpec] = Field(default_factory=dict)
+    target: _TargetSpec | None = None
 
 
 def load_eval(path: str | Path, dataset: str | Path | None = None) -> Eval:
@@ -166,7 +180,12 @@ def load_eval(path: str | Path, dataset: str | Path | None = None) -> Eval:
 
 def _shape_of(data: dict[str, Any]) -> Callable[..., Eval | None]:
     graders = data.get("graders")
-    if isinstance(graders, dict) or "reward" in data or isinstance(data.get("target"), dict):
+    target = data.get("target")
+    if (
+        isinstance(graders, dict)
+        or "reward" in data
+        or (isinstance(target, dict) and "kind" in target)
+    ):
         return _read_letta
     if isinstance(graders, list) and any(isinstance(g, dict) and "type" in g for g in graders):
         return _read_waza
@@ -199,6 +218,9 @@ def _read_ours(
     source = _dataset(spec.dataset, spec.rows, path, override, problems)
     if problems or source is None:
         return None
+    target = TargetSettings(**spec.target.model_dump()) if spec.target else None
+    if target is not None:
+        source = replace(source, needs_output=False)
     judge = spec.judge or _JudgeSpec()
     return Eval(
         spec.name,
@@ -210,6 +232,7 @@ def _read_ours(
         description=spec.description,
         concurrency=judge.concurrency,
         requests_per_minute=judge.requests_per_minute,
+        target=target,
     )
 
 
@@ -286,7 +309,9 @@ def _read_waza(
         if not isinstance(config, dict):
             problems.append(Problem(label, f"{where}.config", "must be a mapping"))
             continue
-        unknown = sorted(set(config) - {"rubric", "prompt", "model", "continue_session"})
+        # continue_session and mode steer waza's agent session, which is not run here
+        known = {"rubric", "prompt", "model", "continue_session", "mode"}
+        unknown = sorted(set(config) - known)
         unknown += sorted(set(raw) - {"type", "name", "config"})
         for key in unknown:
             problems.append(Problem(label, f"{where}.config.{key}", "is not supported"))
@@ -382,8 +407,11 @@ def _read_letta(
         if suite.gate.metric_key not in suite.graders:
             problems.append(Problem(label, "gate.metric_key", "names no grader of this suite"))
         metric: Metric = "pass_rate" if suite.gate.metric == "accuracy" else "mean_score"
+        value = suite.gate.value
+        if metric == "pass_rate" and value > 1:  # letta writes accuracy as a percentage too
+            value /= 100
         op = _LETTA_OPS[suite.gate.op]
-        gate.append(Condition(suite.gate.metric_key, metric, op, suite.gate.value))
+        gate.append(Condition(suite.gate.metric_key, metric, op, value))
     if suite.reward is not None and suite.reward.metric_key not in suite.graders:
         problems.append(Problem(label, "reward.metric_key", "names no grader of this suite"))
     source = _dataset(suite.dataset, None, path, override, problems)

@@ -8,20 +8,21 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.evalfile import Condition, Eval, Grader, JudgeSettings
-from rubriclib.item import missing_fields
+from rubriclib.item import Item, missing_fields
 from rubriclib.result import GradeResult, not_judged
 
 if TYPE_CHECKING:
     from rubriclib.datasets import Row
     from rubriclib.engine import Interrupted
     from rubriclib.judge import Judge
+    from rubriclib.target import Target
 
 Status = Literal["passed", "failed", "undecided", "interrupted"]
 
@@ -170,8 +171,10 @@ async def arun_eval(
     keep_cases: bool = False,
     on_result: Callable[[GradeResult], None] | None = None,
     interrupt: Interrupted | None = None,
+    target: Target | None = None,
 ) -> EvalReport:
-    """Judge every row with every grader; see `run_eval`."""
+    """Judge every row with every grader; see `run_eval`. With `target`, each row's output is
+    written by that model first (once per row, whatever the number of graders)."""
     from rubriclib.engine import Job, judge_stream
 
     report = EvalReport(ev, [GraderStats(g, judges[g.name].model) for g in ev.graders])
@@ -180,6 +183,7 @@ async def arun_eval(
     kept = read_resumable(out, report) if resume and out is not None else {}
     results = ResultsFile(out, list(kept.values())) if out is not None else None
     pending: dict[int, tuple[Row, Grader]] = {}
+    outputs = _Outputs(target, kept)
 
     def record(row: Row, grader: Grader, result: GradeResult, write: bool = True) -> None:
         stats[grader.name].add(result)
@@ -188,7 +192,10 @@ async def arun_eval(
         if report.cases is not None:
             report.cases.append((row.id, grader.name, result))
         if write and results is not None:
-            results.write(result_line(row, grader.name, result))
+            line = result_line(row, grader.name, result)
+            if target is not None and row.id in outputs.written:
+                line["output"] = outputs.written[row.id]
+            results.write(line)
         if on_result is not None:
             on_result(result)
 
@@ -207,7 +214,7 @@ async def arun_eval(
                 else:
                     pending[index] = (row, grader)
                     index += 1
-                    yield Job(grader.rubric, row.item, judge=judges[grader.name])
+                    yield Job(grader.rubric, outputs.item(row), judge=judges[grader.name])
 
     first = judges[ev.graders[0].name]
     stream = judge_stream(
@@ -230,6 +237,8 @@ async def arun_eval(
             results.close()
         for judge in set(judges.values()):
             await judge.aclose()
+        if target is not None:
+            await target.aclose()
     report.finished = time.time()
     return report
 
@@ -248,10 +257,56 @@ def run_eval(
     `out` (JSONL) as it finishes; with `resume`, keep the results already in `out` whose row,
     grader, rubric digest and judge model still match, and judge only the rest."""
     judges = make_judges(ev, model, cache)
-    target = Path(out) if out is not None else None
+    writer = make_target(ev)
+    destination = Path(out) if out is not None else None
     return asyncio.run(
-        arun_eval(ev, judges, concurrency=concurrency, out=target, resume=resume, limit=limit)
+        arun_eval(
+            ev,
+            judges,
+            concurrency=concurrency,
+            out=destination,
+            resume=resume,
+            limit=limit,
+            target=writer,
+        )
     )
+
+
+def make_target(ev: Eval) -> Target | None:
+    """The eval's target model, if it has one (a missing key is a JudgeConfigError here)."""
+    from rubriclib.target import Target
+
+    return Target(ev.target) if ev.target is not None else None
+
+
+class _Outputs:
+    """Each row's output: the row's own, one kept from a resumed run, or the target's, asked
+    once per row however many graders wait for it."""
+
+    def __init__(self, target: Target | None, kept: dict[tuple[str, str], dict[str, Any]]) -> None:
+        self.target = target
+        self.written: dict[str, str] = {
+            row: line["output"]
+            for (row, _), line in kept.items()
+            if isinstance(line.get("output"), str)
+        }
+        self._asked: dict[str, asyncio.Future[str]] = {}
+
+    def item(self, row: Row) -> Item | Callable[[], Awaitable[Item]]:
+        if self.target is None:
+            return row.item
+        if row.id in self.written:
+            return row.item.model_copy(update={"output": self.written[row.id]})
+        target = self.target
+
+        async def produce() -> Item:
+            if row.id not in self._asked:
+                self._asked[row.id] = asyncio.ensure_future(target.generate(row.item))
+            output = await self._asked[row.id]
+            self.written[row.id] = output
+            return row.item.model_copy(update={"output": output})
+
+        return produce
 
 
 def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:

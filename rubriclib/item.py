@@ -52,3 +52,7 @@ def _expected(field: str) -> str:
 def missing_fields(requires: Sequence[str], item: Item) -> list[str]:
     """The fields in `requires` that `item` lacks (None or only whitespace)."""
     return [name for name in requires if not (getattr(item, name) or "").strip()]
+
+
+class NoOutput(Exception):
+    """An item's output could not be produced (a target model failed); the message says why."""

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from conftest import SECRET_KEY, VALID_RUBRIC
-from judge_server import JudgeServer, Reply
+from judge_server import JudgeServer, Reply, completion
 from test_cli import keyword_responder
 
 import rubriclib
@@ -436,3 +436,125 @@ def test_an_interrupted_eval_keeps_a_valid_results_file(
     lines = results_of(out)
     keys = {(line["row"], line["grader"]) for line in lines}
     assert 3 <= len(lines) < 60 and len(keys) == len(lines)
+
+
+def answering(body: dict[str, Any]) -> Reply:
+    """A target when no tools are offered (it echoes the input), else a judge that passes all."""
+    if "tools" not in body:
+        question = body["messages"][-1]["content"]
+        return Reply(body=completion(content=f"verdict:pass answer to {question}"))
+    return keyword_responder()(body)
+
+
+TARGETED = """\
+name: targeted
+rows:
+  - {id: t1, input: "q1", context: "c"}
+  - {id: t2, input: "q2", context: "c"}
+target: {model: writer, system: "Answer briefly.", max_tokens: 64}
+graders:
+  - {name: grounded, rubric: groundedness}
+  - {name: helpful, rubric: helpfulness}
+"""
+
+
+def test_a_target_writes_each_rows_output_once(
+    write_file: Callable[..., Path], endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    endpoint.responder = answering
+    path = write_file("targeted.yaml", TARGETED)
+    out = tmp_path / "results.jsonl"
+    result = run(str(path), "--out", str(out), "--no-cache")
+    assert result.exit_code == 0, result.output
+    writes = [r for r in endpoint.requests if "tools" not in r]
+    assert len(writes) == 2  # one per row, not one per grader
+    assert writes[0]["model"] == "writer" and writes[0]["max_tokens"] == 64
+    assert writes[0]["messages"][0] == {"role": "system", "content": "Answer briefly."}
+    lines = results_of(out)
+    assert len(lines) == 4
+    assert {line["output"] for line in lines} == {
+        "verdict:pass answer to q1",
+        "verdict:pass answer to q2",
+    }
+    judged = [r for r in endpoint.requests if "tools" in r]
+    assert all("verdict:pass answer to" in r["messages"][1]["content"] for r in judged)
+    sent = len(endpoint.requests)
+    run(str(path), "--out", str(out), "--resume", "--no-cache")
+    assert len(endpoint.requests) == sent  # the stored outputs and verdicts are reused
+
+
+def test_a_target_failure_makes_the_rows_judgments_errors(
+    write_file: Callable[..., Path], endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    from judge_server import error_reply
+
+    def broken_target(body: dict[str, Any]) -> Reply:
+        if "tools" not in body:
+            return error_reply(400, f"bad model, key {SECRET_KEY}")
+        return keyword_responder()(body)
+
+    endpoint.responder = broken_target
+    path = write_file("targeted.yaml", TARGETED)
+    out = tmp_path / "results.jsonl"
+    result = run(str(path), "--out", str(out), "--no-cache")
+    assert result.exit_code == 3
+    lines = results_of(out)
+    assert {line["verdict"] for line in lines} == {"error"}
+    assert all(
+        line["result"]["reason"].startswith("not judged: no output: HTTP 400") for line in lines
+    )
+    assert SECRET_KEY not in out.read_text() and SECRET_KEY not in result.output
+
+
+def test_a_target_takes_its_key_from_the_variable_named(
+    write_file: Callable[..., Path], judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge_server.responder = answering
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    monkeypatch.setenv("WRITER_KEY", "sk-writer-key-000")
+    text = TARGETED.replace(
+        "max_tokens: 64}",
+        f"max_tokens: 64, api_key_env: WRITER_KEY, base_url: '{judge_server.url}'}}",
+    )
+    text += f"judge: {{base_url: '{judge_server.url}'}}\n"
+    result = run(str(write_file("targeted.yaml", text)), "--no-cache")
+    assert result.exit_code == 0, result.output
+    keys = {headers["authorization"] for headers in judge_server.headers}
+    assert keys == {f"Bearer {SECRET_KEY}", "Bearer sk-writer-key-000"}
+
+
+def always_pass(body: dict[str, Any]) -> Reply:
+    """A judge that gives the best verdict through whichever tool it is offered."""
+    from judge_server import tool_reply
+
+    name = body["tools"][0]["function"]["name"]
+    arguments: dict[str, Any] = {"reason": "fine"}
+    if name == "set_grade_score":
+        arguments["score"] = 5
+    if name == "set_grade":
+        arguments["verdict"] = "pass"
+    return tool_reply(name, arguments)
+
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "results"),
+    [
+        (["support/eval.yaml"], 60),
+        (["waza/eval.yaml", "--dataset", "waza/outputs.jsonl"], 12),
+        (["letta/suite.yaml"], 12),
+    ],
+)
+def test_every_example_runs(
+    endpoint: JudgeServer, tmp_path: Path, arguments: list[str], results: int
+) -> None:
+    endpoint.responder = always_pass
+    paths = [str(EXAMPLES / a) if a.endswith((".yaml", ".jsonl")) else a for a in arguments]
+    dry = run(*paths, "--dry-run")
+    assert dry.exit_code == 0 and endpoint.requests == []
+    out = tmp_path / "results.jsonl"
+    result = run(*paths, "--out", str(out), "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert len(results_of(out)) == results
