@@ -191,3 +191,31 @@ def test_cli_test_goldens(goldens_report: dict[str, Any], rubric_name: str) -> N
     # Every judgment forced its call by name; none needed correcting for a missing call.
     assert record["modes"] == {"named": record["judgments"]}, record
     assert "no tool call" not in record["correction_causes"], record
+
+
+def test_cli_eval_on_the_example(judge_env: dict[str, str], tmp_path: Path) -> None:
+    """The example eval, first 5 rows, judged by the real model: a results line per row and
+    grader, most of them verdicts."""
+    out = tmp_path / "results.jsonl"
+    example = Path(__file__).parent.parent / "examples" / "support" / "eval.yaml"
+    run = subprocess.run(
+        [RUBRICLIB, "eval", str(example), "--limit", "5", "--out", str(out), "--format", "json"],
+        env=judge_env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode in (0, 1, 3), run.stderr
+    assert "Traceback" not in run.stderr
+    report = json.loads(run.stdout)
+    assert report["run"]["rows"] == 5
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 5 * 3
+    verdicts = [line["verdict"] for line in lines]
+    assert verdicts.count("error") <= 4, verdicts  # at most the row without context, and a few
+    for line in lines:
+        assert line["result"]["details"]["rubric"]["name"] in (
+            "groundedness",
+            "answer-correctness",
+            "house-style",
+        )

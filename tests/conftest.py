@@ -1,12 +1,17 @@
-"""Shared fixtures: a clean environment, the scripted judge server, and rubric-file helpers."""
+"""Shared fixtures: a clean environment, the scripted judge server answering by keyword, a
+rubric library folder, and rubric-file helpers."""
 
 from __future__ import annotations
 
+import itertools
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from judge_server import JudgeServer
+from judge_server import JudgeServer, Reply, completion, tool_reply
 
 from rubriclib.judge import Judge
 
@@ -74,3 +79,56 @@ def write_file(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+KEYWORD_RUBRIC = """\
+---
+name: keywords
+version: 2.1.0
+scale: pass-fail
+description: Test rubric; the scripted judge answers by keyword.
+goldens:
+  - {name: says-pass, output: "verdict:pass", expected: pass}
+  - {name: says-fail, output: "verdict:fail", expected: fail}
+---
+Judge it. Call `set_grade_pass` or `set_grade_fail`.
+"""
+
+
+def keyword_responder(delay: float = 0.0) -> Callable[[dict[str, Any]], Reply]:
+    """Answer from a keyword in the candidate output; `verdict:flip` alternates pass and fail."""
+    flips = itertools.cycle(["set_grade_pass", "set_grade_fail"])
+    lock = threading.Lock()
+
+    def respond(body: dict[str, Any]) -> Reply:
+        time.sleep(delay)
+        user = body["messages"][1]["content"]
+        if "verdict:text" in user:
+            return Reply(body=completion(content="I refuse to use tools."))
+        if "verdict:flip" in user:
+            with lock:
+                name = next(flips)
+        else:
+            name = "set_grade_pass" if "verdict:pass" in user else "set_grade_fail"
+        return tool_reply(name, {"reason": f"scripted {name}"})
+
+    return respond
+
+
+@pytest.fixture
+def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A RUBRICLIB_PATH folder holding the keyword rubric."""
+    folder = tmp_path / "library"
+    folder.mkdir()
+    (folder / "keywords.md").write_text(KEYWORD_RUBRIC)
+    monkeypatch.setenv("RUBRICLIB_PATH", str(folder))
+    return folder
+
+
+@pytest.fixture
+def endpoint(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
+    """The scripted server as the judge endpoint, answering by keyword."""
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    judge_server.responder = keyword_responder()
+    return judge_server

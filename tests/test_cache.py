@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, VALID_RUBRIC
+from conftest import KEYWORD_RUBRIC, SECRET_KEY, VALID_RUBRIC, keyword_responder
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
-from test_cli import KEYWORD_RUBRIC, keyword_responder
 
 from rubriclib import Rubric, load_rubric
 from rubriclib.cache import FILE_NAME, VerdictCache, cache_key, default_cache_dir

@@ -13,30 +13,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY
+from conftest import SECRET_KEY, keyword_responder
 from judge_server import JudgeServer
-from test_cli import KEYWORD_RUBRIC, keyword_responder
 
 from rubriclib.cli import main
 
 RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
-
-
-@pytest.fixture
-def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "library"
-    folder.mkdir()
-    (folder / "keywords.md").write_text(KEYWORD_RUBRIC)
-    monkeypatch.setenv("RUBRICLIB_PATH", str(folder))
-    return folder
-
-
-@pytest.fixture
-def endpoint(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
-    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
-    judge_server.responder = keyword_responder()
-    return judge_server
 
 
 def goldens_file(write_file: Callable[..., Path], outputs: list[str], expected: str) -> Path:

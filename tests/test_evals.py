@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, VALID_RUBRIC
+from conftest import SECRET_KEY, VALID_RUBRIC, keyword_responder
 from judge_server import JudgeServer, Reply, completion
-from test_cli import keyword_responder
 
 import rubriclib
 from rubriclib.cli import main
@@ -48,14 +47,6 @@ gate:
   grounded: {min_pass_rate: 0.5}
   helpful: {min_mean_score: 0.5}
 """
-
-
-@pytest.fixture
-def endpoint(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> JudgeServer:
-    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
-    judge_server.responder = keyword_responder()
-    return judge_server
 
 
 @pytest.fixture

@@ -1,0 +1,150 @@
+"""The `rubriclib` group and what its commands share: input errors, option text, output files."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from rubriclib import __version__
+from rubriclib.errors import InputError, JudgeConfigError
+
+# Each command imports what it needs, so `--help` and the commands that only read rubrics
+# start fast, and only the commands that judge load asyncio and the openai SDK.
+if TYPE_CHECKING:
+    from rubriclib.rubric import Rubric
+
+SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
+
+EXIT_CODES = """\b
+Exit codes:
+  0    success (judge: pass; test-goldens: every golden matched)
+  1    judge: fail; validate: a rubric is invalid; test-goldens: a judged golden missed
+  2    usage or input error (bad reference, invalid rubric, missing API key, unreadable file)
+  3    judge / test-goldens: judge errors and nothing else (an outage, not a regression)
+  130  interrupted (SIGINT; 143 for SIGTERM): test-goldens writes what was judged"""
+
+
+class BadInput(click.ClickException):
+    """Bad input from the user: one line on stderr per problem, exit 2."""
+
+    exit_code = 2
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+    def show(self, file: Any = None) -> None:
+        for problem in self.problems:
+            click.echo(f"rubriclib: error: {' '.join(problem.split())}", err=True)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InputError as error:  # a bad rubric, eval file, dataset or reference
+            raise BadInput(*(str(problem) for problem in error.problems)) from None
+        except JudgeConfigError as error:
+            raise BadInput(str(error)) from None
+
+
+def one_stdin(**options: str | None) -> None:
+    """Refuse two options that would both read stdin: the second would read nothing."""
+    readers = [f"--{name}" for name, value in options.items() if value == "-"]
+    if len(readers) > 1:
+        raise click.UsageError(f"only one option can read stdin (-); got {', '.join(readers)}")
+
+
+def writable(path: str, option: str) -> Path:
+    """`path` if a report can be written there; checked before any judge call is made."""
+    target = Path(path).expanduser()
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise BadInput(f"{option}: {target} is a directory")
+    if not folder.is_dir():
+        raise BadInput(f"{option}: cannot write {target}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise BadInput(f"{option}: cannot write {target}: permission denied")
+    return target
+
+
+def write_atomically(target: Path, text: str) -> None:
+    """Write through a temporary file beside `target`, so a reader never sees half a report."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, target)
+
+
+def option_text(value: str | None, option: str) -> str | None:
+    """An option's text: literal, `@path` for a file's contents, `-` for stdin (`@@` escapes @)."""
+    if value is None:
+        return None
+    if value == "-":
+        return sys.stdin.read()
+    if value.startswith("@@"):
+        return value[1:]
+    if value.startswith("@"):
+        path = Path(value[1:]).expanduser()
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or "not UTF-8 text"
+            raise BadInput(f"{option}: cannot read {path}: {reason}") from None
+    return value
+
+
+def source_label(rubric: Rubric) -> str:
+    return (
+        "builtin" if rubric.source.startswith("builtin:") else rubric.source.removeprefix("file:")
+    )
+
+
+TEXT_HELP = "Text, @path to read a file, or - for stdin."
+NO_CACHE_HELP = "Ask the judge even when the verdict cache has this judgment."
+FORMAT_OPTION = click.option(
+    "--format",
+    "report_format",
+    type=click.Choice(["table", "json", "junit"]),
+    default="table",
+    show_default=True,
+    help="A table for people, JSON for programs, JUnit XML for CI.",
+)
+judged_inputs = [
+    click.option("--output", "output", required=True, help=f"The candidate output. {TEXT_HELP}"),
+    click.option("--input", "input_", help=f"The task input. {TEXT_HELP}"),
+    click.option("--context", help=f"Source context. {TEXT_HELP}"),
+    click.option("--reference", help=f"A reference answer. {TEXT_HELP}"),
+]
+
+
+def with_judged_inputs(command: Any) -> Any:
+    for option in reversed(judged_inputs):
+        command = option(command)
+    return command
+
+
+@click.group(cls=_Group, epilog=EXIT_CODES)
+@click.version_option(__version__, prog_name="rubriclib")
+def main() -> None:
+    """Versioned LLM-judge rubrics: list, inspect, validate, render, judge and regression-test them.
+
+    \b
+    Example:
+      rubriclib judge groundedness --output "Paris." --context "Paris is France's capital."
+    """
+    show_warnings()
+
+
+def show_warnings() -> None:
+    """The library's warnings (an unusable cache, say) as `rubriclib: warning: ...` lines."""
+    logger = logging.getLogger("rubriclib")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("rubriclib: warning: %(message)s"))
+        handler.setLevel(logging.WARNING)
+        logger.addHandler(handler)

@@ -1,0 +1,157 @@
+"""`rubriclib eval`: judge a dataset with an eval file's graders."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from rubriclib.cli.app import (
+    FORMAT_OPTION,
+    NO_CACHE_HELP,
+    SIGNAL_EXIT_CODES,
+    main,
+    writable,
+    write_atomically,
+)
+from rubriclib.errors import EvalError
+
+if TYPE_CHECKING:
+    from rubriclib.evalfile import Eval
+    from rubriclib.evals import EvalReport
+    from rubriclib.result import GradeResult
+
+
+@main.command("eval")
+@click.argument("eval_file", type=click.Path(dir_okay=False))
+@click.option("--dataset", help="Judge the rows of this file instead of the eval's own.")
+@click.option("--model", help="Judge model for every grader (wins over the eval file).")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Judgments in flight (default 8).")
+@click.option("--out", help="Append one JSON line per row and grader here, as each finishes.")
+@click.option("--report", "report_path", help="Write the report here; print only its last line.")
+@FORMAT_OPTION
+@click.option("--resume", is_flag=True, help="Keep the results already in --out; judge the rest.")
+@click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
+@click.option("--dry-run", is_flag=True, help="Check everything and show the plan; send nothing.")
+@click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+def eval_command(
+    eval_file: str,
+    dataset: str | None,
+    model: str | None,
+    concurrency: int | None,
+    out: str | None,
+    report_path: str | None,
+    report_format: str,
+    resume: bool,
+    limit: int | None,
+    dry_run: bool,
+    no_cache: bool,
+) -> None:
+    """Judge a dataset with an eval file's graders (rubriclib, waza or letta-evals shape).
+
+    Exit 0 when every gate condition holds, 1 when one fails, 2 for bad input, 3 when judge
+    errors leave the gate undecided, 130/143 when interrupted (what was judged is kept).
+
+    \b
+    Examples:
+      rubriclib eval examples/support/eval.yaml --dry-run
+      rubriclib eval eval.yaml --out results.jsonl --format junit --report eval.xml
+      rubriclib eval eval.yaml --out results.jsonl --resume
+    """
+    import asyncio
+
+    from rubriclib.engine import interruptible
+    from rubriclib.eval_reports import FORMATTERS, last_line
+    from rubriclib.evalfile import load_eval
+    from rubriclib.evals import arun_eval, make_judges, make_target
+
+    if resume and out is None:
+        raise click.UsageError("--resume needs --out: the results file to resume from")
+    ev = load_eval(eval_file, dataset)
+    problems, rows = ev.dataset.check()
+    if problems:
+        raise EvalError(problems)
+    if dry_run:
+        _print_plan(ev, limit)
+        return
+    targets = [
+        writable(path, name)
+        for path, name in ((out, "--out"), (report_path, "--report"))
+        if path is not None
+    ]
+    judges = make_judges(ev, model, cache=not no_cache)  # a missing key stops here
+    target = make_target(ev)
+    total = min(rows, limit or ev.limit or rows) * len(ev.graders)
+
+    async def run_all(progress: Callable[[GradeResult], None] | None) -> EvalReport:
+        with interruptible() as interrupt:
+            return await arun_eval(
+                ev,
+                judges,
+                concurrency=concurrency,
+                out=targets[0] if out else None,
+                resume=resume,
+                limit=limit,
+                keep_cases=report_format == "junit",
+                on_result=progress,
+                interrupt=interrupt,
+                target=target,
+            )
+
+    if sys.stderr.isatty():
+        with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
+            errors = 0
+
+            def advance(result: GradeResult) -> None:
+                nonlocal errors
+                errors += result.verdict == "error"
+                bar.label = f"judging ({errors} error(s))"
+                bar.update(1)
+
+            report = asyncio.run(run_all(advance))
+    else:
+        report = asyncio.run(run_all(None))
+    text = FORMATTERS[report_format](report)
+    if report_path is not None:
+        write_atomically(targets[-1], text + "\n")
+        click.echo(f"{last_line(report)} (report: {report_path})")
+    else:
+        click.echo(text)
+    if report.interrupted:
+        click.echo(
+            f"rubriclib: interrupted by {report.interrupted}; results so far are kept", err=True
+        )
+        sys.exit(SIGNAL_EXIT_CODES[report.interrupted])
+    sys.exit({"passed": 0, "failed": 1, "undecided": 3}[report.status])
+
+
+def _print_plan(ev: Eval, limit: int | None) -> None:
+    """`eval --dry-run`: the plan, the first row's prompt per grader, rows that would error."""
+    from rubriclib.evals import plan_eval
+
+    plan = plan_eval(ev, limit)
+    click.echo(
+        f"{ev.name} ({ev.shape} eval): {plan.rows} row(s) x {len(ev.graders)} grader(s) = "
+        f"{plan.judgments} judgment(s), about {plan.prompt_tokens:,} prompt tokens"
+    )
+    for grader in ev.graders:
+        rubric = grader.rubric
+        model = grader.judge.model or "(default judge model)"
+        click.echo(f"  {grader.name}: {rubric.name}@{rubric.version} ({rubric.source}), {model}")
+    for line in ev.skipped:
+        click.echo(f"  not run: {line}")
+    if ev.target is not None:
+        click.echo(f"  outputs: written by the target {ev.target.model} from each row's input")
+    if plan.missing:
+        click.echo(
+            f"\n{len(plan.missing)} judgment(s) would be errors (a required field is "
+            "missing; no request is sent for them):"
+        )
+        for line in plan.missing:
+            click.echo(f"  {line}")
+    for name, messages in plan.first_prompts.items():
+        click.echo(click.style(f"\n--- the first row, as grader {name} sees it ---", bold=True))
+        for message in messages:
+            click.echo(f"=== {message['role']} ===\n{message['content']}")

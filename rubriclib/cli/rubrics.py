@@ -1,0 +1,201 @@
+"""Commands that read rubrics: list, show, validate, render, new. None of them judges."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from rubriclib.cli.app import (
+    main,
+    one_stdin,
+    option_text,
+    source_label,
+    with_judged_inputs,
+)
+from rubriclib.errors import RubricError
+
+if TYPE_CHECKING:
+    pass
+
+
+@main.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_command(as_json: bool) -> None:
+    """List every resolvable rubric: RUBRICLIB_PATH folders first, then built-ins.
+
+    \b
+    Example:
+      rubriclib list --json
+    """
+    from rubriclib.registry import builtin_names, list_rubrics
+
+    builtins = set(builtin_names())
+    rubrics = list_rubrics()
+    shadowing = {
+        r.name for r in rubrics if not r.source.startswith("builtin:") and r.name in builtins
+    }
+    if as_json:
+        rows = [
+            {**r.identity, "description": r.description, "shadows_builtin": r.name in shadowing}
+            for r in rubrics
+        ]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max(len(rubric.name) for rubric in rubrics)
+    for rubric in rubrics:
+        marker = click.style(" (shadows built-in)", fg="yellow") if rubric.name in shadowing else ""
+        click.echo(
+            f"{click.style(rubric.name.ljust(width), bold=True)}  {rubric.version:<8} "
+            f"{rubric.scale:<9}  {rubric.description}\n"
+            f"{'':{width}}  source: {source_label(rubric)}{marker}"
+        )
+
+
+@main.command()
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def show(ref: str, as_json: bool) -> None:
+    """Show one rubric: its frontmatter, golden count and body.
+
+    \b
+    Example:
+      rubriclib show groundedness@^1
+    """
+    from rubriclib.registry import load_goldens, load_rubric
+
+    rubric = load_rubric(ref)
+    info = {
+        **rubric.identity,
+        "description": rubric.description,
+        "pass_threshold": rubric.pass_threshold,
+        "goldens": len(load_goldens(rubric)),
+    }
+    if as_json:
+        click.echo(json.dumps({**info, "body": rubric.body}, indent=2))
+        return
+    for key, value in info.items():
+        if value is not None:
+            click.echo(f"{click.style(key + ':', bold=True)} {value}")
+    click.echo(f"\n{rubric.body}")
+
+
+@main.command()
+@click.argument("refs", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: one entry per REF.")
+def validate(refs: Sequence[str], as_json: bool) -> None:
+    """Validate rubrics and their goldens; print every problem as FILE: field: message.
+
+    Exits 0 when every rubric is valid, 1 when any is not.
+
+    \b
+    Example:
+      rubriclib validate rubrics/*.md
+    """
+    from rubriclib.registry import load_goldens, load_rubric
+
+    entries = []
+    for ref in refs:
+        try:
+            rubric = load_rubric(ref)
+            goldens = load_goldens(rubric)
+        except RubricError as error:
+            problems = [
+                {"source": p.source, "field": p.field, "message": " ".join(p.message.split())}
+                for p in error.problems
+            ]
+            entries.append({"ref": ref, "valid": False, "problems": problems})
+            continue
+        entries.append(
+            {"ref": ref, "valid": True, "rubric": rubric.identity, "goldens": len(goldens)}
+        )
+    if as_json:
+        click.echo(json.dumps(entries, indent=2))
+    else:
+        for entry in entries:
+            click.echo(_validation_lines(entry))
+    sys.exit(0 if all(entry["valid"] for entry in entries) else 1)
+
+
+def _validation_lines(entry: dict[str, Any]) -> str:
+    if entry["valid"]:
+        rubric = f"{entry['rubric']['name']}@{entry['rubric']['version']}"
+        return f"{entry['ref']}: ok ({rubric}, {entry['goldens']} goldens)"
+    return "\n".join(f"{p['source']}: {p['field']}: {p['message']}" for p in entry["problems"])
+
+
+@main.command("render")
+@click.argument("ref")
+@with_judged_inputs
+@click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
+def render_command(
+    ref: str,
+    output: str,
+    input_: str | None,
+    context: str | None,
+    reference: str | None,
+    as_json: bool,
+) -> None:
+    """Print exactly the messages the judge would receive. No network, no API key.
+
+    \b
+    Example:
+      rubriclib render groundedness --output @answer.txt --context @source.txt
+    """
+    from rubriclib.registry import load_rubric
+    from rubriclib.render import render
+
+    one_stdin(output=output, input=input_, context=context, reference=reference)
+    rubric = load_rubric(ref)
+    messages = render(
+        rubric,
+        option_text(output, "--output") or "",
+        option_text(input_, "--input"),
+        option_text(context, "--context"),
+        option_text(reference, "--reference"),
+    )
+    if as_json:
+        click.echo(json.dumps(messages, indent=2))
+        return
+    for message in messages:
+        click.echo(click.style(f"=== {message['role']} ===", bold=True))
+        click.echo(message["content"])
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--dir", "directory", default="rubrics", show_default=True, type=click.Path(file_okay=False)
+)
+@click.option("--scale", type=click.Choice(["pass-fail", "1-5"]), help="Default: pass-fail.")
+@click.option("--description", help="One line: what the rubric judges.")
+@click.option(
+    "--from", "from_ref", help="Copy this rubric's body and goldens (version resets to 0.1.0)."
+)
+def new(
+    name: str, directory: str, scale: str | None, description: str | None, from_ref: str | None
+) -> None:
+    """Write DIR/NAME.md at version 0.1.0: a body skeleton and two placeholder goldens.
+
+    Never overwrites an existing file.
+
+    \b
+    Examples:
+      rubriclib new house-style --description "Whether replies follow our style guide."
+      rubriclib new strict-groundedness --from groundedness
+    """
+    from rubriclib.registry import load_rubric
+    from rubriclib.scaffold import new_rubric
+
+    if from_ref is not None and scale is not None and scale != load_rubric(from_ref).scale:
+        raise click.UsageError(f"--scale {scale} differs from the scale of {from_ref}")
+    path = new_rubric(name, Path(directory), scale or "pass-fail", description, from_ref)
+    click.echo(f"Wrote {path}")
+    click.echo("Next steps:")
+    click.echo(f"  1. Edit {path}: write the criteria and replace every PLACEHOLDER.")
+    click.echo("  2. Add goldens: real outputs with the verdict they must get, and why.")
+    click.echo(f"  3. Run: rubriclib validate {path} && rubriclib test-goldens {path}")

@@ -1,0 +1,247 @@
+"""Commands that judge: judge one output, test-goldens, and the verdict cache."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from rubriclib.cli.app import (
+    FORMAT_OPTION,
+    NO_CACHE_HELP,
+    SIGNAL_EXIT_CODES,
+    main,
+    one_stdin,
+    option_text,
+    with_judged_inputs,
+    writable,
+    write_atomically,
+)
+from rubriclib.errors import Problem, RubricError
+
+if TYPE_CHECKING:
+    from rubriclib.goldens import RunReport
+    from rubriclib.result import GradeResult
+
+
+@main.command("judge")
+@click.argument("ref")
+@with_judged_inputs
+@click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
+@click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
+@click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+def judge_command(
+    ref: str,
+    output: str,
+    input_: str | None,
+    context: str | None,
+    reference: str | None,
+    model: str | None,
+    as_json: bool,
+    no_cache: bool,
+) -> None:
+    """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
+
+    The endpoint comes from OPENAI_BASE_URL and OPENAI_API_KEY.
+
+    \b
+    Example:
+      rubriclib judge groundedness --output "1969." --context "Apollo 11 landed in 1969."
+    """
+    import asyncio
+
+    from rubriclib.engine import interruptible
+    from rubriclib.judge import Judge
+    from rubriclib.registry import load_rubric
+
+    one_stdin(output=output, input=input_, context=context, reference=reference)
+    rubric = load_rubric(ref)
+    texts = [
+        option_text(value, name)
+        for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
+    ]
+    judge = Judge(model=model, cache=not no_cache)
+
+    async def judge_once() -> GradeResult | str:
+        with interruptible() as interrupt:
+            try:
+                return await judge.agrade(rubric, option_text(output, "--output") or "", *texts)
+            except asyncio.CancelledError:
+                if interrupt.signal is None:
+                    raise
+                return interrupt.signal
+            finally:
+                await judge.aclose()
+
+    result = asyncio.run(judge_once())
+    if isinstance(result, str):
+        click.echo(f"rubriclib: interrupted by {result}; nothing was judged", err=True)
+        sys.exit(SIGNAL_EXIT_CODES[result])
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+    else:
+        colour = {"pass": "green", "fail": "red", "error": "yellow"}[result.verdict]
+        click.echo(
+            f"{click.style(result.verdict.upper(), fg=colour, bold=True)} "
+            f"{rubric.name}@{rubric.version}: {result.reason}"
+        )
+    sys.exit({"pass": 0, "fail": 1, "error": 3}[result.verdict])
+
+
+@main.command("test-goldens")
+@click.argument("refs", nargs=-1)
+@click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
+@click.option(
+    "--trials",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Judge every golden this many times.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Judgments in flight at once.",
+)
+@click.option(
+    "--goldens",
+    "goldens_file",
+    type=click.Path(dir_okay=False),
+    help="A YAML file of extra goldens, added to every rubric in the run.",
+)
+@FORMAT_OPTION
+@click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
+@click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+@click.option(
+    "--requests-per-minute",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Space request starts to stay under this quota.",
+)
+def test_goldens(
+    refs: Sequence[str],
+    model: str | None,
+    trials: int,
+    concurrency: int,
+    goldens_file: str | None,
+    report_format: str,
+    out: str | None,
+    no_cache: bool,
+    requests_per_minute: float | None,
+) -> None:
+    """Regression run: judge every golden of each rubric (all built-ins when no REF is given).
+
+    Exit 0 when every judgment matched its golden, 1 when a judged golden missed, 3 when only
+    judge errors kept goldens from agreeing, 130/143 when interrupted (the report is written).
+
+    \b
+    Examples:
+      rubriclib test-goldens
+      rubriclib test-goldens ./rubrics/house-style.md --trials 3 --format junit --out goldens.xml
+    """
+    import asyncio
+
+    from rubriclib.engine import interruptible
+    from rubriclib.goldens import run_goldens
+    from rubriclib.judge import Judge
+    from rubriclib.registry import builtin_names, load_goldens, load_rubric
+    from rubriclib.reports import FORMATTERS, format_table
+    from rubriclib.rubric import duplicate_name_problems, parse_goldens_file
+
+    destination = writable(out, "--out") if out else None
+    extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
+    problems = duplicate_name_problems(extra, goldens_file or "", "goldens")
+    plan = []
+    for ref in refs or builtin_names():
+        rubric = load_rubric(ref)
+        own = load_goldens(rubric)
+        names = {golden.name for golden in own}
+        problems += [
+            Problem(
+                str(goldens_file),
+                f"goldens[{index}].name",
+                f"{rubric.name} already has a golden named {golden.name!r}",
+            )
+            for index, golden in enumerate(extra)
+            if golden.name in names
+        ]
+        plan.append((rubric, own + extra))
+    if problems:
+        raise RubricError(problems)
+    judge = Judge(model=model, cache=not no_cache)  # a missing key stops here, before any call
+
+    async def run_all(progress: Callable[[], None] | None) -> RunReport:
+        with interruptible() as interrupt:
+            try:
+                return await run_goldens(
+                    judge, plan, trials, concurrency, progress, interrupt, requests_per_minute
+                )
+            finally:
+                await judge.aclose()
+
+    total = sum(len(goldens) for _, goldens in plan) * trials
+    if sys.stderr.isatty():
+        with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
+            run = asyncio.run(run_all(lambda: bar.update(1)))
+    else:
+        run = asyncio.run(run_all(None))
+    report = FORMATTERS[report_format](run)
+    if destination is not None:
+        write_atomically(destination, report + "\n")
+        click.echo(format_table(run).splitlines()[-1] + f" (report: {out})")
+    else:
+        click.echo(report)
+    sys.exit(_exit_code(run))
+
+
+def _exit_code(run: RunReport) -> int:
+    """130/143 when interrupted, 1 when a judged golden missed, 3 when only judge errors kept
+    goldens from agreeing, 0 when every judgment matched."""
+    if run.info is not None and run.info.interrupted is not None:
+        judged = sum(report.judgments for report in run.rubrics)
+        click.echo(
+            f"rubriclib: interrupted by {run.info.interrupted}: judged {judged} of "
+            f"{run.info.planned}; the report holds what was judged",
+            err=True,
+        )
+        return SIGNAL_EXIT_CODES[run.info.interrupted]
+    if run.misses:
+        return 1
+    return 3 if run.errors else 0
+
+
+@main.group()
+def cache() -> None:
+    """The verdict cache: where it is, what it holds, and clearing it.
+
+    Commands that judge keep every verdict (never an error) in it, keyed by the endpoint,
+    model, exact messages, tools and sampling settings, so an unchanged rerun sends nothing.
+    The folder is $RUBRICLIB_CACHE_DIR, else ~/.cache/rubriclib.
+    """
+
+
+@cache.command("info")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def cache_info(as_json: bool) -> None:
+    """Print where the cache is, how many verdicts it holds and its size."""
+    from rubriclib.cache import VerdictCache
+
+    info = VerdictCache().info()
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    click.echo(f"path: {info['path']}\nentries: {info['entries']}\nbytes: {info['bytes']}")
+
+
+@cache.command("clear")
+def cache_clear() -> None:
+    """Delete every cached verdict."""
+    from rubriclib.cache import VerdictCache
+
+    removed = VerdictCache().clear()
+    click.echo(f"Removed {removed} cached verdict(s)")
