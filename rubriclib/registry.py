@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from rubriclib.rubric import (
     Golden,
     Rubric,
     duplicate_name_problems,
+    judged_digest,
     parse_goldens_file,
     parse_rubric,
     required_field_problems,
@@ -218,7 +218,7 @@ def _clause_checks(
 def rubric_from_prompt(text: str, name: str, source: str, path: Path) -> Rubric:
     """An unversioned pass-fail rubric from a plain judge prompt (a letta-evals `.txt` prompt or
     an inline `prompt:`). Its identity says so: version 0.0.0, `source` such as `prompt:FILE`,
-    and the digest of the prompt's text. `{input}`, `{context}`, `{ground_truth}` and
+    and a digest of its text like any rubric's. `{input}`, `{context}`, `{ground_truth}` and
     `{submission}` in the text place the values, as in any rubric body."""
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "prompt"
     return Rubric(
@@ -229,5 +229,5 @@ def rubric_from_prompt(text: str, name: str, source: str, path: Path) -> Rubric:
         body=text.strip("\n"),
         source=source,
         path=path,
-        digest=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        digest=judged_digest("pass-fail", None, [], text.strip("\n")),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -120,12 +121,13 @@ class Rubric(_Frontmatter):
     path: Path
     """The file the rubric was read from."""
     digest: str
-    """sha256 hex of the file's bytes."""
+    """sha256 over what decides a verdict (see `judged_digest`)."""
 
     @property
     def tool_names(self) -> tuple[str, str]:
         """The pass and fail tool names the judge is offered (waza's when the body names them)."""
-        return WAZA_TOOLS if WAZA_TOOLS[0] in self.body else PASS_FAIL_TOOLS
+        names = verdict_tool_names("pass-fail", self.body)
+        return names[0], names[1]
 
     @property
     def identity(self) -> dict[str, str]:
@@ -165,13 +167,38 @@ def parse_rubric(path: Path, source: str, label: str) -> Rubric:
     if problems:
         raise RubricError(problems)
     assert fields is not None
+    judged_body = body.strip("\n")
     return Rubric(
         **fields.model_dump(),
-        body=body.strip("\n"),
+        body=judged_body,
         source=source,
         path=path,
-        digest=hashlib.sha256(raw).hexdigest(),
+        digest=judged_digest(fields.scale, fields.pass_threshold, fields.requires, judged_body),
     )
+
+
+def verdict_tool_names(scale: str, body: str) -> tuple[str, ...]:
+    """The tools a verdict can be given through: waza's pair when the body names them."""
+    if scale == "1-5":
+        return (SCORE_TOOL,)
+    return WAZA_TOOLS if WAZA_TOOLS[0] in body else PASS_FAIL_TOOLS
+
+
+def judged_digest(
+    scale: str, pass_threshold: int | None, requires: Sequence[str], body: str
+) -> str:
+    """sha256 hex of what decides a verdict, as canonical JSON: the scale, the pass threshold,
+    the required fields, the verdict tool names and the body. Goldens, the description and how
+    the YAML is written do not count; any change to the judged text does."""
+    judged = {
+        "scale": scale,
+        "pass_threshold": pass_threshold,
+        "requires": sorted(requires),
+        "tools": list(verdict_tool_names(scale, body)),
+        "body": body,
+    }
+    text = json.dumps(judged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def parse_goldens_file(path: Path, label: str) -> list[Golden]:

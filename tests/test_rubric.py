@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rubriclib import RubricError, load_rubric
+from rubriclib.rubric import judged_digest
 
 
 def problems_of(path: Path) -> list[str]:
@@ -37,7 +37,7 @@ def test_valid_file_loads_every_field(write_file: Callable[..., Path]) -> None:
     assert rubric.goldens[1].expected == "fail"
     assert rubric.body.startswith("# Tiny")
     assert rubric.source == f"file:{path}"
-    assert rubric.digest == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert rubric.digest == judged_digest("pass-fail", None, [], rubric.body)
 
 
 @pytest.mark.parametrize(
@@ -220,8 +220,9 @@ def test_identity_is_what_results_carry(write_file: Callable[..., Path]) -> None
         "version": "1.2.3",
         "scale": "pass-fail",
         "source": f"file:{path}",
-        "digest": hashlib.sha256(VALID_RUBRIC.encode()).hexdigest(),
+        "digest": rubric.digest,
     }
+    assert len(rubric.digest) == 64
 
 
 @given(st.from_regex(r"\A[v0-9a-z.+-]{0,3}\d{1,2}\.\d{1,2}(\.\d{1,2})?([-+][0-9A-Za-z.-]{0,6})?\Z"))
@@ -249,3 +250,57 @@ def test_the_builtins_declare_what_they_need() -> None:
     assert load_rubric("groundedness").requires == ["context"]
     assert load_rubric("answer-correctness").requires == ["reference"]
     assert load_rubric("helpfulness").requires == ["input"]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace('    output: "broken"', '    output: "shattered"'),  # a golden
+        lambda t: t.replace("A tiny rubric for tests.", "Another description."),
+        lambda t: t.replace("version: 1.2.3", "version: '1.2.3'").replace(
+            "scale: pass-fail", "scale:   pass-fail  # comment"
+        ),
+        lambda t: t.replace("\n", "\r\n"),
+    ],
+)
+def test_the_digest_ignores_what_the_judge_never_sees(
+    write_file: Callable[..., Path], edit: Callable[[str], str]
+) -> None:
+    before = load_rubric(str(write_file("a.md", VALID_RUBRIC))).digest
+    assert load_rubric(str(write_file("b.md", edit(VALID_RUBRIC)))).digest == before
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace("Pass when the output is fine.", "Pass when the output is fine!"),
+        lambda t: (
+            t.replace(
+                "description: A tiny rubric for tests.",
+                "description: A tiny rubric for tests.\nrequires: [input]",
+            )
+            .replace('    output: "fine"', '    input: q\n    output: "fine"')
+            .replace('    output: "broken"', '    input: q\n    output: "broken"')
+        ),
+        lambda t: t.replace(
+            "`set_grade_pass` or `set_grade_fail`", "`set_waza_grade_pass` or `set_waza_grade_fail`"
+        ),
+    ],
+)
+def test_the_digest_changes_with_what_the_judge_is_told(
+    write_file: Callable[..., Path], edit: Callable[[str], str]
+) -> None:
+    before = load_rubric(str(write_file("a.md", VALID_RUBRIC))).digest
+    after = edit(VALID_RUBRIC)
+    assert after != VALID_RUBRIC
+    assert load_rubric(str(write_file("b.md", after))).digest != before
+
+
+def test_the_digest_covers_scale_and_threshold() -> None:
+    body = "Judge it."
+    digests = {
+        judged_digest("pass-fail", None, [], body),
+        judged_digest("1-5", 4, [], body),
+        judged_digest("1-5", 3, [], body),
+    }
+    assert len(digests) == 3
