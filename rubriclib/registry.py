@@ -33,6 +33,25 @@ def builtin_dir() -> Path:
     return packaged if packaged.is_dir() else _PACKAGE_DIR.parent / "rubrics"
 
 
+PROJECT_MARKERS = ("rubriclib.toml", "pyproject.toml")
+
+
+def project_root() -> Path:
+    """The nearest folder, from the working directory up, holding rubriclib.toml or
+    pyproject.toml; the working directory when there is none."""
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if any((folder / marker).is_file() for marker in PROJECT_MARKERS):
+            return folder
+    return here
+
+
+def project_rubrics_dir() -> Path:
+    """The project's own rubric folder, `<project root>/rubrics`: where `rubriclib new` writes,
+    searched by name first."""
+    return project_root() / "rubrics"
+
+
 def search_dirs() -> list[Path]:
     """The folders named by RUBRICLIB_PATH, in order (empty entries are skipped)."""
     value = os.environ.get("RUBRICLIB_PATH", "")
@@ -76,7 +95,17 @@ def load_rubric(ref: str, base_dir: str | os.PathLike[str] | None = None) -> Rub
 
 
 def list_rubrics() -> list[Rubric]:
-    """Every resolvable rubric, one per name: RUBRICLIB_PATH folders first, then built-ins."""
+    """Every resolvable rubric, one per name (the project's folder first, then RUBRICLIB_PATH,
+    then the built-ins); a RubricError with every problem when any file is broken."""
+    rubrics, problems = scan_rubrics()
+    if problems:
+        raise RubricError(problems)
+    return rubrics
+
+
+def scan_rubrics() -> tuple[list[Rubric], list[Problem]]:
+    """Every resolvable rubric that loads, and the problems of those that do not, so one
+    broken file never hides the rest."""
     found: dict[str, Rubric] = {}
     problems: list[Problem] = []
     for directory, builtin in _lookup_order():
@@ -87,9 +116,7 @@ def list_rubrics() -> list[Rubric]:
                 found[path.stem] = _load_from_dir(path.stem, directory, builtin)
             except RubricError as error:
                 problems.extend(error.problems)
-    if problems:
-        raise RubricError(problems)
-    return sorted(found.values(), key=lambda rubric: rubric.name)
+    return sorted(found.values(), key=lambda rubric: rubric.name), problems
 
 
 def load_goldens(rubric: Rubric) -> list[Golden]:
@@ -110,7 +137,19 @@ def load_goldens(rubric: Rubric) -> list[Golden]:
 
 
 def _lookup_order() -> list[tuple[Path, bool]]:
-    return [(directory, False) for directory in search_dirs()] + [(builtin_dir(), True)]
+    """(folder, is built-in) in the order names are looked up."""
+    builtins = builtin_dir()
+    project = project_rubrics_dir()
+    own = [project] if project.is_dir() and not _same_folder(project, builtins) else []
+    folders = [*own, *search_dirs()]
+    return [(folder, False) for folder in folders] + [(builtins, True)]
+
+
+def _same_folder(one: Path, other: Path) -> bool:
+    try:
+        return one.resolve() == other.resolve()
+    except OSError:
+        return False
 
 
 def _rubric_files(directory: Path) -> list[Path]:

@@ -143,8 +143,11 @@ class Rubric(_Frontmatter):
 
 def parse_rubric(path: Path, source: str, label: str) -> Rubric:
     """Read and validate the rubric file at `path`; `label` names it in every problem."""
-    raw = read_limited(path, label)
-    text = decode_text(raw, label)
+    return parse_rubric_text(decode_text(read_limited(path, label), label), path, source, label)
+
+
+def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
+    """Validate a rubric's text as if it were read from `path`."""
     header, body = _split_frontmatter(text, label)
     data = load_yaml(header, label, "frontmatter")
     if not isinstance(data, dict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import yaml
 
 from rubriclib.errors import RubricError
 from rubriclib.registry import load_goldens, load_rubric
-from rubriclib.rubric import NAME_PATTERN, SCORE_TOOL, Golden
+from rubriclib.rubric import NAME_PATTERN, SCORE_TOOL, Golden, parse_rubric_text
 
 PASS_FAIL_VERDICT = """\
 ## Verdict
@@ -84,14 +85,27 @@ def new_rubric(
         body = SKELETON.format(title=title, verdict=verdict)
     header["goldens"] = [golden.model_dump(exclude_defaults=True) for golden in goldens]
     frontmatter = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
+    text = f"---\n{frontmatter}---\n{body.rstrip()}\n"
+    absolute = Path(os.path.abspath(path))
+    parse_rubric_text(text, absolute, f"file:{absolute}", str(path))  # nothing invalid is written
+    if path.exists():
+        raise RubricError.single(str(path), "file", "already exists; not overwritten")
     directory.mkdir(parents=True, exist_ok=True)
+    _write_new(path, text)
+    return path
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write a new file whole: through a temporary file, linked into place only if `path` does
+    not exist yet, so a reader never sees half a rubric and nothing is overwritten."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
     try:
-        with path.open("x", encoding="utf-8") as handle:
-            handle.write(f"---\n{frontmatter}---\n{body.rstrip()}\n")
+        os.link(temporary, path)
     except FileExistsError:
         raise RubricError.single(str(path), "file", "already exists; not overwritten") from None
-    load_rubric(str(path.resolve()))  # what we write must validate
-    return path
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def _placeholder_goldens(scale: str) -> list[Golden]:

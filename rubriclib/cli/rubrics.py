@@ -26,16 +26,20 @@ if TYPE_CHECKING:
 @main.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_command(as_json: bool) -> None:
-    """List every resolvable rubric: RUBRICLIB_PATH folders first, then built-ins.
+    """List every resolvable rubric: the project's rubrics/, RUBRICLIB_PATH, then built-ins.
+
+    A broken rubric file is reported on stderr (exit 1); every good one is still listed.
 
     \b
     Example:
       rubriclib list --json
     """
-    from rubriclib.registry import builtin_names, list_rubrics
+    from rubriclib.registry import builtin_names, scan_rubrics
 
     builtins = set(builtin_names())
-    rubrics = list_rubrics()
+    rubrics, problems = scan_rubrics()
+    for problem in problems:
+        click.echo(f"rubriclib: error: {' '.join(str(problem).split())}", err=True)
     shadowing = {
         r.name for r in rubrics if not r.source.startswith("builtin:") and r.name in builtins
     }
@@ -45,8 +49,8 @@ def list_command(as_json: bool) -> None:
             for r in rubrics
         ]
         click.echo(json.dumps(rows, indent=2))
-        return
-    width = max(len(rubric.name) for rubric in rubrics)
+        sys.exit(1 if problems else 0)
+    width = max((len(rubric.name) for rubric in rubrics), default=0)
     for rubric in rubrics:
         marker = click.style(" (shadows built-in)", fg="yellow") if rubric.name in shadowing else ""
         click.echo(
@@ -54,21 +58,27 @@ def list_command(as_json: bool) -> None:
             f"{rubric.scale:<9}  {rubric.description}\n"
             f"{'':{width}}  source: {source_label(rubric)}{marker}"
         )
+    sys.exit(1 if problems else 0)
 
 
 @main.command()
 @click.argument("ref")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def show(ref: str, as_json: bool) -> None:
+@click.option("--body", "body_only", is_flag=True, help="Print only the judged body.")
+def show(ref: str, as_json: bool, body_only: bool) -> None:
     """Show one rubric: its frontmatter, golden count and body.
 
     \b
-    Example:
+    Examples:
       rubriclib show groundedness@^1
+      rubriclib show ./rubrics/house-style.md --body > prompt.md
     """
     from rubriclib.registry import load_goldens, load_rubric
 
     rubric = load_rubric(ref)
+    if body_only:
+        click.echo(rubric.body)
+        return
     info = {
         **rubric.identity,
         "description": rubric.description,
@@ -169,7 +179,11 @@ def render_command(
 @main.command()
 @click.argument("name")
 @click.option(
-    "--dir", "directory", default="rubrics", show_default=True, type=click.Path(file_okay=False)
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    help="Default: the project's rubrics/ folder (beside pyproject.toml or rubriclib.toml, else "
+    "here), which is searched by name.",
 )
 @click.option("--scale", type=click.Choice(["pass-fail", "1-5"]), help="Default: pass-fail.")
 @click.option("--description", help="One line: what the rubric judges.")
@@ -177,7 +191,11 @@ def render_command(
     "--from", "from_ref", help="Copy this rubric's body and goldens (version resets to 0.1.0)."
 )
 def new(
-    name: str, directory: str, scale: str | None, description: str | None, from_ref: str | None
+    name: str,
+    directory: str | None,
+    scale: str | None,
+    description: str | None,
+    from_ref: str | None,
 ) -> None:
     """Write DIR/NAME.md at version 0.1.0: a body skeleton and two placeholder goldens.
 
@@ -188,14 +206,23 @@ def new(
       rubriclib new house-style --description "Whether replies follow our style guide."
       rubriclib new strict-groundedness --from groundedness
     """
-    from rubriclib.registry import load_rubric
+    from rubriclib.registry import load_rubric, project_rubrics_dir
     from rubriclib.scaffold import new_rubric
 
     if from_ref is not None and scale is not None and scale != load_rubric(from_ref).scale:
         raise click.UsageError(f"--scale {scale} differs from the scale of {from_ref}")
-    path = new_rubric(name, Path(directory), scale or "pass-fail", description, from_ref)
+    folder = Path(directory) if directory is not None else _relative(project_rubrics_dir())
+    path = new_rubric(name, folder, scale or "pass-fail", description, from_ref)
     click.echo(f"Wrote {path}")
     click.echo("Next steps:")
     click.echo(f"  1. Edit {path}: write the criteria and replace every PLACEHOLDER.")
     click.echo("  2. Add goldens: real outputs with the verdict they must get, and why.")
     click.echo(f"  3. Run: rubriclib validate {path} && rubriclib test-goldens {path}")
+
+
+def _relative(path: Path) -> Path:
+    """`path` relative to the working directory when it is inside it (shorter to read)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path

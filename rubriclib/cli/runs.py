@@ -134,7 +134,7 @@ def test_goldens(
     no_cache: bool,
     requests_per_minute: float | None,
 ) -> None:
-    """Regression run: judge every golden of each rubric (all built-ins when no REF is given).
+    """Regression run: judge every golden of each rubric (every resolvable one when no REF).
 
     Exit 0 when every judgment matched its golden, 1 when a judged golden missed, 3 when only
     judge errors kept goldens from agreeing, 130/143 when interrupted (the report is written).
@@ -149,7 +149,7 @@ def test_goldens(
     from rubriclib.engine import interruptible
     from rubriclib.goldens import run_goldens
     from rubriclib.judge import Judge
-    from rubriclib.registry import builtin_names, load_goldens, load_rubric
+    from rubriclib.registry import list_rubrics, load_goldens, load_rubric
     from rubriclib.reports import FORMATTERS, format_table
     from rubriclib.rubric import duplicate_name_problems, parse_goldens_file
 
@@ -157,7 +157,7 @@ def test_goldens(
     extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
     problems = duplicate_name_problems(extra, goldens_file or "", "goldens")
     plan = []
-    for ref in refs or builtin_names():
+    for ref in refs or [rubric.name for rubric in list_rubrics()]:
         rubric = load_rubric(ref)
         own = load_goldens(rubric)
         names = {golden.name for golden in own}

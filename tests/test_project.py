@@ -1,0 +1,95 @@
+"""A project's own rubrics: found by name, listed, regression-tested, and scaffolded safely."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import KEYWORD_RUBRIC, VALID_RUBRIC
+from judge_server import JudgeServer, tool_reply
+
+from rubriclib import load_rubric
+from rubriclib.cli import main
+from rubriclib.registry import project_root
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder with a pyproject.toml; the tests run from a subfolder of it."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "src" / "deep")
+    return tmp_path
+
+
+def test_new_then_show_by_name_from_anywhere_in_the_project(project: Path) -> None:
+    runner = CliRunner()
+    made = runner.invoke(main, ["new", "house-style", "--description", "Our house style."])
+    assert made.exit_code == 0, made.output
+    assert (project / "rubrics" / "house-style.md").is_file()
+    assert project_root() == project
+    shown = runner.invoke(main, ["show", "house-style", "--json"])
+    assert shown.exit_code == 0, shown.stderr
+    assert json.loads(shown.output)["source"] == f"file:{project / 'rubrics' / 'house-style.md'}"
+
+
+def test_the_project_comes_before_the_path_and_the_builtins(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "rubrics").mkdir()
+    local = VALID_RUBRIC.replace("name: tiny", "name: groundedness")
+    (project / "rubrics" / "groundedness.md").write_text(local)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "groundedness.md").write_text(local.replace("1.2.3", "9.9.9"))
+    monkeypatch.setenv("RUBRICLIB_PATH", str(elsewhere))
+    assert load_rubric("groundedness").version == "1.2.3"
+    listed = CliRunner().invoke(main, ["list"])
+    assert "(shadows built-in)" in listed.output
+
+
+def test_test_goldens_without_refs_covers_the_projects_rubrics(
+    project: Path, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "rubrics").mkdir()
+    (project / "rubrics" / "keywords.md").write_text(KEYWORD_RUBRIC)
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
+    judge_server.responder = lambda body: tool_reply("set_grade_pass", {"reason": "r"})
+    result = CliRunner().invoke(main, ["test-goldens", "--format", "json", "--no-cache"])
+    names = [entry["rubric"]["name"] for entry in json.loads(result.output)["rubrics"]]
+    assert "keywords" in names and "groundedness" in names
+
+
+def test_one_broken_file_does_not_hide_the_others(project: Path) -> None:
+    (project / "rubrics").mkdir()
+    (project / "rubrics" / "good.md").write_text(VALID_RUBRIC.replace("name: tiny", "name: good"))
+    (project / "rubrics" / "broken.md").write_text("---\nname: broken\n---\n")
+    result = CliRunner().invoke(main, ["list"])
+    assert result.exit_code == 1
+    assert "good " in result.output and "groundedness" in result.output
+    assert "broken.md" in result.stderr and result.stderr.startswith("rubriclib: error: ")
+
+
+def test_new_writes_nothing_invalid(project: Path) -> None:
+    result = CliRunner().invoke(main, ["new", "two-lines", "--description", "one\ntwo"])
+    assert result.exit_code == 2 and "description: must be one line" in result.stderr
+    assert not (project / "rubrics").exists()
+    assert CliRunner().invoke(main, ["list"]).exit_code == 0
+
+
+def test_new_never_overwrites(project: Path) -> None:
+    (project / "rubrics").mkdir()
+    target = project / "rubrics" / "mine.md"
+    target.write_text("my own words")
+    result = CliRunner().invoke(main, ["new", "mine"])
+    assert result.exit_code == 2 and "already exists" in result.stderr
+    assert target.read_text() == "my own words"
+    assert [p.name for p in (project / "rubrics").iterdir()] == ["mine.md"]
+
+
+def test_show_body_prints_only_the_judged_text(project: Path) -> None:
+    result = CliRunner().invoke(main, ["show", "groundedness", "--body"])
+    assert result.exit_code == 0
+    assert result.output == load_rubric("groundedness").body + "\n"
