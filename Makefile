@@ -44,8 +44,17 @@ $(E2E)/.installed:
 e2e: install $(E2E)/.installed
 	RUBRICLIB_E2E_PYTHON=$(E2E)/bin/python $(BIN)/pytest e2e -v
 
+# Speed: overhead per call; throughput at 16 and 64 in flight against a bare SDK loop and other
+# judge libraries (the `bench` extra, installed here when missing); a cached rerun; 500 vs 50,000
+# judgments streamed (`make bench LARGE=5000` for a quicker run); CLI start-up.
 bench: install
+	$(BIN)/python -c "import autoevals, openevals" 2>/dev/null \
+		|| $(BIN)/pip install -q -e '.[dev,bench]' \
+		|| echo "bench: could not install the bench extra; those libraries are skipped"
 	$(BIN)/python benchmarks/overhead.py
+	$(BIN)/python benchmarks/throughput.py
+	$(BIN)/python benchmarks/scale.py $(if $(LARGE),--large $(LARGE))
+	$(BIN)/python benchmarks/startup.py
 
 clean:
 	rm -rf $(VENV) .e2e dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

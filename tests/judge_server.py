@@ -1,7 +1,8 @@
 """A scripted Chat Completions server on 127.0.0.1 for tests and benchmarks.
 
 Each POST to /v1/chat/completions takes the next scripted reply (or asks `responder`), and
-every request body is recorded, so tests can assert what the openai SDK really sent.
+every request body is recorded, so tests can assert what the openai SDK really sent. For
+benchmarks, `latency` delays every answer and `record=False` keeps only the count of requests.
 """
 
 from __future__ import annotations
@@ -69,18 +70,30 @@ def error_reply(status: int, message: str, headers: dict[str, str] | None = None
     )
 
 
-class JudgeServer:
-    """The server; `url` is an OpenAI base URL. Use as a context manager or call close()."""
+class _HTTPServer(ThreadingHTTPServer):
+    request_queue_size = 128  # the listen backlog: 64 clients may connect at once, and more
 
-    def __init__(self) -> None:
+
+class JudgeServer:
+    """The server; `url` is an OpenAI base URL. Use as a context manager or call close().
+
+    `latency` (seconds, settable at any time) delays every chat completion, on top of a reply's
+    own `delay`; with `record=False` the request bodies and headers are not kept (a long
+    benchmark would hold them all), only `request_count`.
+    """
+
+    def __init__(self, latency: float = 0.0, *, record: bool = True) -> None:
         self.replies: deque[Reply] = deque()
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.request_count = 0
+        self.latency = latency
+        self.record = record
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._http = _HTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
@@ -104,7 +117,9 @@ class JudgeServer:
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
-            self.requests.append(body)
+            self.request_count += 1
+            if self.record:
+                self.requests.append(body)
             if self.replies:
                 return self.replies.popleft()
         if self.responder is not None:
@@ -135,13 +150,14 @@ def _handler_for(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
                 self._send(error_reply(404, "not found"))
                 return
             with server._lock:
-                server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if server.record:
+                    server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
             try:
                 reply = server._next_reply(body)
-                if reply.delay:
-                    time.sleep(reply.delay)
+                if server.latency or reply.delay:
+                    time.sleep(server.latency + reply.delay)
                 if reply.disconnect:
                     self.close_connection = True
                     self.connection.close()
@@ -152,16 +168,28 @@ def _handler_for(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
                     server.in_flight -= 1
 
         def _send(self, reply: Reply) -> None:
+            """Status line, headers and body in one write (one segment for a small reply)."""
             data = (
                 json.dumps(reply.body).encode() if not isinstance(reply.body, bytes) else reply.body
             )
-            self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in reply.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
+            phrase = self.responses[reply.status][0] if reply.status in self.responses else ""
+            headers = {
+                "Server": self.version_string(),
+                "Date": self.date_time_string(),
+                "Content-Type": "application/json",
+                "Content-Length": str(len(data)),
+                **reply.headers,
+            }
+            connection = next((v for k, v in headers.items() if k.lower() == "connection"), "")
+            connection = connection.lower()
+            if connection == "close":
+                self.close_connection = True
+            elif connection == "keep-alive":
+                self.close_connection = False
+            head = f"{self.protocol_version} {reply.status} {phrase}\r\n" + "".join(
+                f"{name}: {value}\r\n" for name, value in headers.items()
+            )
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                self.wfile.write(data)
+                self.wfile.write(head.encode("latin-1") + b"\r\n" + data)
 
     return Handler
