@@ -106,6 +106,11 @@ def source_label(rubric: Rubric) -> str:
 
 TEXT_HELP = "Text, @path to read a file, or - for stdin."
 NO_CACHE_HELP = "Ask the judge even when the verdict cache has this judgment."
+FROZEN_OPTION = click.option(
+    "--frozen",
+    is_flag=True,
+    help="Refuse to run when a rubric's version or digest differs from rubriclib.lock.",
+)
 FORMAT_OPTION = click.option(
     "--format",
     "report_format",
@@ -148,3 +153,12 @@ def show_warnings() -> None:
         handler.setFormatter(logging.Formatter("rubriclib: warning: %(message)s"))
         handler.setLevel(logging.WARNING)
         logger.addHandler(handler)
+
+
+def refuse_unlocked(rubrics: list[Rubric]) -> None:
+    """For --frozen: exit 2, one line per rubric, when any differs from the lock."""
+    from rubriclib.errors import RubricError
+    from rubriclib.lockfile import frozen_problems
+
+    if problems := frozen_problems(rubrics):
+        raise RubricError(problems)

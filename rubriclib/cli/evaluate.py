@@ -10,9 +10,11 @@ import click
 
 from rubriclib.cli.app import (
     FORMAT_OPTION,
+    FROZEN_OPTION,
     NO_CACHE_HELP,
     SIGNAL_EXIT_CODES,
     main,
+    refuse_unlocked,
     writable,
     write_atomically,
 )
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
 @click.option("--dry-run", is_flag=True, help="Check everything and show the plan; send nothing.")
 @click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+@FROZEN_OPTION
 def eval_command(
     eval_file: str,
     dataset: str | None,
@@ -48,6 +51,7 @@ def eval_command(
     limit: int | None,
     dry_run: bool,
     no_cache: bool,
+    frozen: bool,
 ) -> None:
     """Judge a dataset with an eval file's graders (rubriclib, waza or letta-evals shape).
 
@@ -70,6 +74,8 @@ def eval_command(
     if resume and out is None:
         raise click.UsageError("--resume needs --out: the results file to resume from")
     ev = load_eval(eval_file, dataset)
+    if frozen:
+        refuse_unlocked([g.rubric for g in ev.graders if not g.rubric.source.startswith("prompt:")])
     problems, rows = ev.dataset.check()
     if problems:
         raise EvalError(problems)

@@ -12,11 +12,13 @@ import click
 
 from rubriclib.cli.app import (
     FORMAT_OPTION,
+    FROZEN_OPTION,
     NO_CACHE_HELP,
     SIGNAL_EXIT_CODES,
     main,
     one_stdin,
     option_text,
+    refuse_unlocked,
     with_judged_inputs,
     writable,
     write_atomically,
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 @click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
 @click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
 @click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+@FROZEN_OPTION
 def judge_command(
     ref: str,
     output: str,
@@ -43,6 +46,7 @@ def judge_command(
     model: str | None,
     as_json: bool,
     no_cache: bool,
+    frozen: bool,
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
 
@@ -60,6 +64,8 @@ def judge_command(
 
     one_stdin(output=output, input=input_, context=context, reference=reference)
     rubric = load_rubric(ref)
+    if frozen:
+        refuse_unlocked([rubric])
     texts = [
         option_text(value, name)
         for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
@@ -118,6 +124,7 @@ def judge_command(
 @FORMAT_OPTION
 @click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
 @click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+@FROZEN_OPTION
 @click.option(
     "--requests-per-minute",
     type=click.FloatRange(min=0, min_open=True),
@@ -132,6 +139,7 @@ def test_goldens(
     report_format: str,
     out: str | None,
     no_cache: bool,
+    frozen: bool,
     requests_per_minute: float | None,
 ) -> None:
     """Regression run: judge every golden of each rubric (every resolvable one when no REF).
@@ -173,6 +181,8 @@ def test_goldens(
         plan.append((rubric, own + extra))
     if problems:
         raise RubricError(problems)
+    if frozen:
+        refuse_unlocked([rubric for rubric, _ in plan])
     judge = Judge(model=model, cache=not no_cache)  # a missing key stops here, before any call
 
     async def run_all(progress: Callable[[], None] | None) -> RunReport:

@@ -1,0 +1,59 @@
+"""`rubriclib lock` and `rubriclib check`: versions that mean something."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+from rubriclib.cli.app import main
+
+
+@main.command()
+@click.argument("refs", nargs=-1)
+def lock(refs: Sequence[str]) -> None:
+    """Write rubriclib.lock at the project root: name, version, digest and source of each rubric.
+
+    With no REF: every rubric in the project's rubrics/ folder and every rubric its eval files
+    (YAML files with `graders`) name. Run it again after a version bump.
+
+    \b
+    Examples:
+      rubriclib lock
+      rubriclib lock groundedness@^1 ./rubrics/house-style.md
+    """
+    from rubriclib.lockfile import project_rubrics, write_lock
+
+    rubrics = project_rubrics(list(refs))
+    path = write_lock(rubrics)
+    click.echo(f"Locked {len(rubrics)} rubric(s) in {path}")
+
+
+@main.command()
+@click.argument("refs", nargs=-1)
+def check(refs: Sequence[str]) -> None:
+    """Compare the project's rubrics with rubriclib.lock.
+
+    Fails (exit 1) when a rubric's judged text changed but its version did not, when a version
+    went down, or when a locked rubric can no longer be found. Rubrics not yet locked are
+    listed, not failed.
+
+    \b
+    Example (CI, or the pre-commit hook):
+      rubriclib check
+    """
+    from rubriclib.lockfile import check as check_lock
+    from rubriclib.lockfile import project_rubrics, read_lock
+
+    report = check_lock(project_rubrics(list(refs)), read_lock())
+    for line in report.problems:
+        click.echo(f"FAIL {line}")
+    for line in report.new:
+        click.echo(f"new  {line}: not in the lock yet (run `rubriclib lock`)")
+    verdict = "FAILED" if report.problems else "OK"
+    click.echo(
+        f"{verdict}: {len(report.ok)} unchanged, {len(report.problems)} problem(s), "
+        f"{len(report.new)} new"
+    )
+    sys.exit(1 if report.problems else 0)

@@ -1,0 +1,248 @@
+"""rubriclib.lock: the version and digest of every rubric a project uses, so a wording change
+without a version bump is caught (`check`), and a frozen run refuses rubrics that moved.
+
+The lock sits at the project root. It is YAML, sorted by name then source, with file sources
+relative to the project root, so it diffs cleanly and means the same on every machine.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import semver
+import yaml
+
+from rubriclib.errors import InputError, Problem, RubricError
+from rubriclib.registry import load_rubric, project_root, project_rubrics_dir
+from rubriclib.rubric import Rubric, decode_text, load_yaml, read_limited
+
+LOCK_NAME = "rubriclib.lock"
+HEADER = (
+    "# rubriclib.lock: the rubric versions and digests this project was checked against.\n"
+    "# Written by `rubriclib lock`; `rubriclib check` compares the project with it.\n"
+)
+SKIPPED_FOLDERS = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".e2e"}
+
+
+@dataclass(frozen=True)
+class Locked:
+    """One rubric as the lock remembers it."""
+
+    name: str
+    version: str
+    digest: str
+    source: str
+    scale: str
+    pass_threshold: int | None = None
+    requires: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, rubric: Rubric, root: Path) -> Locked:
+        return cls(
+            rubric.name,
+            rubric.version,
+            rubric.digest,
+            portable_source(rubric.source, root),
+            rubric.scale,
+            rubric.pass_threshold,
+            tuple(rubric.requires),
+        )
+
+    @property
+    def reference(self) -> str:
+        """How to find this rubric again: its file, or its name for a built-in."""
+        return self.source.removeprefix("file:") if self.source.startswith("file:") else self.name
+
+
+@dataclass
+class CheckReport:
+    """What `check` found: problems fail it; new rubrics are only listed."""
+
+    problems: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+    ok: list[str] = field(default_factory=list)
+
+
+def portable_source(source: str, root: Path) -> str:
+    """A file source relative to the project root when it is inside it."""
+    if not source.startswith("file:"):
+        return source
+    path = Path(source.removeprefix("file:"))
+    try:
+        return f"file:{path.relative_to(root).as_posix()}"
+    except ValueError:
+        return source
+
+
+def project_rubrics(refs: list[str] | None = None) -> list[Rubric]:
+    """The rubrics a project uses: `refs` when given, else those of its rubrics/ folder and
+    every rubric referenced by its eval files (YAML files with `graders`)."""
+    if refs:
+        return [load_rubric(ref) for ref in refs]
+    from rubriclib.evalfile import load_eval
+
+    found: dict[tuple[str, str], Rubric] = {}
+    folder = project_rubrics_dir()
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        rubric = load_rubric(str(path))
+        found[(rubric.name, rubric.source)] = rubric
+    for eval_file in eval_files(project_root()):
+        for grader in load_eval(eval_file).graders:
+            if not grader.rubric.source.startswith("prompt:"):
+                found[(grader.rubric.name, grader.rubric.source)] = grader.rubric
+    return list(found.values())
+
+
+def eval_files(root: Path) -> list[Path]:
+    """YAML files under `root` (hidden, virtual-env and build folders skipped) whose top level
+    has `graders`: the project's eval files."""
+    files = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_FOLDERS and d[0] != ".")
+        for name in sorted(names):
+            if name.endswith((".yaml", ".yml")):
+                path = Path(folder) / name
+                if _has_graders(path):
+                    files.append(path)
+    return files
+
+
+def _has_graders(path: Path) -> bool:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and "graders" in data
+
+
+def write_lock(rubrics: list[Rubric], root: Path | None = None) -> Path:
+    """Write the lock for `rubrics` (sorted, one entry per name and source) and return it."""
+    root = root or project_root()
+    entries = sorted({Locked.of(r, root) for r in rubrics}, key=lambda e: (e.name, e.source))
+    data = {"lock_version": 1, "rubrics": [_entry_data(entry) for entry in entries]}
+    text = HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    path = root / LOCK_NAME
+    temporary = path.with_name(f".{LOCK_NAME}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
+def _entry_data(entry: Locked) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "name": entry.name,
+        "version": entry.version,
+        "digest": entry.digest,
+        "source": entry.source,
+        "scale": entry.scale,
+    }
+    if entry.pass_threshold is not None:
+        data["pass_threshold"] = entry.pass_threshold
+    if entry.requires:
+        data["requires"] = list(entry.requires)
+    return data
+
+
+def read_lock(root: Path | None = None) -> list[Locked]:
+    """The entries of the project's lock; a RubricError when it is missing or malformed."""
+    path = (root or project_root()) / LOCK_NAME
+    label = str(path)
+    if not path.is_file():
+        raise RubricError.single(label, "file", "does not exist; run `rubriclib lock` first")
+    data = load_yaml(decode_text(read_limited(path, label), label), label, "lock")
+    rows = data.get("rubrics") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise RubricError.single(label, "rubrics", "must be a list; run `rubriclib lock` again")
+    entries = []
+    for index, row in enumerate(rows):
+        try:
+            entries.append(Locked(**{**row, "requires": tuple(row.get("requires", ()))}))
+        except (TypeError, AttributeError):
+            raise RubricError.single(label, f"rubrics[{index}]", "is not a lock entry") from None
+    return entries
+
+
+def check(rubrics: list[Rubric], locked: list[Locked], root: Path | None = None) -> CheckReport:
+    """Compare the project's rubrics with the lock (see `rubriclib check`)."""
+    root = root or project_root()
+    report = CheckReport()
+    current = {(e.name, e.source): e for e in (Locked.of(r, root) for r in rubrics)}
+    for entry in locked:
+        now = current.pop((entry.name, entry.source), None) or _find(entry, root)
+        if now is None:
+            report.problems.append(
+                f"{entry.name}: locked at {entry.version} from {entry.source}, "
+                "but it can no longer be found"
+            )
+            continue
+        report.problems.extend(_compare(entry, now))
+        if now.digest == entry.digest and now.version == entry.version:
+            report.ok.append(f"{entry.name}@{entry.version}")
+    report.new = sorted(f"{e.name}@{e.version} ({e.source})" for e in current.values())
+    return report
+
+
+def _find(entry: Locked, root: Path) -> Locked | None:
+    reference = entry.reference
+    if entry.source.startswith("file:") and not Path(reference).is_absolute():
+        reference = str(root / reference)
+    try:
+        return Locked.of(load_rubric(reference), root)
+    except InputError:
+        return None
+
+
+def _compare(entry: Locked, now: Locked) -> list[str]:
+    was, version = semver.Version.parse(entry.version), semver.Version.parse(now.version)
+    if version < was:
+        return [f"{entry.name}: version went down from {entry.version} to {now.version}"]
+    if now.digest == entry.digest or version != was:
+        return []
+    return [
+        f"{entry.name}@{entry.version}: the judged text changed (digest {entry.digest[:12]} -> "
+        f"{now.digest[:12]}) but the version did not; {suggest_bump(entry, now)}"
+    ]
+
+
+def suggest_bump(entry: Locked, now: Locked) -> str:
+    """The bump a change calls for: major when what a verdict means changed (scale, threshold,
+    required fields, verdict tools), else patch for wording or minor for new criteria."""
+    version = semver.Version.parse(entry.version)
+    meaning = (entry.scale, entry.pass_threshold, entry.requires)
+    if (now.scale, now.pass_threshold, now.requires) != meaning:
+        return f"bump to {version.bump_major()} (the verdict's meaning changed)"
+    return (
+        f"bump to {version.bump_patch()} for a wording change, {version.bump_minor()} for new "
+        f"criteria, or {version.bump_major()} if a verdict now means something else"
+    )
+
+
+def frozen_problems(rubrics: list[Rubric], root: Path | None = None) -> list[Problem]:
+    """One problem per rubric whose version or digest differs from the lock (or that the lock
+    does not hold): a frozen run refuses to start on any of them."""
+    root = root or project_root()
+    label = str(root / LOCK_NAME)
+    try:
+        locked = {(e.name, e.source): e for e in read_lock(root)}
+    except RubricError as error:
+        return error.problems
+    problems = []
+    for rubric in rubrics:
+        now = Locked.of(rubric, root)
+        entry = locked.get((now.name, now.source))
+        where = f"{now.name}@{now.version} ({now.source})"
+        if entry is None:
+            problems.append(Problem(label, now.name, f"{where} is not in the lock (--frozen)"))
+        elif (entry.version, entry.digest) != (now.version, now.digest):
+            problems.append(
+                Problem(
+                    label,
+                    now.name,
+                    f"{where} differs from the lock ({entry.version}, digest "
+                    f"{entry.digest[:12]}; now digest {now.digest[:12]}) (--frozen)",
+                )
+            )
+    return problems
