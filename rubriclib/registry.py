@@ -86,12 +86,41 @@ def load_rubric(ref: str, base_dir: str | os.PathLike[str] | None = None) -> Rub
         path = Path(os.path.abspath(path))
         return parse_rubric(path, source=f"file:{path}", label=str(path))
     name, _, spec = ref.partition("@")
-    rubric = _load_by_name(name.strip(), ref)
-    if spec and not _version_satisfies(rubric.version, spec.strip(), ref):
-        raise RubricError.single(
-            ref, "version", f"{rubric.name} is at version {rubric.version}, which is not {spec}"
-        )
-    return rubric
+    if not spec:
+        return _load_by_name(name.strip(), ref)
+    return _load_pinned(name.strip(), spec.strip(), ref)
+
+
+def _load_pinned(name: str, spec: str, ref: str) -> Rubric:
+    """The highest version satisfying `spec` among every candidate named `name` on the search
+    path: each folder's NAME.md and any older NAME@VERSION.md kept beside it."""
+    _load_by_name(name, ref)  # an unknown name gets the usual "did you mean" answer
+    candidates = [
+        _load_from_dir(path, folder, builtin)
+        for folder, builtin in _lookup_order()
+        for path in _versions_in(folder, name)
+    ]
+    fitting = [r for r in candidates if _version_satisfies(r.version, spec, ref)]
+    if not fitting:
+        found = ", ".join(sorted({r.version for r in candidates}, key=semver_key))
+        message = f"{name} is at version {found}, which is not {spec}"
+        raise RubricError.single(ref, "version", message)
+    return max(fitting, key=lambda rubric: semver_key(rubric.version))
+
+
+def semver_key(version: str) -> semver.Version:
+    """A sort key that orders versions as semver does."""
+    import semver
+
+    return semver.Version.parse(version)
+
+
+def _versions_in(folder: Path, name: str) -> list[Path]:
+    """NAME.md and NAME@VERSION.md in `folder`, if any."""
+    if not folder.is_dir():
+        return []
+    files = [folder / f"{name}.md", *sorted(folder.glob(f"{name}@*.md"))]
+    return [path for path in files if path.is_file()]
 
 
 def list_rubrics() -> list[Rubric]:
@@ -103,20 +132,26 @@ def list_rubrics() -> list[Rubric]:
     return rubrics
 
 
-def scan_rubrics() -> tuple[list[Rubric], list[Problem]]:
-    """Every resolvable rubric that loads, and the problems of those that do not, so one
-    broken file never hides the rest."""
+def scan_rubrics(all_versions: bool = False) -> tuple[list[Rubric], list[Problem]]:
+    """Every resolvable rubric that loads (with `all_versions`, also the older NAME@VERSION.md
+    files and the versions a name shadows), and the problems of those that do not, so one
+    broken file never hides the rest. Sorted by name, newest version first."""
     found: dict[str, Rubric] = {}
     problems: list[Problem] = []
     for directory, builtin in _lookup_order():
-        for path in _rubric_files(directory):
-            if path.stem in found:
-                continue
+        files = _rubric_files(directory)
+        if all_versions and directory.is_dir():
+            files += sorted(directory.glob("*@*.md"))
+        for path in files:
             try:
-                found[path.stem] = _load_from_dir(path.stem, directory, builtin)
+                rubric = _load_from_dir(path, directory, builtin)
             except RubricError as error:
                 problems.extend(error.problems)
-    return sorted(found.values(), key=lambda rubric: rubric.name), problems
+                continue
+            key = f"{rubric.name}@{rubric.version}" if all_versions else rubric.name
+            found.setdefault(key, rubric)
+    ordered = sorted(found.values(), key=lambda r: semver_key(r.version), reverse=True)
+    return sorted(ordered, key=lambda rubric: rubric.name), problems
 
 
 def load_goldens(rubric: Rubric) -> list[Golden]:
@@ -166,7 +201,7 @@ def _load_by_name(name: str, ref: str) -> Rubric:
         )
     for directory, builtin in _lookup_order():
         if (directory / f"{name}.md").exists():
-            return _load_from_dir(name, directory, builtin)
+            return _load_from_dir(directory / f"{name}.md", directory, builtin)
     available = sorted(
         {path.stem for directory, _ in _lookup_order() for path in _rubric_files(directory)}
     )
@@ -177,10 +212,11 @@ def _load_by_name(name: str, ref: str) -> Rubric:
     )
 
 
-def _load_from_dir(name: str, directory: Path, builtin: bool) -> Rubric:
-    """Load NAME.md from a search folder, refusing links that lead outside the folder."""
-    path = directory / f"{name}.md"
-    label = f"builtin:{name}" if builtin else str(Path(os.path.abspath(path)))
+def _load_from_dir(path: Path, directory: Path, builtin: bool) -> Rubric:
+    """Load NAME.md (or an older NAME@VERSION.md) from a search folder, refusing links that lead
+    outside the folder, and a file whose name or version disagrees with its frontmatter."""
+    name, _, version = path.stem.partition("@")
+    label = f"builtin:{path.stem}" if builtin else str(Path(os.path.abspath(path)))
     try:
         inside = path.resolve().is_relative_to(directory.resolve())
     except (OSError, RuntimeError):
@@ -192,6 +228,10 @@ def _load_from_dir(name: str, directory: Path, builtin: bool) -> Rubric:
     if rubric.name != name:
         raise RubricError.single(
             label, "name", f"{rubric.name!r} does not match the file name {path.name!r}"
+        )
+    if version and rubric.version != version:
+        raise RubricError.single(
+            label, "version", f"{rubric.version!r} does not match the file name {path.name!r}"
         )
     return rubric
 

@@ -44,8 +44,12 @@ def test_list_marks_shadowed_builtins(runner: CliRunner, library: Path) -> None:
     assert table.exit_code == 0
     assert "keywords" in table.output and "2.1.0" in table.output
     assert table.output.count("(shadows built-in)") == 1
-    rows = {row["name"]: row for row in json.loads(runner.invoke(main, ["list", "--json"]).output)}
-    assert rows["helpfulness"]["shadows_builtin"] is True
+    assert "(by pin only: helpfulness@1.1.0)" in table.output  # the shadowed built-in
+    listed = json.loads(runner.invoke(main, ["list", "--json"]).output)
+    rows = {row["name"]: row for row in listed if row["default"]}
+    assert (
+        rows["helpfulness"]["shadows_builtin"] is True and rows["helpfulness"]["version"] == "2.1.0"
+    )
     assert rows["groundedness"] == {
         **rows["groundedness"],
         "source": "builtin:groundedness",

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import KEYWORD_RUBRIC, VALID_RUBRIC
 from judge_server import JudgeServer, tool_reply
 
-from rubriclib import load_rubric
+from rubriclib import RubricError, load_rubric
 from rubriclib.cli import main
 from rubriclib.registry import project_root
 
@@ -93,3 +93,46 @@ def test_show_body_prints_only_the_judged_text(project: Path) -> None:
     result = CliRunner().invoke(main, ["show", "groundedness", "--body"])
     assert result.exit_code == 0
     assert result.output == load_rubric("groundedness").body + "\n"
+
+
+def versioned(name: str, version: str) -> str:
+    return VALID_RUBRIC.replace("name: tiny", f"name: {name}").replace("1.2.3", version)
+
+
+def test_a_pin_chooses_the_highest_fitting_version_across_folders(project: Path) -> None:
+    (project / "rubrics").mkdir()
+    (project / "rubrics" / "groundedness.md").write_text(versioned("groundedness", "2.0.0"))
+    assert load_rubric("groundedness").version == "2.0.0"  # a bare name: the first found
+    pinned = load_rubric("groundedness@^1")
+    assert pinned.version == "1.1.0" and pinned.source == "builtin:groundedness"
+    with pytest.raises(RubricError, match=r"at version 1\.1\.0, 2\.0\.0, which is not \^3"):
+        load_rubric("groundedness@^3")
+
+
+def test_older_versions_kept_beside_the_current_one(project: Path) -> None:
+    folder = project / "rubrics"
+    folder.mkdir()
+    (folder / "house-style.md").write_text(versioned("house-style", "2.0.0"))
+    (folder / "house-style@1.2.0.md").write_text(versioned("house-style", "1.2.0"))
+    (folder / "house-style@1.1.0.md").write_text(versioned("house-style", "1.1.0"))
+    assert load_rubric("house-style@^1").version == "1.2.0"
+    assert load_rubric("house-style@~1.1").version == "1.1.0"
+    assert load_rubric("house-style").version == "2.0.0"
+    shown = CliRunner().invoke(main, ["show", "house-style@1.2.0", "--json"])
+    assert json.loads(shown.output)["source"].endswith("house-style@1.2.0.md")
+    listed = CliRunner().invoke(main, ["list"])
+    assert [
+        line.split()[1] for line in listed.output.splitlines() if line.startswith("house-style")
+    ] == ["2.0.0", "1.2.0", "1.1.0"]
+    assert "(by pin only: house-style@1.2.0)" in listed.output
+
+
+def test_a_versioned_file_must_hold_that_version(project: Path) -> None:
+    folder = project / "rubrics"
+    folder.mkdir()
+    (folder / "house-style.md").write_text(versioned("house-style", "2.0.0"))
+    (folder / "house-style@1.2.0.md").write_text(versioned("house-style", "1.3.0"))
+    with pytest.raises(
+        RubricError, match="'1.3.0' does not match the file name 'house-style@1.2.0.md'"
+    ):
+        load_rubric("house-style@^1")

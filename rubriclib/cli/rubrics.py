@@ -20,7 +20,7 @@ from rubriclib.cli.app import (
 from rubriclib.errors import RubricError
 
 if TYPE_CHECKING:
-    pass
+    from rubriclib.rubric import Rubric
 
 
 @main.command("list")
@@ -37,26 +37,44 @@ def list_command(as_json: bool) -> None:
     from rubriclib.registry import builtin_names, scan_rubrics
 
     builtins = set(builtin_names())
-    rubrics, problems = scan_rubrics()
+    rubrics, problems = scan_rubrics(all_versions=True)
     for problem in problems:
         click.echo(f"rubriclib: error: {' '.join(str(problem).split())}", err=True)
+    # What a bare name resolves to; every other version is reached by a pin (name@VERSION).
+    defaults = {(r.name, r.version, r.source) for r in scan_rubrics()[0]}
     shadowing = {
-        r.name for r in rubrics if not r.source.startswith("builtin:") and r.name in builtins
+        r.name
+        for r in rubrics
+        if (r.name, r.version, r.source) in defaults
+        and not r.source.startswith("builtin:")
+        and r.name in builtins
     }
+
+    def marker(rubric: Rubric) -> str:
+        if (rubric.name, rubric.version, rubric.source) not in defaults:
+            return f" (by pin only: {rubric.name}@{rubric.version})"
+        return " (shadows built-in)" if rubric.name in shadowing else ""
+
     if as_json:
         rows = [
-            {**r.identity, "description": r.description, "shadows_builtin": r.name in shadowing}
+            {
+                **r.identity,
+                "description": r.description,
+                "default": (r.name, r.version, r.source) in defaults,
+                "shadows_builtin": r.name in shadowing
+                and (r.name, r.version, r.source) in defaults,
+            }
             for r in rubrics
         ]
         click.echo(json.dumps(rows, indent=2))
         sys.exit(1 if problems else 0)
     width = max((len(rubric.name) for rubric in rubrics), default=0)
     for rubric in rubrics:
-        marker = click.style(" (shadows built-in)", fg="yellow") if rubric.name in shadowing else ""
         click.echo(
             f"{click.style(rubric.name.ljust(width), bold=True)}  {rubric.version:<8} "
             f"{rubric.scale:<9}  {rubric.description}\n"
-            f"{'':{width}}  source: {source_label(rubric)}{marker}"
+            f"{'':{width}}  source: {source_label(rubric)}"
+            + click.style(marker(rubric), fg="yellow")
         )
     sys.exit(1 if problems else 0)
 
