@@ -18,20 +18,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from rubriclib.config import default_cache_dir
 from rubriclib.protocol import JudgeVerdict, Mode
 from rubriclib.result import GradeResult, judge_details, make_result
 from rubriclib.rubric import Rubric
 
 FILE_NAME = "verdicts.sqlite3"
 logger = logging.getLogger("rubriclib")
-
-
-def default_cache_dir() -> Path:
-    """$RUBRICLIB_CACHE_DIR, else $XDG_CACHE_HOME/rubriclib, else ~/.cache/rubriclib."""
-    if folder := os.environ.get("RUBRICLIB_CACHE_DIR"):
-        return Path(folder).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-    return Path(base).expanduser() / "rubriclib"
 
 
 def cache_key(endpoint: str, body: dict[str, Any], trial: int) -> str:

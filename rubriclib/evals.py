@@ -14,6 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from rubriclib.config import resolve
 from rubriclib.evalfile import Condition, Eval, Grader, JudgeSettings
 from rubriclib.item import Item, missing_fields
 from rubriclib.result import GradeResult, not_judged
@@ -220,7 +221,7 @@ async def arun_eval(
     stream = judge_stream(
         first,
         jobs(),
-        concurrency=concurrency or ev.concurrency or 8,
+        concurrency=concurrency or ev.concurrency or resolve("concurrency").value,
         requests_per_minute=ev.requests_per_minute,
     )
     try:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import openai
 
 from rubriclib.cache import VerdictCache, cache_key, cached_result, stored_verdict
+from rubriclib.config import resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import (
     SignalKind,
@@ -43,7 +44,6 @@ from rubriclib.rubric import Rubric
 if TYPE_CHECKING:
     from rubriclib.engine import Pacer
 
-DEFAULT_MODEL = "gpt-4o-mini"
 logger = logging.getLogger("rubriclib")
 
 
@@ -86,8 +86,8 @@ class Judge:
         max_retry_after: float = 30.0,
         cache: bool | str | os.PathLike[str] = False,
     ) -> None:
-        self.model = model or os.environ.get("RUBRICLIB_MODEL") or DEFAULT_MODEL
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.model = resolve("model", model or None).value
+        self.base_url = resolve("base_url", base_url or None).value or None
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key and self.base_url is None:
             raise JudgeConfigError(

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rubriclib.config import find_project, search_paths
 from rubriclib.errors import Problem, RubricError
 
 if TYPE_CHECKING:
@@ -33,17 +34,10 @@ def builtin_dir() -> Path:
     return packaged if packaged.is_dir() else _PACKAGE_DIR.parent / "rubrics"
 
 
-PROJECT_MARKERS = ("rubriclib.toml", "pyproject.toml")
-
-
 def project_root() -> Path:
     """The nearest folder, from the working directory up, holding rubriclib.toml or
     pyproject.toml; the working directory when there is none."""
-    here = Path.cwd()
-    for folder in (here, *here.parents):
-        if any((folder / marker).is_file() for marker in PROJECT_MARKERS):
-            return folder
-    return here
+    return find_project()[0]
 
 
 def project_rubrics_dir() -> Path:
@@ -53,9 +47,9 @@ def project_rubrics_dir() -> Path:
 
 
 def search_dirs() -> list[Path]:
-    """The folders named by RUBRICLIB_PATH, in order (empty entries are skipped)."""
-    value = os.environ.get("RUBRICLIB_PATH", "")
-    return [Path(entry).expanduser() for entry in value.split(os.pathsep) if entry.strip()]
+    """The folders searched after the project's rubrics/: the config's `paths`, then
+    RUBRICLIB_PATH's."""
+    return search_paths()
 
 
 def builtin_names() -> list[str]:

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from rubriclib.config import resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item, NoOutput
 
@@ -33,7 +34,7 @@ class Target:
         self.settings = settings
         variable = settings.api_key_env or "OPENAI_API_KEY"
         key = os.environ.get(variable)
-        base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        base_url = settings.base_url or resolve("base_url").value or None
         if not key and base_url is None:
             raise JudgeConfigError(f"no API key for the target: set {variable}")
         self._key = key or "not-needed"

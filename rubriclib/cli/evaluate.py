@@ -66,6 +66,7 @@ def eval_command(
     """
     import asyncio
 
+    from rubriclib.config import cache_setting
     from rubriclib.engine import interruptible
     from rubriclib.eval_reports import FORMATTERS, last_line
     from rubriclib.evalfile import load_eval
@@ -87,7 +88,7 @@ def eval_command(
         for path, name in ((out, "--out"), (report_path, "--report"))
         if path is not None
     ]
-    judges = make_judges(ev, model, cache=not no_cache)  # a missing key stops here
+    judges = make_judges(ev, model, cache=cache_setting(no_cache))  # a missing key stops here
     target = make_target(ev)
     total = min(rows, limit or ev.limit or rows) * len(ev.graders)
 

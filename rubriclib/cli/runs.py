@@ -58,6 +58,7 @@ def judge_command(
     """
     import asyncio
 
+    from rubriclib.config import cache_setting
     from rubriclib.engine import interruptible
     from rubriclib.judge import Judge
     from rubriclib.registry import load_rubric
@@ -70,7 +71,7 @@ def judge_command(
         option_text(value, name)
         for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
     ]
-    judge = Judge(model=model, cache=not no_cache)
+    judge = Judge(model=model, cache=cache_setting(no_cache))
 
     async def judge_once() -> GradeResult | str:
         with interruptible() as interrupt:
@@ -111,9 +112,7 @@ def judge_command(
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1),
-    default=8,
-    show_default=True,
-    help="Judgments in flight at once.",
+    help="Judgments in flight at once (default: the config's, else 8).",
 )
 @click.option(
     "--goldens",
@@ -134,7 +133,7 @@ def test_goldens(
     refs: Sequence[str],
     model: str | None,
     trials: int,
-    concurrency: int,
+    concurrency: int | None,
     goldens_file: str | None,
     report_format: str,
     out: str | None,
@@ -154,6 +153,7 @@ def test_goldens(
     """
     import asyncio
 
+    from rubriclib.config import cache_setting, resolve
     from rubriclib.engine import interruptible
     from rubriclib.goldens import run_goldens
     from rubriclib.judge import Judge
@@ -183,13 +183,14 @@ def test_goldens(
         raise RubricError(problems)
     if frozen:
         refuse_unlocked([rubric for rubric, _ in plan])
-    judge = Judge(model=model, cache=not no_cache)  # a missing key stops here, before any call
+    judge = Judge(model=model, cache=cache_setting(no_cache))  # a missing key stops here
 
     async def run_all(progress: Callable[[], None] | None) -> RunReport:
         with interruptible() as interrupt:
             try:
+                in_flight = concurrency or resolve("concurrency").value
                 return await run_goldens(
-                    judge, plan, trials, concurrency, progress, interrupt, requests_per_minute
+                    judge, plan, trials, in_flight, progress, interrupt, requests_per_minute
                 )
             finally:
                 await judge.aclose()

@@ -1,7 +1,9 @@
-"""`rubriclib lock` and `rubriclib check`: versions that mean something."""
+"""The project commands: `lock` and `check` (versions that mean something) and `config`."""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -57,3 +59,41 @@ def check(refs: Sequence[str]) -> None:
         f"{len(report.new)} new"
     )
     sys.exit(1 if report.problems else 0)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def config(as_json: bool) -> None:
+    """Print the effective settings and where each came from (never a key).
+
+    Precedence: a command-line flag, then the environment, then the project's rubriclib.toml
+    or [tool.rubriclib] in pyproject.toml, then the default.
+
+    \b
+    Example:
+      rubriclib config
+    """
+    from rubriclib.config import effective, find_project
+
+    settings = effective()
+    root, file = find_project()
+    key = "set (OPENAI_API_KEY)" if os.environ.get("OPENAI_API_KEY") else "not set"
+    if as_json:
+        data = {name: {"value": s.value, "from": s.origin} for name, s in settings.items()}
+        data["api_key"] = {"value": key, "from": "env OPENAI_API_KEY"}
+        click.echo(
+            json.dumps(
+                {
+                    "project": str(root),
+                    "config_file": str(file) if file else None,
+                    "settings": data,
+                },
+                indent=2,
+            )
+        )
+        return
+    click.echo(f"project: {root}")
+    click.echo(f"config file: {file or '(none)'}")
+    for name, setting in settings.items():
+        click.echo(f"{name}: {setting.value!r}  ({setting.origin})")
+    click.echo(f"api key: {key}")

@@ -1,0 +1,156 @@
+"""Settings, with one precedence rule: a command-line flag, then the environment, then the
+project's configuration (`rubriclib.toml`, or `[tool.rubriclib]` in `pyproject.toml`, found
+from the working directory up), then the default. `rubriclib config` shows where each came from.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rubriclib.errors import Problem, RubricError
+
+DEFAULTS: dict[str, Any] = {
+    "model": "gpt-4o-mini",
+    "base_url": None,
+    "concurrency": 8,
+    "cache": True,
+    "paths": [],
+}
+ENVIRONMENT = {
+    "model": "RUBRICLIB_MODEL",
+    "base_url": "OPENAI_BASE_URL",
+    "concurrency": "RUBRICLIB_CONCURRENCY",
+    "cache": "RUBRICLIB_CACHE_DIR",
+    "paths": "RUBRICLIB_PATH",
+}
+"""The environment variable of each setting."""
+CONFIG_FILES = ("rubriclib.toml", "pyproject.toml")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting's value and where it came from (`flag`, `env NAME`, a config file, `default`)."""
+
+    value: Any
+    origin: str
+
+
+def find_project() -> tuple[Path, Path | None]:
+    """The project root (the nearest folder, from the working directory up, holding
+    rubriclib.toml or pyproject.toml; else the working directory) and its config file."""
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        for name in CONFIG_FILES:
+            if (folder / name).is_file():
+                return folder, folder / name
+    return here, None
+
+
+def project_config() -> tuple[dict[str, Any], Path | None]:
+    """The project's settings as written (`paths` made absolute) and the file they are from;
+    a RubricError naming the file and key for a bad one."""
+    _, path = find_project()
+    if path is None:
+        return {}, None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise RubricError.single(str(path), "config", f"cannot be read: {error}") from None
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("rubriclib", {})
+    problems = [
+        Problem(str(path), key, f"unknown setting; known: {', '.join(DEFAULTS)}")
+        for key in data
+        if key not in DEFAULTS
+    ]
+    problems += _type_problems(data, path)
+    if problems:
+        raise RubricError(problems)
+    if "paths" in data:
+        data["paths"] = [str((path.parent / folder).resolve()) for folder in data["paths"]]
+    return data, path
+
+
+def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
+    checks = {
+        "model": lambda v: isinstance(v, str) and v != "",
+        "base_url": lambda v: isinstance(v, str),
+        "concurrency": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "cache": lambda v: isinstance(v, bool | str),
+        "paths": lambda v: isinstance(v, list) and all(isinstance(f, str) for f in v),
+    }
+    kinds = {
+        "model": "a model name",
+        "base_url": "a URL",
+        "concurrency": "an integer of at least 1",
+        "cache": "true, false or a folder",
+        "paths": "a list of folders",
+    }
+    return [
+        Problem(str(path), key, f"must be {kinds[key]}, not {value!r}")
+        for key, value in data.items()
+        if key in checks and not checks[key](value)
+    ]
+
+
+def resolve(name: str, flag: Any = None) -> Setting:
+    """One setting by the precedence rule."""
+    if flag is not None:
+        return Setting(flag, "flag")
+    variable = ENVIRONMENT[name]
+    raw = os.environ.get(variable)
+    if raw:
+        return Setting(_from_environment(name, raw), f"env {variable}")
+    data, path = project_config()
+    if name in data:
+        where = f"{path}" if path and path.name != "pyproject.toml" else f"{path} [tool.rubriclib]"
+        return Setting(data[name], where)
+    return Setting(DEFAULTS[name], "default")
+
+
+def _from_environment(name: str, raw: str) -> Any:
+    if name == "paths":
+        return [entry for entry in raw.split(os.pathsep) if entry.strip()]
+    if name == "concurrency":
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            raise RubricError.single(
+                ENVIRONMENT[name], "value", f"must be an integer, not {raw!r}"
+            ) from None
+    return raw
+
+
+def effective() -> dict[str, Setting]:
+    """Every setting as a command would see it without flags."""
+    return {name: resolve(name) for name in DEFAULTS}
+
+
+def search_paths() -> list[Path]:
+    """Rubric folders searched by name after the project's own rubrics/: the config's `paths`,
+    then RUBRICLIB_PATH's folders (empty entries skipped)."""
+    configured = [Path(folder) for folder in project_config()[0].get("paths", [])]
+    raw = os.environ.get(ENVIRONMENT["paths"], "")
+    listed = [Path(entry).expanduser() for entry in raw.split(os.pathsep) if entry.strip()]
+    return configured + listed
+
+
+def default_cache_dir() -> Path:
+    """$RUBRICLIB_CACHE_DIR, else $XDG_CACHE_HOME/rubriclib, else ~/.cache/rubriclib."""
+    if folder := os.environ.get(ENVIRONMENT["cache"]):
+        return Path(folder).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    return Path(base).expanduser() / "rubriclib"
+
+
+def cache_setting(no_cache: bool) -> bool | str:
+    """What a command that judges passes as `Judge(cache=...)`: off with --no-cache, else the
+    configured folder (or on, in the default folder, unless the config says `cache = false`)."""
+    if no_cache:
+        return False
+    setting = resolve("cache")
+    return setting.value if isinstance(setting.value, str) else bool(setting.value)
