@@ -18,11 +18,11 @@ $(BIN)/rubriclib: pyproject.toml
 
 install: $(BIN)/rubriclib
 
-# The main job: validate the built-in library, list every resolvable rubric, and dry-run the
+# The main job: validate the built-in library strictly, list every resolvable rubric, dry-run the
 # example eval (no key, no request). With OPENAI_API_KEY or OPENAI_BASE_URL set,
 # `.venv/bin/rubriclib eval examples/support/eval.yaml` judges it for real.
 run: install
-	$(BIN)/rubriclib validate $(sort $(wildcard rubrics/*.md))
+	$(BIN)/rubriclib validate --strict $(sort $(wildcard rubrics/*.md))
 	$(BIN)/rubriclib list
 	$(BIN)/rubriclib eval examples/support/eval.yaml --dry-run
 

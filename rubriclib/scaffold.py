@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
-from rubriclib.errors import RubricError
+from rubriclib.errors import Problem, RubricError
 from rubriclib.registry import load_goldens, load_rubric
-from rubriclib.rubric import NAME_PATTERN, SCORE_TOOL, Golden, parse_rubric_text
+from rubriclib.rubric import NAME_PATTERN, SCORE_TOOL, Golden, Rubric, parse_rubric_text
 
 PASS_FAIL_VERDICT = """\
 ## Verdict
@@ -123,3 +123,35 @@ def _placeholder_goldens(scale: str) -> list[Golden]:
         )
         for verdict in ("pass", "fail")
     ]
+
+
+_UNFINISHED = re.compile(
+    r"PLACEHOLDER|<one line: what|<the quality this rubric checks>|<what the judge "
+    r"|<(?:first|second) check>|\*\*<failure kind>\*\*|<(?:fully meets|meets them with"
+    r"|partly meets|mostly misses|does not meet them)"
+)
+"""The text `rubriclib new` leaves for the author to replace."""
+
+
+def strict_problems(rubric: Rubric, goldens: list[Golden]) -> list[Problem]:
+    """What `validate --strict` also fails: a scaffold not yet finished (placeholder text
+    left), goldens that do not cover both verdicts, a body that never names its verdict
+    tools."""
+    label = rubric.source.removeprefix("file:")
+    problems = []
+    texts = {"description": rubric.description, "body": rubric.body}
+    for index, golden in enumerate(goldens):
+        for field in ("input", "output", "why"):
+            texts[f"goldens[{index}].{field}"] = getattr(golden, field) or ""
+    for field, text in texts.items():
+        if _UNFINISHED.search(text):
+            problems.append(Problem(label, field, "still holds scaffold placeholder text"))
+    expected = {golden.expected for golden in goldens}
+    for verdict in ("pass", "fail"):
+        if verdict not in expected:
+            problems.append(Problem(label, "goldens", f"no golden expects {verdict}"))
+    tools = [SCORE_TOOL] if rubric.scale == "1-5" else list(rubric.tool_names)
+    for tool in tools:
+        if tool not in rubric.body:
+            problems.append(Problem(label, "body", f"never names its verdict tool `{tool}`"))
+    return problems

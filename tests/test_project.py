@@ -136,3 +136,39 @@ def test_a_versioned_file_must_hold_that_version(project: Path) -> None:
         RubricError, match="'1.3.0' does not match the file name 'house-style@1.2.0.md'"
     ):
         load_rubric("house-style@^1")
+
+
+def test_strict_validation_fails_what_is_unfinished(project: Path) -> None:
+    CliRunner().invoke(main, ["new", "draft"])
+    draft = project / "rubrics" / "draft.md"
+    assert CliRunner().invoke(main, ["validate", str(draft)]).exit_code == 0
+    strict = CliRunner().invoke(main, ["validate", "--strict", str(draft)])
+    assert strict.exit_code == 1
+    assert f"{draft}: body: still holds scaffold placeholder text" in strict.output
+    lopsided = VALID_RUBRIC.replace("expected: fail", "expected: pass").replace(
+        "Call `set_grade_pass` or `set_grade_fail`.", "Decide."
+    )
+    (project / "rubrics" / "lopsided.md").write_text(
+        lopsided.replace("name: tiny", "name: lopsided")
+    )
+    result = CliRunner().invoke(main, ["validate", "--strict", "lopsided"])
+    assert "goldens: no golden expects fail" in result.output
+    assert "body: never names its verdict tool `set_grade_pass`" in result.output
+
+
+def test_the_builtins_pass_strict_validation() -> None:
+    from rubriclib.registry import builtin_names
+
+    result = CliRunner().invoke(main, ["validate", "--strict", *builtin_names()])
+    assert result.exit_code == 0, result.output
+
+
+def test_validate_takes_a_goldens_file_on_its_own(project: Path) -> None:
+    good = project / "good.yaml"
+    good.write_text("- {name: a, output: x, expected: pass}\n")
+    bad = project / "bad.yaml"
+    bad.write_text("- {name: a, output: x}\n")
+    result = CliRunner().invoke(main, ["validate", str(good), str(bad)])
+    assert result.exit_code == 1
+    assert f"{good}: ok (1 goldens)" in result.output
+    assert f"{bad}: goldens[0].expected: is required" in result.output

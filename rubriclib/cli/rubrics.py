@@ -115,32 +115,22 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
 @main.command()
 @click.argument("refs", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: one entry per REF.")
-def validate(refs: Sequence[str], as_json: bool) -> None:
-    """Validate rubrics and their goldens; print every problem as FILE: field: message.
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Also fail placeholder text, goldens missing a verdict, unnamed verdict tools.",
+)
+def validate(refs: Sequence[str], as_json: bool, strict: bool) -> None:
+    """Validate rubrics (or goldens YAML files); print every problem as FILE: field: message.
 
-    Exits 0 when every rubric is valid, 1 when any is not.
+    Exits 0 when every one is valid, 1 when any is not.
 
     \b
-    Example:
+    Examples:
       rubriclib validate rubrics/*.md
+      rubriclib validate --strict rubrics/house-style.md goldens/house-style.yaml
     """
-    from rubriclib.registry import load_goldens, load_rubric
-
-    entries = []
-    for ref in refs:
-        try:
-            rubric = load_rubric(ref)
-            goldens = load_goldens(rubric)
-        except RubricError as error:
-            problems = [
-                {"source": p.source, "field": p.field, "message": " ".join(p.message.split())}
-                for p in error.problems
-            ]
-            entries.append({"ref": ref, "valid": False, "problems": problems})
-            continue
-        entries.append(
-            {"ref": ref, "valid": True, "rubric": rubric.identity, "goldens": len(goldens)}
-        )
+    entries = [_validation_entry(ref, strict) for ref in refs]
     if as_json:
         click.echo(json.dumps(entries, indent=2))
     else:
@@ -149,10 +139,35 @@ def validate(refs: Sequence[str], as_json: bool) -> None:
     sys.exit(0 if all(entry["valid"] for entry in entries) else 1)
 
 
+def _validation_entry(ref: str, strict: bool) -> dict[str, Any]:
+    """One REF's verdict: a rubric (with its goldens) or, for a .yaml file, a goldens list."""
+    from rubriclib.registry import load_goldens, load_rubric
+    from rubriclib.rubric import parse_goldens_file
+    from rubriclib.scaffold import strict_problems
+
+    try:
+        if ref.endswith((".yaml", ".yml")):
+            goldens = parse_goldens_file(Path(ref), ref)
+            return {"ref": ref, "valid": True, "goldens": len(goldens)}
+        rubric = load_rubric(ref)
+        goldens = load_goldens(rubric)
+        if strict and (unfinished := strict_problems(rubric, goldens)):
+            raise RubricError(unfinished)
+    except RubricError as error:
+        problems = [
+            {"source": p.source, "field": p.field, "message": " ".join(p.message.split())}
+            for p in error.problems
+        ]
+        return {"ref": ref, "valid": False, "problems": problems}
+    return {"ref": ref, "valid": True, "rubric": rubric.identity, "goldens": len(goldens)}
+
+
 def _validation_lines(entry: dict[str, Any]) -> str:
-    if entry["valid"]:
+    if entry["valid"] and "rubric" in entry:
         rubric = f"{entry['rubric']['name']}@{entry['rubric']['version']}"
         return f"{entry['ref']}: ok ({rubric}, {entry['goldens']} goldens)"
+    if entry["valid"]:
+        return f"{entry['ref']}: ok ({entry['goldens']} goldens)"
     return "\n".join(f"{p['source']}: {p['field']}: {p['message']}" for p in entry["problems"])
 
 
