@@ -15,6 +15,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -114,13 +115,31 @@ class VerdictCache:
             connection = sqlite3.connect(
                 self.path, timeout=10, isolation_level=None, check_same_thread=False
             )
-            connection.execute("PRAGMA journal_mode=WAL")
+            try:
+                _set_up(connection)
+            except sqlite3.Error:
+                connection.close()
+                raise
+            self._connection = connection
+        return self._connection
+
+
+def _set_up(connection: sqlite3.Connection) -> None:
+    """WAL mode and the table. Switching to WAL needs the database to itself, which the busy
+    timeout does not wait for, so several runs opening a new cache at once retry a little."""
+    for attempt in range(20):
+        try:
+            if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
             )
-            self._connection = connection
-        return self._connection
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or attempt == 19:
+                raise
+            time.sleep(0.01 * (attempt + 1))
 
 
 def stored_verdict(

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import functools
+import importlib.metadata
+import importlib.util
 import os
 import re
 from collections.abc import Callable
@@ -11,9 +14,6 @@ from typing import TYPE_CHECKING
 
 from rubriclib.config import find_project, search_paths
 from rubriclib.errors import Problem, RubricError
-
-if TYPE_CHECKING:
-    import semver
 from rubriclib.rubric import (
     NAME_PATTERN,
     Golden,
@@ -24,6 +24,9 @@ from rubriclib.rubric import (
     parse_rubric,
     required_field_problems,
 )
+
+if TYPE_CHECKING:
+    import semver
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -88,12 +91,15 @@ def load_rubric(ref: str, base_dir: str | os.PathLike[str] | None = None) -> Rub
 def _load_pinned(name: str, spec: str, ref: str) -> Rubric:
     """The highest version satisfying `spec` among every candidate named `name` on the search
     path: each folder's NAME.md and any older NAME@VERSION.md kept beside it."""
-    _load_by_name(name, ref)  # an unknown name gets the usual "did you mean" answer
+    if not re.fullmatch(NAME_PATTERN, name):
+        _load_by_name(name, ref)  # says why the name is not one
     candidates = [
-        _load_from_dir(path, folder, builtin)
-        for folder, builtin in _lookup_order()
+        _load_from_dir(path, folder, origin)
+        for folder, origin in _lookup_order()
         for path in _versions_in(folder, name)
     ]
+    if not candidates:
+        _load_by_name(name, ref)  # an unknown name gets the usual "did you mean" answer
     fitting = [r for r in candidates if _version_satisfies(r.version, spec, ref)]
     if not fitting:
         found = ", ".join(sorted({r.version for r in candidates}, key=semver_key))
@@ -132,13 +138,13 @@ def scan_rubrics(all_versions: bool = False) -> tuple[list[Rubric], list[Problem
     broken file never hides the rest. Sorted by name, newest version first."""
     found: dict[str, Rubric] = {}
     problems: list[Problem] = []
-    for directory, builtin in _lookup_order():
+    for directory, origin in _lookup_order():
         files = _rubric_files(directory)
         if all_versions and directory.is_dir():
             files += sorted(directory.glob("*@*.md"))
         for path in files:
             try:
-                rubric = _load_from_dir(path, directory, builtin)
+                rubric = _load_from_dir(path, directory, origin)
             except RubricError as error:
                 problems.extend(error.problems)
                 continue
@@ -165,13 +171,30 @@ def load_goldens(rubric: Rubric) -> list[Golden]:
     return goldens
 
 
-def _lookup_order() -> list[tuple[Path, bool]]:
-    """(folder, is built-in) in the order names are looked up."""
+def _lookup_order() -> list[tuple[Path, str]]:
+    """(folder, origin) in the order names are looked up: the project's rubrics/, the configured
+    and RUBRICLIB_PATH folders (origin ""), installed packs ("pack:DISTRIBUTION"), built-ins."""
     builtins = builtin_dir()
     project = project_rubrics_dir()
     own = [project] if project.is_dir() and not _same_folder(project, builtins) else []
-    folders = [*own, *search_dirs()]
-    return [(folder, False) for folder in folders] + [(builtins, True)]
+    folders = [(folder, "") for folder in (*own, *search_dirs())]
+    return [*folders, *pack_dirs(), (builtins, "builtin")]
+
+
+@functools.cache
+def pack_dirs() -> tuple[tuple[Path, str], ...]:
+    """The rubrics/ folder of every installed pack: a distribution declaring an entry point in
+    the group `rubriclib.packs` that names a package holding `rubrics/` (and `goldens/`). The
+    package is located, never imported."""
+    found = []
+    for entry in importlib.metadata.entry_points(group="rubriclib.packs"):
+        spec = importlib.util.find_spec(entry.value)
+        locations = list(spec.submodule_search_locations or []) if spec else []
+        distribution = entry.dist.name if entry.dist is not None else entry.name
+        for location in locations:
+            if (Path(location) / "rubrics").is_dir():
+                found.append((Path(location) / "rubrics", f"pack:{distribution}"))
+    return tuple(sorted(found, key=lambda pair: pair[1]))
 
 
 def _same_folder(one: Path, other: Path) -> bool:
@@ -193,9 +216,13 @@ def _load_by_name(name: str, ref: str) -> Rubric:
         raise RubricError.single(
             ref, "reference", f"{name!r} is not a rubric name (kebab-case) nor a path ending in .md"
         )
-    for directory, builtin in _lookup_order():
+    order = _lookup_order()
+    for position, (directory, origin) in enumerate(order):
         if (directory / f"{name}.md").exists():
-            return _load_from_dir(directory / f"{name}.md", directory, builtin)
+            rubric = _load_from_dir(directory / f"{name}.md", directory, origin)
+            if origin.startswith("pack:"):
+                _refuse_a_second_pack(name, ref, rubric, order[position + 1 :])
+            return rubric
     available = sorted(
         {path.stem for directory, _ in _lookup_order() for path in _rubric_files(directory)}
     )
@@ -206,18 +233,30 @@ def _load_by_name(name: str, ref: str) -> Rubric:
     )
 
 
-def _load_from_dir(path: Path, directory: Path, builtin: bool) -> Rubric:
+def _refuse_a_second_pack(name: str, ref: str, first: Rubric, rest: list[tuple[Path, str]]) -> None:
+    """Two packs defining one name is ambiguous: a bare name refuses to guess."""
+    for directory, origin in rest:
+        if origin.startswith("pack:") and (directory / f"{name}.md").exists():
+            raise RubricError.single(
+                ref,
+                "reference",
+                f"two packs define {name!r}: {first.source} and {origin}:{name}; pin a version "
+                f"({name}@VERSION) or put the one you want in the project's rubrics/",
+            )
+
+
+def _load_from_dir(path: Path, directory: Path, origin: str) -> Rubric:
     """Load NAME.md (or an older NAME@VERSION.md) from a search folder, refusing links that lead
     outside the folder, and a file whose name or version disagrees with its frontmatter."""
     name, _, version = path.stem.partition("@")
-    label = f"builtin:{path.stem}" if builtin else str(Path(os.path.abspath(path)))
+    label = f"{origin}:{path.stem}" if origin else str(Path(os.path.abspath(path)))
     try:
         inside = path.resolve().is_relative_to(directory.resolve())
     except (OSError, RuntimeError):
         inside = False
     if not inside:
         raise RubricError.single(label, "file", f"resolves outside its folder {directory}")
-    source = label if builtin else f"file:{label}"
+    source = label if origin else f"file:{label}"
     rubric = parse_rubric(path, source=source, label=label)
     if rubric.name != name:
         raise RubricError.single(

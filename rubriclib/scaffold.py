@@ -155,3 +155,60 @@ def strict_problems(rubric: Rubric, goldens: list[Golden]) -> list[Problem]:
         if tool not in rubric.body:
             problems.append(Problem(label, "body", f"never names its verdict tool `{tool}`"))
     return problems
+
+
+PACK_PYPROJECT = """\
+[build-system]
+requires = ["hatchling>=1.21"]
+build-backend = "hatchling.build"
+
+[project]
+name = "{name}"
+version = "0.1.0"
+description = "Rubrics for rubriclib."
+requires-python = ">=3.11"
+dependencies = ["rubriclib"]
+
+# rubriclib finds installed packs through this entry point: the value names a package whose
+# folder holds rubrics/ (and goldens/). The package is located, never imported.
+[project.entry-points."rubriclib.packs"]
+{name} = "{package}"
+
+[tool.hatch.build.targets.wheel]
+packages = ["{package}"]
+"""
+
+PACK_README = """\
+# {name}
+
+A rubric pack for rubriclib: every `{package}/rubrics/NAME.md` becomes resolvable by name once
+the pack is installed (`pip install .`), with the source `pack:{name}:NAME`.
+
+- Add a rubric: `rubriclib new NAME --dir {package}/rubrics`, then write its criteria and goldens.
+- Check them: `rubriclib validate --strict {package}/rubrics/*.md`.
+- Build the wheel: `python -m build` (or `pip wheel . --no-deps`).
+"""
+
+
+def new_pack(name: str, directory: Path) -> Path:
+    """Scaffold a rubric pack NAME in `directory/NAME` that builds into a wheel; never
+    overwrites an existing folder."""
+    if not re.fullmatch(NAME_PATTERN, name):
+        raise RubricError.single(
+            name, "name", f"{name!r} must be kebab-case (lowercase letters, digits, hyphens)"
+        )
+    root = directory / name
+    if root.exists():
+        raise RubricError.single(str(root), "folder", "already exists; nothing was written")
+    package = name.replace("-", "_")
+    example = f"{name}-example"
+    files = {
+        root / "pyproject.toml": PACK_PYPROJECT.format(name=name, package=package),
+        root / "README.md": PACK_README.format(name=name, package=package),
+        root / package / "__init__.py": f'"""The {name} rubric pack for rubriclib."""\n',
+    }
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    new_rubric(example, root / package / "rubrics", "pass-fail", f"An example rubric of {name}.")
+    return root

@@ -259,3 +259,24 @@ def _relative(path: Path) -> Path:
         return path.relative_to(Path.cwd())
     except ValueError:
         return path
+
+
+@main.command("new-pack")
+@click.argument("name")
+@click.option(
+    "--dir", "directory", default=".", show_default=True, type=click.Path(file_okay=False)
+)
+def new_pack(name: str, directory: str) -> None:
+    """Scaffold a rubric pack: a Python distribution whose rubrics resolve by name once installed.
+
+    \b
+    Example:
+      rubriclib new-pack acme-rubrics && pip install ./acme-rubrics
+    """
+    from rubriclib.scaffold import new_pack as scaffold_pack
+
+    root = scaffold_pack(name, Path(directory))
+    click.echo(f"Wrote the pack {root}")
+    where = root if root.is_absolute() else f"./{root}"
+    click.echo(f"  Install it: pip install {where}")
+    click.echo(f"  Then: rubriclib show {name}-example")
