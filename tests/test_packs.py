@@ -94,6 +94,12 @@ def test_list_shows_packs_before_the_builtins(installed: Path) -> None:
     sources = [row["source"] for row in json.loads(listed.stdout) if row["default"]]
     assert "pack:beta-rubrics:beta-rubrics-example" in sources
     assert "builtin:groundedness" in sources
+    table = cli(installed, "list").stdout
+    assert (
+        table.index("pack acme-rubrics:")
+        < table.index("pack beta-rubrics:")
+        < table.index("built-in:")
+    )
 
 
 def test_two_packs_with_one_name_is_an_error_unless_pinned(installed: Path) -> None:

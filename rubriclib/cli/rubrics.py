@@ -69,14 +69,33 @@ def list_command(as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=2))
         sys.exit(1 if problems else 0)
     width = max((len(rubric.name) for rubric in rubrics), default=0)
+    groups: dict[str, list[Rubric]] = {}
     for rubric in rubrics:
-        click.echo(
-            f"{click.style(rubric.name.ljust(width), bold=True)}  {rubric.version:<8} "
-            f"{rubric.scale:<9}  {rubric.description}\n"
-            f"{'':{width}}  source: {source_label(rubric)}"
-            + click.style(marker(rubric), fg="yellow")
-        )
+        groups.setdefault(_group_of(rubric), []).append(rubric)
+    for group in sorted(groups, key=_group_rank):
+        click.echo(click.style(f"{group}:", underline=True))
+        for rubric in groups[group]:
+            click.echo(
+                f"{click.style(rubric.name.ljust(width), bold=True)}  {rubric.version:<8} "
+                f"{rubric.scale:<9}  {rubric.description}\n"
+                f"{'':{width}}  source: {source_label(rubric)}"
+                + click.style(marker(rubric), fg="yellow")
+            )
     sys.exit(1 if problems else 0)
+
+
+def _group_of(rubric: Rubric) -> str:
+    """Where `list` files a rubric: its folder, its pack, or the built-ins."""
+    if rubric.source.startswith("builtin:"):
+        return "built-in"
+    if rubric.source.startswith("pack:"):
+        return f"pack {rubric.source.split(':')[1]}"
+    return str(rubric.path.parent)
+
+
+def _group_rank(group: str) -> tuple[int, str]:
+    """Folders first, then packs, then the built-ins: the order names are looked up in."""
+    return (2 if group == "built-in" else 1 if group.startswith("pack ") else 0), group
 
 
 @main.command()
