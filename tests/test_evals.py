@@ -179,23 +179,24 @@ def test_dry_run_needs_no_key_and_sends_nothing(support: Path, judge_server: Jud
     assert judge_server.requests == []
 
 
+BAD_EVAL = """\
+name: bad
+dataset: rows.jsonl
+rows: []
+graders:
+  - name: one
+    rubric: groundednes
+  - name: one
+    rubric: helpfulness
+{judge}gate:
+  nobody: {{min_pass_rate: {rate}}}
+"""
+
+
 def test_bad_eval_files_report_every_problem_with_its_line(
     write_file: Callable[..., Path], endpoint: JudgeServer
 ) -> None:
-    path = write_file(
-        "bad.yaml",
-        "name: bad\n"
-        "dataset: rows.jsonl\n"
-        "rows: []\n"
-        "graders:\n"
-        "  - name: one\n"
-        "    rubric: groundednes\n"
-        "  - name: one\n"
-        "    rubric: helpfulness\n"
-        "    judge: {modle: x}\n"
-        "gate:\n"
-        "  nobody: {min_pass_rate: 2}\n",
-    )
+    path = write_file("bad.yaml", BAD_EVAL.format(judge="    judge: {modle: x}\n", rate=2))
     result = run(str(path))
     assert result.exit_code == 2 and endpoint.requests == []
     lines = result.stderr.splitlines()
@@ -213,19 +214,7 @@ def test_bad_eval_files_report_every_problem_with_its_line(
 def test_semantic_problems_are_reported_together(
     write_file: Callable[..., Path], endpoint: JudgeServer
 ) -> None:
-    path = write_file(
-        "bad.yaml",
-        "name: bad\n"
-        "dataset: rows.jsonl\n"
-        "rows: []\n"
-        "graders:\n"
-        "  - name: one\n"
-        "    rubric: groundednes\n"
-        "  - name: one\n"
-        "    rubric: helpfulness\n"
-        "gate:\n"
-        "  nobody: {min_pass_rate: 0.5}\n",
-    )
+    path = write_file("bad.yaml", BAD_EVAL.format(judge="", rate=0.5))
     with pytest.raises(EvalError) as caught:
         load_eval(path)
     text = [str(problem) for problem in caught.value.problems]
