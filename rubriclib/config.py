@@ -5,6 +5,7 @@ from the working directory up), then the default. `rubriclib config` shows where
 
 from __future__ import annotations
 
+import functools
 import os
 import tomllib
 from dataclasses import dataclass
@@ -52,10 +53,24 @@ def find_project() -> tuple[Path, Path | None]:
 
 def project_config() -> tuple[dict[str, Any], Path | None]:
     """The project's settings as written (`paths` made absolute) and the file they are from;
-    a RubricError naming the file and key for a bad one."""
+    a RubricError naming the file and key for a bad one. Read once per file version: every
+    rubric lookup asks for it."""
     _, path = find_project()
     if path is None:
         return {}, None
+    try:
+        changed = path.stat().st_mtime_ns
+    except OSError:
+        changed = 0
+    data = dict(_read_config(path, changed))
+    if "paths" in data:
+        data["paths"] = list(data["paths"])
+    return data, path
+
+
+@functools.lru_cache(maxsize=8)
+def _read_config(path: Path, changed: int) -> tuple[tuple[str, Any], ...]:
+    """The validated settings of one config file as it was at modification time `changed`."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
@@ -71,8 +86,8 @@ def project_config() -> tuple[dict[str, Any], Path | None]:
     if problems:
         raise RubricError(problems)
     if "paths" in data:
-        data["paths"] = [str((path.parent / folder).resolve()) for folder in data["paths"]]
-    return data, path
+        data["paths"] = tuple(str((path.parent / folder).resolve()) for folder in data["paths"])
+    return tuple(data.items())
 
 
 def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:

@@ -49,12 +49,6 @@ def project_rubrics_dir() -> Path:
     return project_root() / "rubrics"
 
 
-def search_dirs() -> list[Path]:
-    """The folders searched after the project's rubrics/: the config's `paths`, then
-    RUBRICLIB_PATH's."""
-    return search_paths()
-
-
 def builtin_names() -> list[str]:
     """Names of the built-in rubrics."""
     return [path.stem for path in _rubric_files(builtin_dir())]
@@ -177,7 +171,7 @@ def _lookup_order() -> list[tuple[Path, str]]:
     builtins = builtin_dir()
     project = project_rubrics_dir()
     own = [project] if project.is_dir() and not _same_folder(project, builtins) else []
-    folders = [(folder, "") for folder in (*own, *search_dirs())]
+    folders = [(folder, "") for folder in (*own, *search_paths())]
     return [*folders, *pack_dirs(), (builtins, "builtin")]
 
 

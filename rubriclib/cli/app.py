@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib import __version__
-from rubriclib.errors import InputError, JudgeConfigError
+from rubriclib.errors import InputError, JudgeConfigError, RubricError
 
 # Each command imports what it needs, so `--help` and the commands that only read rubrics
 # start fast, and only the commands that judge load asyncio and the openai SDK.
@@ -157,7 +157,6 @@ def show_warnings() -> None:
 
 def refuse_unlocked(rubrics: list[Rubric]) -> None:
     """For --frozen: exit 2, one line per rubric, when any differs from the lock."""
-    from rubriclib.errors import RubricError
     from rubriclib.lockfile import frozen_problems
 
     if problems := frozen_problems(rubrics):
