@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint e2e bench clean
+.PHONY: install run test lint integrations e2e bench clean
 
 # The real-model e2e server (pinned: it builds from source, ~7 minutes on 2 cores). Built
 # portably: a native build crashed on a virtual CPU that reports AMX it may not use.
@@ -31,7 +31,27 @@ lint: install
 	$(BIN)/ruff format --check rubriclib tests e2e benchmarks
 	$(BIN)/mypy rubriclib
 
-test: lint
+# The real, pinned tools the integration tests drive (tests/integrations), each in its own
+# environment so none of them can change ours: inspect_ai and letta-evals in venvs with rubriclib
+# and its extra; promptfoo from the npm lockfile in tests/integrations/promptfoo.
+INTEGRATIONS := .integrations
+PROMPTFOO_LOCK := tests/integrations/promptfoo/package.json tests/integrations/promptfoo/package-lock.json
+
+$(INTEGRATIONS)/%/.installed: pyproject.toml
+	$(PYTHON) -m venv $(INTEGRATIONS)/$*
+	$(INTEGRATIONS)/$*/bin/pip install -q -e '.[$*]'
+	touch $@
+
+$(INTEGRATIONS)/promptfoo/.installed: $(PROMPTFOO_LOCK)
+	mkdir -p $(INTEGRATIONS)/promptfoo
+	cp $(PROMPTFOO_LOCK) $(INTEGRATIONS)/promptfoo/
+	cd $(INTEGRATIONS)/promptfoo && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+integrations: install $(INTEGRATIONS)/inspect/.installed $(INTEGRATIONS)/letta/.installed \
+		$(INTEGRATIONS)/promptfoo/.installed
+
+test: lint integrations
 	$(BIN)/pytest
 
 $(E2E)/.installed:
@@ -57,4 +77,4 @@ bench: install
 	$(BIN)/python benchmarks/startup.py
 
 clean:
-	rm -rf $(VENV) .e2e dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .e2e $(INTEGRATIONS) dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""Placeholder: the pytest plugin is being written."""
