@@ -1,15 +1,16 @@
 """What an endpoint's failure means: retry it or not, wait how long, work around which quirk,
-and how to say what happened. Pure functions over the openai SDK's exceptions."""
+and how to say what happened. Pure functions over `EndpointError`, which both HTTP clients
+(the lean transport and the openai SDK, through `from_sdk`) raise."""
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import random
 import time
+from collections.abc import Mapping
 from typing import Any, Literal
-
-import openai
 
 RETRYABLE_STATUS = {408, 409, 429}
 """Besides every 5xx: statuses worth another try."""
@@ -17,13 +18,63 @@ RETRYABLE_STATUS = {408, 409, 429}
 SignalKind = Literal["ok", "rate_limited", "unusable", "connection", "failed"]
 
 
+class EndpointError(Exception):
+    """A request that got no 2xx answer: an HTTP status (with the parsed `body` and lower-cased
+    `headers`), a timeout, or (neither) a connection that failed before an answer."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        timed_out: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.body = body
+        self.headers = dict(headers or {})
+        self.timed_out = timed_out
+
+
+def status_error(status: int, headers: Mapping[str, str], raw: bytes) -> EndpointError:
+    """The error for an HTTP answer that is not 2xx, worded as the openai SDK words it."""
+    text = raw.decode("utf-8", "replace").strip()
+    body: Any = text
+    with contextlib.suppress(ValueError):
+        body = json.loads(text)
+    message = f"Error code: {status}"
+    detail = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(detail, dict) and isinstance(detail.get("message"), str) and detail["message"]:
+        message += f" - {detail['message']}"
+    return EndpointError(message, status=status, body=detail, headers=headers)
+
+
+def from_sdk(error: BaseException) -> BaseException:
+    """The openai SDK's exception as an `EndpointError`; anything else unchanged."""
+    import openai
+
+    if isinstance(error, openai.APITimeoutError):
+        return EndpointError("the request timed out", timed_out=True)
+    if isinstance(error, openai.APIConnectionError):
+        return EndpointError(f"cannot connect to the endpoint ({error.__cause__ or error})")
+    if isinstance(error, openai.APIStatusError):
+        headers = {name.lower(): value for name, value in error.response.headers.items()}
+        return EndpointError(
+            error.message, status=error.status_code, body=error.body, headers=headers
+        )
+    return error
+
+
 def is_retryable(error: BaseException) -> bool:
     """Connection errors, timeouts, 408, 409, 429 and 5xx."""
-    if isinstance(error, openai.APIConnectionError):  # includes timeouts
+    if not isinstance(error, EndpointError):
+        return False
+    if error.status is None:  # a timeout or a failed connection
         return True
-    if isinstance(error, openai.APIStatusError):
-        return error.status_code in RETRYABLE_STATUS or error.status_code >= 500
-    return False
+    return error.status in RETRYABLE_STATUS or error.status >= 500
 
 
 def backoff_delay(
@@ -39,12 +90,12 @@ def backoff_delay(
 
 def quirk_in(error: BaseException, sent: dict[str, Any], known: set[str]) -> str | None:
     """The not-yet-known quirk an endpoint's rejection of the request body `sent` points to."""
-    if not isinstance(error, openai.APIStatusError) or error.status_code not in (400, 422, 500):
+    if not isinstance(error, EndpointError) or error.status not in (400, 422, 500):
         return None
     text = f"{error.message} {json.dumps(error.body, default=str)}".lower()
     body_message = error.body.get("message") if isinstance(error.body, dict) else error.body
     # llama-cpp-python fails an assertion on tool_choice="required": HTTP 500, empty message.
-    silent_crash = error.status_code == 500 and not str(body_message or "").strip()
+    silent_crash = error.status == 500 and not str(body_message or "").strip()
     choice = sent["tool_choice"]
     choice_quirk = "no_named_tool_choice" if isinstance(choice, dict) else "no_required_tool_choice"
     candidates = [
@@ -61,24 +112,22 @@ def signal_kind(reply: Any) -> SignalKind:
     `failed` (any other failure that got an HTTP answer, or timed out)."""
     if not isinstance(reply, BaseException):
         return "ok"
-    if isinstance(reply, openai.APITimeoutError):
+    if not isinstance(reply, EndpointError) or reply.timed_out:
         return "failed"
-    if isinstance(reply, openai.APIConnectionError):
+    if reply.status is None:
         return "connection"
-    if isinstance(reply, openai.APIStatusError):
-        if reply.status_code == 429:
-            return "rate_limited"
-        if reply.status_code in (401, 403, 404):
-            return "unusable"
+    if reply.status == 429:
+        return "rate_limited"
+    if reply.status in (401, 403, 404):
+        return "unusable"
     return "failed"
 
 
 def retry_after_seconds(error: BaseException) -> float | None:
     """Seconds the server asked to wait (retry-after-ms, Retry-After seconds or HTTP date)."""
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
+    if not isinstance(error, EndpointError):
         return None
+    headers = error.headers
     if (milliseconds := headers.get("retry-after-ms")) is not None:
         try:
             return max(float(milliseconds) / 1000, 0.0)
@@ -100,10 +149,8 @@ def retry_after_seconds(error: BaseException) -> float | None:
 
 def describe(error: BaseException) -> str:
     """One line on what went wrong (the caller redacts the API key)."""
-    if isinstance(error, openai.APITimeoutError):
-        return "the request timed out"
-    if isinstance(error, openai.APIConnectionError):
-        return f"cannot connect to the endpoint ({error.__cause__ or error})"
-    if isinstance(error, openai.APIStatusError):
-        return f"HTTP {error.status_code}: {' '.join(str(error.message).split())[:300]}"
+    if isinstance(error, EndpointError):
+        if error.status is None:
+            return error.message
+        return f"HTTP {error.status}: {' '.join(error.message.split())[:300]}"
     return f"{type(error).__name__}: {error}"

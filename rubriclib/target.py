@@ -61,9 +61,9 @@ class Target:
                 options={"timeout": self.settings.timeout},
             )
         except Exception as error:  # every failure becomes the row's reason
-            from rubriclib.failures import describe
+            from rubriclib.failures import describe, from_sdk
 
-            cause = describe(error)
+            cause = describe(from_sdk(error))
             if len(self._key) >= 4:
                 cause = cause.replace(self._key, "[redacted]")
             raise NoOutput(cause) from None
