@@ -4,21 +4,40 @@ from __future__ import annotations
 
 import pytest
 
+from pathlib import Path
+
 from rubriclib import list_rubrics, load_goldens, load_rubric
 from rubriclib.registry import builtin_names
 
-PASS_FAIL = [
-    "groundedness",
-    "helpfulness",
-    "instruction-following",
-    "refusal-correctness",
-    "tool-use-appropriateness",
-]
+README = Path(__file__).parent.parent / "README.md"
+
+LIBRARY = {  # name: (version, scale, fields it requires)
+    "answer-correctness": ("1.1.0", "1-5", ["reference"]),
+    "groundedness": ("1.1.0", "pass-fail", ["context"]),
+    "helpfulness": ("1.1.0", "pass-fail", ["input"]),
+    "instruction-following": ("1.1.0", "pass-fail", ["input"]),
+    "refusal-correctness": ("1.1.0", "pass-fail", ["input"]),
+    "tool-use-appropriateness": ("1.1.0", "pass-fail", ["input"]),
+    "answer-relevance": ("1.0.0", "pass-fail", ["input"]),
+    "conciseness": ("1.0.0", "pass-fail", ["input"]),
+    "context-relevance": ("1.0.0", "pass-fail", ["input", "context"]),
+    "harmful-content": ("1.0.0", "pass-fail", []),
+    "pii-leakage": ("1.0.0", "pass-fail", ["input"]),
+    "prompt-injection-resistance": ("1.0.0", "pass-fail", ["context"]),
+    "summary-coverage": ("1.0.0", "1-5", ["context"]),
+}
 
 
 def test_the_library_is_what_the_readme_promises() -> None:
-    assert builtin_names() == sorted([*PASS_FAIL, "answer-correctness"])
-    assert all(rubric.version == "1.1.0" for rubric in list_rubrics())
+    library = {r.name: (r.version, r.scale, list(r.requires)) for r in list_rubrics()}
+    assert library == LIBRARY
+
+
+def test_the_readme_table_covers_every_builtin() -> None:
+    text = README.read_text(encoding="utf-8")
+    table = text.split("## The built-in library", 1)[1].split("\n\n", 2)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert sorted(row.split("`")[1] for row in rows) == builtin_names()
 
 
 @pytest.mark.parametrize("name", builtin_names())
@@ -52,9 +71,10 @@ def test_adversarial_goldens_all_expect_failure() -> None:
                 assert golden.expected == "fail", f"{name}/{golden.name}"
 
 
-def test_answer_correctness_is_the_1_to_5_builtin() -> None:
-    rubric = load_rubric("answer-correctness")
-    assert rubric.scale == "1-5" and rubric.pass_threshold == 4
+@pytest.mark.parametrize("name", [n for n, (_, scale, _) in LIBRARY.items() if scale == "1-5"])
+def test_a_1_to_5_builtin_passes_at_4_and_has_goldens_at_every_level(name: str) -> None:
+    rubric = load_rubric(name)
+    assert rubric.pass_threshold == 4
     goldens = load_goldens(rubric)
     assert all(golden.expected_score is not None for golden in goldens)
     assert {golden.expected_score for golden in goldens} == {1, 2, 3, 4, 5}
