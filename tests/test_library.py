@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from rubriclib import list_rubrics, load_goldens, load_rubric
 from rubriclib.registry import builtin_names

@@ -122,7 +122,9 @@ def test_a_name_cannot_read_outside_the_search_folders(
 def test_unknown_name_lists_the_available_and_the_closest() -> None:
     message = error_text("groundednes")
     assert "no rubric named 'groundednes'. Did you mean 'groundedness'?" in message
-    assert "Available: answer-correctness, answer-relevance, conciseness, context-relevance" in message
+    assert (
+        "Available: answer-correctness, answer-relevance, conciseness, context-relevance" in message
+    )
 
 
 @pytest.mark.parametrize(
