@@ -4,6 +4,7 @@ rubric library folder, and rubric-file helpers."""
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +17,17 @@ from judge_server import JudgeServer, Reply, completion, tool_reply
 from rubriclib.judge import Judge
 
 SECRET_KEY = "sk-test-SECRET-0123456789abcdef"
+README = Path(__file__).parent.parent / "README.md"
+
+
+def readme_snippet(name: str) -> str:
+    """The code block after `<!-- snippet: NAME -->` in README.md, so the README's examples are
+    the ones the tests run."""
+    text = README.read_text(encoding="utf-8")
+    found = re.search(rf"<!-- snippet: {re.escape(name)} -->\n```\w*\n(.*?)\n```", text, re.S)
+    assert found, f"README.md has no snippet {name!r}"
+    return found.group(1) + "\n"
+
 
 VALID_RUBRIC = """\
 ---
