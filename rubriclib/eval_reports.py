@@ -14,6 +14,7 @@ from rubriclib.reports import (
     iso_time,
     junit_totals,
     one_line,
+    percent_text,
     printable,
     xml_element,
     xml_properties,
@@ -25,10 +26,6 @@ VERDICT_WORDS = {
     "failed": "FAILED: a gate condition does not hold",
     "undecided": "UNDECIDED: judge errors leave the gate open",
 }
-
-
-def _percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
 
 
 def _decimal(value: float | None) -> str:
@@ -44,7 +41,7 @@ def _row_of(stats: GraderStats) -> tuple[str, ...]:
         str(stats.passed),
         str(stats.failed),
         str(stats.errors),
-        _percent(stats.pass_rate),
+        percent_text(stats.pass_rate),
         _decimal(stats.mean_score),
         f"{stats.prompt_tokens + stats.completion_tokens:,}",
     )

@@ -76,11 +76,13 @@ def one_line(text: str, limit: int) -> str:
     return printable(_BLANKS.sub(" ", text).strip(), limit)
 
 
-def _percent(value: float | None) -> str:
+def percent_text(value: float | None) -> str:
+    """A share as a percentage with one decimal (`n/a` when None)."""
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def _decimal(value: float | None) -> str:
+def decimal_text(value: float | None) -> str:
+    """A number with two decimals (`n/a` when None)."""
     return "n/a" if value is None else f"{value:.2f}"
 
 
@@ -94,7 +96,8 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _tokens(result: GradeResult, key: str) -> int:
+def token_count(result: GradeResult, key: str) -> int:
+    """`details.judge.usage[key]` (prompt_tokens, completion_tokens), or 0 when absent."""
     usage = _judge_value(result, "usage")
     return _count(usage.get(key)) if isinstance(usage, dict) else 0
 
@@ -122,7 +125,7 @@ def _summary_line(report: RubricReport) -> str:
     rubric = report.rubric
     summary = (
         f"{printable(rubric.name)}@{printable(rubric.version)}  "
-        f"accuracy {_percent(report.accuracy)}  kappa {_decimal(report.kappa)}  "
+        f"accuracy {percent_text(report.accuracy)}  kappa {decimal_text(report.kappa)}  "
         f"true pass {counts['true_pass']}, false pass {counts['false_pass']}, "
         f"true fail {counts['true_fail']}, false fail {counts['false_fail']}, "
         f"judge errors {counts['errors']}, flaky {len(report.flaky)}, "
@@ -130,8 +133,8 @@ def _summary_line(report: RubricReport) -> str:
     )
     if report.score_pairs:
         summary += (
-            f"  exact score {_percent(report.exact_score_agreement)}"
-            f"  MAE {_decimal(report.mean_absolute_error)}"
+            f"  exact score {percent_text(report.exact_score_agreement)}"
+            f"  MAE {decimal_text(report.mean_absolute_error)}"
         )
     return summary
 
@@ -205,7 +208,7 @@ def _run_json(run: RunReport) -> dict[str, Any]:
         "finished": iso_time(info.finished) if info else None,
         "duration_seconds": round(info.finished - info.started, 3) if info else None,
         "usage": {
-            key: sum(_tokens(result, key) for result in results)
+            key: sum(token_count(result, key) for result in results)
             for key in ("prompt_tokens", "completion_tokens")
         },
         "planned": _planned(run),

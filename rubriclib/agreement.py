@@ -1,0 +1,127 @@
+"""Agreement statistics between two raters (a human and a judge). Pure: (label, verdict) pairs
+in, numbers out; no rubriclib imports.
+
+Intervals are bootstrap percentile intervals with a fixed seed, so the same pairs always give
+the same intervals.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+
+RESAMPLES = 2000
+"""Bootstrap resamples behind each interval."""
+SEED = 0
+"""The bootstrap's seed: the same verdicts always give the same intervals."""
+CONFIDENCE = 0.95
+KAPPA_BANDS = (
+    (0.20, "slight"),
+    (0.40, "fair"),
+    (0.60, "moderate"),
+    (0.80, "substantial"),
+    (1.00, "almost perfect"),
+)
+"""Landis & Koch (1977): below 0 poor, then each band up to its top: 0 to 0.20 slight, ..."""
+
+Pair = tuple[str, str]
+"""(human label, judge verdict), each pass or fail."""
+Interval = tuple[float, float]
+
+
+def accuracy(pairs: Sequence[Pair]) -> float | None:
+    """Share of pairs where the judge gave the human's label; None with no pairs."""
+    return sum(human == judge for human, judge in pairs) / len(pairs) if pairs else None
+
+
+def cohen_kappa(pairs: Sequence[Pair]) -> float | None:
+    """Cohen's kappa: (observed - chance) / (1 - chance); None when undefined (no pairs, or
+    one class only: see why_kappa_undefined)."""
+    cells = Counter(pairs)  # one pass: the bootstrap calls this thousands of times
+    n = len(pairs)
+    humans, judges = Counter[str](), Counter[str]()
+    for (human, judge), count in cells.items():
+        humans[human] += count
+        judges[judge] += count
+    chance = sum(humans[value] * judges[value] for value in humans)
+    if not n or chance == n * n:  # chance agreement 1: kappa would divide by zero
+        return None
+    observed = sum(count for (human, judge), count in cells.items() if human == judge)
+    return (observed * n - chance) / (n * n - chance)
+
+
+def why_kappa_undefined(pairs: Sequence[Pair]) -> str | None:
+    """Why kappa cannot be computed for these pairs, or None when it can."""
+    if not pairs:
+        return "no row was judged"
+    values = {value for pair in pairs for value in pair}
+    if len(values) == 1:  # chance agreement is 1: kappa would divide by zero
+        return (
+            f"every human label and every judge verdict is {values.pop()}: agreement by chance "
+            "is 100%, so kappa is undefined; label rows of both kinds"
+        )
+    return None
+
+
+def kappa_band(kappa: float) -> str:
+    """Landis & Koch's word for a kappa: poor, slight, fair, moderate, substantial, almost
+    perfect."""
+    if kappa < 0:
+        return "poor"
+    return next((word for top, word in KAPPA_BANDS if kappa <= top + 1e-9), "almost perfect")
+
+
+def base_rate(pairs: Sequence[Pair]) -> float | None:
+    """Share of human labels that are pass."""
+    return sum(human == "pass" for human, _ in pairs) / len(pairs) if pairs else None
+
+
+def majority_baseline(pairs: Sequence[Pair]) -> tuple[str, float] | None:
+    """The majority human label and the accuracy of a judge that always gives it."""
+    rate = base_rate(pairs)
+    if rate is None:
+        return None
+    return ("pass", rate) if rate >= 0.5 else ("fail", 1 - rate)
+
+
+def bootstrap_interval(
+    pairs: Sequence[Pair],
+    statistic: Callable[[Sequence[Pair]], float | None],
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Interval | None:
+    """The 95% percentile bootstrap interval of `statistic`: recompute it on `resamples` draws
+    of the pairs with replacement (a fixed seed), keep the middle 95%. Resamples where the
+    statistic is undefined are left out; None when every one is."""
+    if not pairs:
+        return None
+    generator = random.Random(seed)
+    values = sorted(
+        value
+        for _ in range(resamples)
+        if (value := statistic(generator.choices(pairs, k=len(pairs)))) is not None
+    )
+    if not values:
+        return None
+    tail = (1 - CONFIDENCE) / 2
+    return _percentile(values, tail), _percentile(values, 1 - tail)
+
+
+def _percentile(ordered: Sequence[float], share: float) -> float:
+    """Linear interpolation between the closest ranks (numpy's default)."""
+    position = share * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def score_agreement(pairs: Iterable[tuple[int, int]]) -> tuple[float, float, int] | None:
+    """(exact-score agreement, mean absolute error, pairs) over (human score, judge score)
+    pairs; None when there are none."""
+    scored = list(pairs)
+    if not scored:
+        return None
+    exact = sum(human == judge for human, judge in scored) / len(scored)
+    error = sum(abs(human - judge) for human, judge in scored) / len(scored)
+    return exact, error, len(scored)

@@ -1,0 +1,195 @@
+"""`rubriclib calibrate`: measure a judge against human labels."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from rubriclib.cli.app import (
+    FROZEN_OPTION,
+    NO_CACHE_HELP,
+    SIGNAL_EXIT_CODES,
+    BadInput,
+    main,
+    refuse_unlocked,
+    writable,
+    write_atomically,
+)
+
+if TYPE_CHECKING:
+    from rubriclib.calibration import Calibration
+
+
+@main.command("calibrate")
+@click.argument("ref")
+@click.option(
+    "--labels",
+    "labels_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Rows to judge with a human `label` (pass/fail) or, for a 1-5 rubric, a `score`: "
+    ".jsonl, .csv, .json or .yaml.",
+)
+@click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    help="Judgments in flight at once (default: the config's, else 8).",
+)
+@click.option(
+    "--requests-per-minute",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Space request starts to stay under this quota.",
+)
+@click.option(
+    "--format",
+    "report_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="A table for people, JSON for programs.",
+)
+@click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
+@click.option(
+    "--to-goldens",
+    "goldens_out",
+    help="Write every disagreement here as a goldens YAML file, to review and add.",
+)
+@click.option("--force", is_flag=True, help="Let --to-goldens replace an existing file.")
+@click.option(
+    "--min-kappa",
+    type=click.FloatRange(min=-1, max=1),
+    help="Exit 1 when Cohen's kappa is below this (or undefined).",
+)
+@click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+@FROZEN_OPTION
+def calibrate(
+    ref: str,
+    labels_file: str,
+    model: str | None,
+    concurrency: int | None,
+    requests_per_minute: float | None,
+    report_format: str,
+    out: str | None,
+    goldens_out: str | None,
+    force: bool,
+    min_kappa: float | None,
+    no_cache: bool,
+    frozen: bool,
+) -> None:
+    """Judge human-labelled rows and report how well the judge agrees with the humans.
+
+    Reports accuracy, Cohen's kappa (with the base rate and the always-majority baseline),
+    the confusion matrix, bootstrap 95% intervals, a breakdown by tag and every disagreement
+    with the judge's reason. Exit 0 when the report is made (1 with --min-kappa unmet),
+    2 for bad input, 3 when every row ended in a judge error, 130/143 when interrupted (the
+    report holds what was judged).
+
+    \b
+    Examples:
+      rubriclib calibrate groundedness --labels labelled.jsonl
+      rubriclib calibrate answer-correctness --labels scores.csv --to-goldens review.yaml
+    """
+    import asyncio
+
+    from rubriclib.calibration import load_labels, run_calibration
+    from rubriclib.calibration_reports import FORMATTERS, goldens_yaml, last_line
+    from rubriclib.config import cache_setting, resolve
+    from rubriclib.engine import interruptible
+    from rubriclib.judge import Judge
+    from rubriclib.registry import load_rubric
+
+    destination = writable(out, "--out") if out else None
+    goldens_path = _goldens_destination(goldens_out, force, destination)
+    rubric = load_rubric(ref)
+    if frozen:
+        refuse_unlocked([rubric])
+    rows = load_labels(Path(labels_file), rubric)  # every bad row: exit 2 before any request
+    judge = Judge(model=model, cache=cache_setting(no_cache))  # a missing key stops here
+
+    async def run_all(progress: Callable[[], None] | None) -> Calibration:
+        with interruptible() as interrupt:
+            try:
+                return await run_calibration(
+                    judge,
+                    rubric,
+                    rows,
+                    labels_file,
+                    concurrency=concurrency or resolve("concurrency").value,
+                    requests_per_minute=requests_per_minute,
+                    on_judgment=progress,
+                    interrupt=interrupt,
+                )
+            finally:
+                await judge.aclose()
+
+    if sys.stderr.isatty():
+        with click.progressbar(length=len(rows), label="judging", file=sys.stderr) as bar:
+            calibration = asyncio.run(run_all(lambda: bar.update(1)))
+    else:
+        calibration = asyncio.run(run_all(None))
+    report = FORMATTERS[report_format](calibration)
+    if goldens_path is not None:
+        _write_goldens(goldens_path, goldens_yaml(calibration))
+    if destination is not None:
+        write_atomically(destination, report + "\n")
+        click.echo(f"{last_line(calibration)} (report: {out})")
+    else:
+        click.echo(report)
+    if goldens_path is not None:
+        count = len(calibration.disagreements)
+        click.echo(
+            f"rubriclib: wrote {count} disagreement(s) as goldens to {goldens_out}", err=True
+        )
+    sys.exit(_exit_code(calibration, min_kappa))
+
+
+def _goldens_destination(path: str | None, force: bool, out: Path | None) -> Path | None:
+    """Where --to-goldens writes, checked before any judge call: writable, not --out, and not
+    an existing file unless --force."""
+    if path is None:
+        return None
+    target = writable(path, "--to-goldens")
+    if out is not None and target.resolve() == out.resolve():
+        raise BadInput("--to-goldens: names the same file as --out")
+    if target.exists() and not force:
+        raise BadInput(f"--to-goldens: {target} exists; pass --force to replace it")
+    return target
+
+
+def _write_goldens(path: Path, text: str) -> None:
+    """Write the goldens file, warning when it is past the size a goldens file may have."""
+    from rubriclib.rubric import MAX_FILE_BYTES
+
+    write_atomically(path, text)
+    if len(text.encode("utf-8")) > MAX_FILE_BYTES:
+        click.echo(
+            f"rubriclib: warning: {path} is over {MAX_FILE_BYTES} bytes, the limit for a goldens "
+            "file: keep the goldens you review and split the rest",
+            err=True,
+        )
+
+
+def _exit_code(calibration: Calibration, min_kappa: float | None) -> int:
+    """130/143 when interrupted, 3 when every row ended in a judge error, 1 when --min-kappa is
+    not met, else 0: a calibration is a measurement, not a gate."""
+    if calibration.interrupted is not None:
+        click.echo(
+            f"rubriclib: interrupted by {calibration.interrupted}: judged "
+            f"{len(calibration.judged)} of {len(calibration.rows)} row(s); the report holds what "
+            "was judged",
+            err=True,
+        )
+        return SIGNAL_EXIT_CODES[calibration.interrupted]
+    if calibration.all_errors:
+        return 3
+    kappa = calibration.overall.kappa
+    if min_kappa is not None and (kappa is None or kappa < min_kappa):
+        shown = "undefined" if kappa is None else f"{kappa:.2f}"
+        click.echo(f"rubriclib: kappa {shown} is below --min-kappa {min_kappa}", err=True)
+        return 1
+    return 0
