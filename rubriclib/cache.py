@@ -1,10 +1,12 @@
 """The verdict cache: results of past judgments, keyed by everything that decides them.
 
 A key is the sha256 of the endpoint URL (no credentials), the first request body of the
-judgment (model, messages, tools, tool_choice, temperature, token limit) and the trial number,
-so `--trials 3` keeps three independent samples. Only verdicts are stored, never errors, and
-never an API key. SQLite from the standard library, in WAL mode so runs can share it. A cache
-that cannot be used (corrupt, locked, unwritable) warns once and the run goes on uncached.
+judgment (model, messages, tools, tool_choice, temperature, token limit), the trial number
+and the vote number (left out for vote 1, so keys from before votes stay valid), so `--trials 3`
+and `--votes 3` keep independent samples, and trial 2's votes never meet trial 1's. Only
+verdicts are stored, never errors, and never an API key. SQLite from the standard library, in
+WAL mode so runs can share it. A cache that cannot be used (corrupt, locked, unwritable) warns
+once and the run goes on uncached.
 """
 
 from __future__ import annotations
@@ -28,10 +30,14 @@ FILE_NAME = "verdicts.sqlite3"
 logger = logging.getLogger("rubriclib")
 
 
-def cache_key(endpoint: str, body: dict[str, Any], trial: int) -> str:
-    """The key of a judgment whose first request is `body`, sent to `endpoint`."""
+def cache_key(endpoint: str, body: dict[str, Any], trial: int, vote: int = 1) -> str:
+    """The key of a judgment (one vote of it) whose first request is `body`, sent to
+    `endpoint`; vote 1 has the key a judgment had before votes existed."""
+    identity: dict[str, Any] = {"endpoint": endpoint, "body": body, "trial": trial}
+    if vote != 1:
+        identity["vote"] = vote
     canonical = json.dumps(
-        {"endpoint": endpoint, "body": body, "trial": trial},
+        identity,
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,

@@ -42,6 +42,8 @@ class JudgeSettings:
     max_tokens: int | None = None
     timeout: float | None = None
     max_retries: int | None = None
+    votes: int | None = None
+    """Independent judgments per row, combined by majority (on 1-5, the median score)."""
 
     def overridden_by(self, other: JudgeSettings) -> JudgeSettings:
         """These settings with every field `other` sets replaced."""
@@ -108,6 +110,7 @@ class _JudgeSpec(_Strict):
     max_tokens: int | None = Field(default=None, ge=1)
     timeout: float | None = Field(default=None, gt=0)
     max_retries: int | None = Field(default=None, ge=0)
+    votes: int | None = Field(default=None, ge=1, strict=True)
     concurrency: int | None = Field(default=None, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
 
@@ -120,6 +123,7 @@ class _GraderSpec(_Strict):
     rubric: str | None = None
     prompt: str | None = None
     judge: _JudgeSpec | None = None
+    votes: int | None = Field(default=None, ge=1, strict=True)
 
     @model_validator(mode="after")
     def _one_source(self) -> _GraderSpec:
@@ -203,6 +207,7 @@ def _read_ours(
     defaults = spec.judge.settings() if spec.judge else JudgeSettings()
     for index, grader in enumerate(spec.graders):
         settings = defaults.overridden_by(grader.judge.settings()) if grader.judge else defaults
+        settings = settings.overridden_by(JudgeSettings(votes=grader.votes))
         rubric = _rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
         if rubric is not None:
             graders.append(Grader(grader.name, rubric, settings))

@@ -34,6 +34,8 @@ class GraderStats:
 
     grader: Grader
     model: str
+    votes: int = 1
+    """Votes per judgment the grader's judge casts (a resumed line must have been judged so)."""
     passed: int = 0
     failed: int = 0
     errors: int = 0
@@ -137,16 +139,19 @@ class EvalReport:
 
 
 def make_judges(
-    ev: Eval, model: str | None = None, cache: bool | str | os.PathLike[str] = False
+    ev: Eval,
+    model: str | None = None,
+    cache: bool | str | os.PathLike[str] = False,
+    votes: int | None = None,
 ) -> dict[str, Judge]:
-    """One Judge per grader (graders with the same settings share one); `model` overrides
-    every grader's. Credentials come only from the environment."""
+    """One Judge per grader (graders with the same settings share one); `model` and `votes`
+    override every grader's. Credentials come only from the environment."""
     from rubriclib.judge import Judge
 
     built: dict[JudgeSettings, Judge] = {}
     judges = {}
     for grader in ev.graders:
-        settings = grader.judge.overridden_by(JudgeSettings(model=model))
+        settings = grader.judge.overridden_by(JudgeSettings(model=model, votes=votes))
         if settings not in built:
             options = {
                 key: value
@@ -178,7 +183,9 @@ async def arun_eval(
     written by that model first (once per row, whatever the number of graders)."""
     from rubriclib.engine import Job, judge_stream
 
-    report = EvalReport(ev, [GraderStats(g, judges[g.name].model) for g in ev.graders])
+    report = EvalReport(
+        ev, [GraderStats(g, judges[g.name].model, judges[g.name].votes) for g in ev.graders]
+    )
     report.cases = [] if keep_cases else None
     stats = {s.grader.name: s for s in report.graders}
     kept = read_resumable(out, report) if resume and out is not None else {}
@@ -253,11 +260,13 @@ def run_eval(
     out: str | Path | None = None,
     resume: bool = False,
     limit: int | None = None,
+    votes: int | None = None,
 ) -> EvalReport:
     """Judge every row of `ev` with every grader through the engine, appending each result to
     `out` (JSONL) as it finishes; with `resume`, keep the results already in `out` whose row,
-    grader, rubric digest and judge model still match, and judge only the rest."""
-    judges = make_judges(ev, model, cache)
+    grader, rubric digest, judge model and votes still match, and judge only the rest. `votes`
+    overrides every grader's."""
+    judges = make_judges(ev, model, cache, votes)
     writer = make_target(ev)
     destination = Path(out) if out is not None else None
     return asyncio.run(
@@ -323,8 +332,8 @@ def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
 
 def read_resumable(path: Path, report: EvalReport) -> dict[tuple[str, str], dict[str, Any]]:
     """The lines of a results file worth keeping: valid JSON, a verdict (not an error), and the
-    same rubric digest and judge model as the grader now has. First line of a pair wins."""
-    expected = {s.grader.name: (s.grader.rubric.digest, s.model) for s in report.graders}
+    same rubric digest, judge model and votes as the grader now has. First line of a pair wins."""
+    expected = {s.grader.name: (s.grader.rubric.digest, s.model, s.votes) for s in report.graders}
     kept: dict[tuple[str, str], dict[str, Any]] = {}
     if not path.exists():
         return kept
@@ -333,7 +342,8 @@ def read_resumable(path: Path, report: EvalReport) -> dict[tuple[str, str], dict
             try:
                 line = json.loads(text)
                 details = line["result"]["details"]
-                identity = (details["rubric"]["digest"], details["judge"]["model"])
+                votes = details.get("votes", {}).get("asked", 1)
+                identity = (details["rubric"]["digest"], details["judge"]["model"], votes)
                 key = (str(line["row"]), str(line["grader"]))
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short by a kill, or not ours

@@ -37,7 +37,14 @@ from rubriclib.protocol import (
 )
 from rubriclib.registry import load_rubric
 from rubriclib.render import render
-from rubriclib.result import GradeResult, judge_details, make_result, not_judged
+from rubriclib.result import (
+    GradeResult,
+    combine_votes,
+    judge_details,
+    majority_reached,
+    make_result,
+    not_judged,
+)
 from rubriclib.rubric import Rubric
 from rubriclib.transport import LeanTransport, lean_usable
 
@@ -88,7 +95,14 @@ class Judge:
         max_retry_after: float = 30.0,
         cache: bool | str | os.PathLike[str] = False,
         transport: Literal["auto", "sdk"] = "auto",
+        votes: int = 1,
     ) -> None:
+        if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
+            raise JudgeConfigError(f"votes must be a whole number of at least 1, not {votes!r}")
+        self.votes = votes
+        """Independent judgments per item: the majority verdict (on 1-5, the median score)
+        wins, a tie never passes, and voting stops once a majority is decided."""
+        self._determinism_checked = False
         self.model = resolve("model", model or None).value
         self.base_url = resolve("base_url", base_url or None).value or None
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -146,7 +160,16 @@ class Judge:
         rubric, item = _prepare(rubric, output, input, context, reference)
         if missing := missing_fields(rubric.requires, item):
             return not_judged(rubric, self.model, _missing_cause(rubric, missing))
-        steps = self._judgment(rubric, render(rubric, item.output, *_fields(item)))
+        messages = render(rubric, item.output, *_fields(item))
+        votes: list[GradeResult] = []
+        for vote in range(1, self.votes + 1):
+            votes.append(self._drive(self._judgment(rubric, messages, 1, vote)))
+            if majority_reached(votes, self.votes):
+                break
+        return self._combined(rubric, votes)
+
+    def _drive(self, steps: Generator[_Send | _Wait, Any, GradeResult]) -> GradeResult:
+        """Run one judgment's steps with the SDK's sync client and `time.sleep`."""
         reply: Any = None
         while True:
             try:
@@ -235,11 +258,23 @@ class Judge:
     async def agrade_item(
         self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
     ) -> GradeResult:
-        """Judge one Item (`trial` numbers independent samples of it, each cached apart); every
-        request waits for `pacer` (the engine's) when one is given."""
+        """Judge one Item (`trial` numbers independent samples of it, each cached apart; each
+        trial casts `votes` votes, one after another); every request waits for `pacer` (the
+        engine's) when one is given."""
         if missing := missing_fields(rubric.requires, item):
             return not_judged(rubric, self.model, _missing_cause(rubric, missing))
-        steps = self._judgment(rubric, render(rubric, item.output, *_fields(item)), trial)
+        messages = render(rubric, item.output, *_fields(item))
+        votes: list[GradeResult] = []
+        for vote in range(1, self.votes + 1):
+            votes.append(await self._adrive(self._judgment(rubric, messages, trial, vote), pacer))
+            if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
+                break
+        return self._combined(rubric, votes)
+
+    async def _adrive(
+        self, steps: Generator[_Send | _Wait, Any, GradeResult], pacer: Pacer | None
+    ) -> GradeResult:
+        """Run one judgment's steps with the async client and `asyncio.sleep`."""
         reply: Any = None
         while True:
             try:
@@ -262,11 +297,30 @@ class Judge:
             except Exception as error:
                 reply = error
 
+    def _combined(self, rubric: Rubric, votes: list[GradeResult]) -> GradeResult:
+        """One vote's result as it is when one was asked for; else the votes combined, and on
+        the first item judged at temperature 0, a warning when the votes were copies."""
+        if self.votes == 1:
+            return votes[0]
+        answered = [vote for vote in votes if vote.verdict != "error"]
+        if not self._determinism_checked and len(answered) > 1:
+            self._determinism_checked = True
+            copies = len({(vote.verdict, vote.reason) for vote in answered}) == 1
+            if copies and self.temperature == 0:
+                logger.warning(
+                    "%d votes at temperature 0 came back identical (same verdict, same reason): "
+                    "this endpoint looks deterministic there, so the votes are copies, not "
+                    "independent samples; set a temperature above 0 (e.g. 0.7) for votes to "
+                    "mean something",
+                    len(answered),
+                )
+        return combine_votes(rubric, votes, self.votes)
+
     def _judgment(
-        self, rubric: Rubric, messages: list[dict[str, Any]], trial: int = 1
+        self, rubric: Rubric, messages: list[dict[str, Any]], trial: int = 1, vote: int = 1
     ) -> Generator[_Send | _Wait, Any, GradeResult]:
-        """Every step of one judgment: cache lookup, requests, waits, quirk fallbacks, one
-        corrective turn."""
+        """Every step of one judgment (one vote of it): cache lookup, requests, waits, quirk
+        fallbacks, one corrective turn."""
         started = time.monotonic()
         first_key: str | None = None  # the cache key of the first-turn request last built
         attempts = retries = 0
@@ -298,7 +352,7 @@ class Judge:
                 sent = messages + corrective_turn(unanswered, rubric, mode)
             body = request_body(rubric, sent, mode, self.model, self._sampling())
             if self.cache is not None and correction is None:
-                key = cache_key(self.endpoint, body, trial)
+                key = cache_key(self.endpoint, body, trial, vote)
                 if key != first_key:
                     first_key = key
                     stored = cached_result(self.cache.get(key), rubric, self.model)

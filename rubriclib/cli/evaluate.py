@@ -38,6 +38,11 @@ if TYPE_CHECKING:
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
 @click.option("--dry-run", is_flag=True, help="Check everything and show the plan; send nothing.")
 @click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+@click.option(
+    "--votes",
+    type=click.IntRange(min=1),
+    help="Votes per judgment for every grader (wins over the eval file's votes).",
+)
 @FROZEN_OPTION
 def eval_command(
     eval_file: str,
@@ -51,6 +56,7 @@ def eval_command(
     limit: int | None,
     dry_run: bool,
     no_cache: bool,
+    votes: int | None,
     frozen: bool,
 ) -> None:
     """Judge a dataset with an eval file's graders (rubriclib, waza or letta-evals shape).
@@ -81,14 +87,14 @@ def eval_command(
     if problems:
         raise EvalError(problems)
     if dry_run:
-        _print_plan(ev, limit)
+        _print_plan(ev, limit, votes)
         return
     targets = [
         writable(path, name)
         for path, name in ((out, "--out"), (report_path, "--report"))
         if path is not None
     ]
-    judges = make_judges(ev, model, cache=cache_setting(no_cache))  # a missing key stops here
+    judges = make_judges(ev, model, cache_setting(no_cache), votes)  # a missing key stops here
     target = make_target(ev)
     total = min(rows, limit or ev.limit or rows) * len(ev.graders)
 
@@ -134,7 +140,7 @@ def eval_command(
     sys.exit({"passed": 0, "failed": 1, "undecided": 3}[report.status])
 
 
-def _print_plan(ev: Eval, limit: int | None) -> None:
+def _print_plan(ev: Eval, limit: int | None, votes: int | None = None) -> None:
     """`eval --dry-run`: the plan, the first row's prompt per grader, rows that would error."""
     from rubriclib.evals import plan_eval
 
@@ -146,7 +152,11 @@ def _print_plan(ev: Eval, limit: int | None) -> None:
     for grader in ev.graders:
         rubric = grader.rubric
         model = grader.judge.model or "(default judge model)"
-        click.echo(f"  {grader.name}: {rubric.name}@{rubric.version} ({rubric.source}), {model}")
+        asked = votes or grader.judge.votes or 1
+        each = f", {asked} votes per judgment (up to {asked}x the requests)" if asked > 1 else ""
+        click.echo(
+            f"  {grader.name}: {rubric.name}@{rubric.version} ({rubric.source}), {model}{each}"
+        )
     for line in ev.skipped:
         click.echo(f"  not run: {line}")
     if ev.target is not None:

@@ -36,6 +36,13 @@ if TYPE_CHECKING:
 @click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
 @click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
 @click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+@click.option(
+    "--votes",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Independent judgments; the majority wins (1-5: the median), a tie fails.",
+)
 @FROZEN_OPTION
 def judge_command(
     ref: str,
@@ -46,6 +53,7 @@ def judge_command(
     model: str | None,
     as_json: bool,
     no_cache: bool,
+    votes: int,
     frozen: bool,
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
@@ -71,7 +79,7 @@ def judge_command(
         option_text(value, name)
         for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
     ]
-    judge = Judge(model=model, cache=cache_setting(no_cache))
+    judge = Judge(model=model, cache=cache_setting(no_cache), votes=votes)
 
     async def judge_once() -> GradeResult | str:
         with interruptible() as interrupt:
@@ -107,7 +115,14 @@ def judge_command(
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Judge every golden this many times.",
+    help="Judge every golden this many times (for agreement statistics).",
+)
+@click.option(
+    "--votes",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Votes per judgment: each trial is the majority of this many (1-5: the median).",
 )
 @click.option(
     "--concurrency",
@@ -133,6 +148,7 @@ def test_goldens(
     refs: Sequence[str],
     model: str | None,
     trials: int,
+    votes: int,
     concurrency: int | None,
     goldens_file: str | None,
     report_format: str,
@@ -150,6 +166,7 @@ def test_goldens(
     Examples:
       rubriclib test-goldens
       rubriclib test-goldens ./rubrics/house-style.md --trials 3 --format junit --out goldens.xml
+      rubriclib test-goldens groundedness --votes 3
     """
     import asyncio
 
@@ -183,7 +200,7 @@ def test_goldens(
         raise RubricError(problems)
     if frozen:
         refuse_unlocked([rubric for rubric, _ in plan])
-    judge = Judge(model=model, cache=cache_setting(no_cache))  # a missing key stops here
+    judge = Judge(model=model, cache=cache_setting(no_cache), votes=votes)  # no key: stops here
 
     async def run_all(progress: Callable[[], None] | None) -> RunReport:
         with interruptible() as interrupt:
