@@ -140,7 +140,7 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
         if len(present) > 1:  # reported once; the first is read so nothing else cascades
             problems.append(Problem(where, present[1], f"given twice, as {' and '.join(present)}"))
         try:
-            fields[field] = _text_of(field, raw[present[0]] if present else None)
+            fields[field] = field_text(field, raw[present[0]] if present else None)
         except ValueError as error:
             problems.append(Problem(where, present[0], str(error)))
     if needs_output and fields.get("output") is None:
@@ -162,7 +162,7 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
     return Row(number, where, item)
 
 
-def _text_of(field: str, value: Any) -> str | None:
+def field_text(field: str, value: Any) -> str | None:
     """A row value as the text the judge sees: lists of passages numbered, chat messages shown
     as a transcript; a ValueError saying why when it cannot be text."""
     if value is None or isinstance(value, str):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rubriclib.datasets import _text_of
+from rubriclib.datasets import field_text
 from rubriclib.judge import Judge
 from rubriclib.registry import load_rubric
 from rubriclib.result import GradeResult
@@ -58,7 +58,7 @@ def rubric_scorer(
         async def score(state: TaskState, target: Target) -> Score:
             context = state.metadata.get(context_key) if context_key else None
             try:
-                context = _text_of("context", context)
+                context = field_text("context", context)
             except ValueError as error:
                 raise ValueError(f"sample metadata[{context_key!r}]: {error}") from None
             output = state.output.completion
