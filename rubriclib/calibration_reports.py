@@ -14,16 +14,18 @@ from rubriclib import __version__
 from rubriclib.agreement import CONFIDENCE, RESAMPLES, SEED, Interval, kappa_band
 from rubriclib.calibration import Agreement, Calibration, Judged
 from rubriclib.datasets import Row
-from rubriclib.reports import decimal_text, iso_time, one_line, percent_text, printable, token_count
+from rubriclib.reports import (
+    decimal_text,
+    interval_text,
+    iso_time,
+    one_line,
+    percent_text,
+    printable,
+    token_count,
+)
 
 _REASON_WIDTH = 120
 _GOLDEN_REASON_WIDTH = 500
-
-
-def _interval(interval: Interval | None, show: Callable[[float | None], str]) -> str:
-    return (
-        "" if interval is None else f"  (95% interval {show(interval[0])} to {show(interval[1])})"
-    )
 
 
 def _row_name(row: Row) -> str:
@@ -33,14 +35,14 @@ def _row_name(row: Row) -> str:
 
 def _agreement_lines(numbers: Agreement) -> list[str]:
     lines = [f"  accuracy       {percent_text(numbers.accuracy)}"]
-    lines[0] += _interval(numbers.accuracy_interval, percent_text)
+    lines[0] += interval_text(numbers.accuracy_interval, percent_text)
     if numbers.kappa is None:
         lines.append(f"  Cohen's kappa  undefined: {numbers.kappa_undefined}")
     else:
         band = kappa_band(numbers.kappa)
         lines.append(
             f"  Cohen's kappa  {decimal_text(numbers.kappa)} {band}"
-            + _interval(numbers.kappa_interval, decimal_text)
+            + interval_text(numbers.kappa_interval, decimal_text)
         )
     if numbers.majority is not None:
         label, score = numbers.majority

@@ -7,8 +7,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
+from rubriclib.agreement import Interval, Pair, accuracy, bootstrap_interval, cohen_kappa
 from rubriclib.item import Item
 from rubriclib.result import GradeResult
 from rubriclib.rubric import Golden, Rubric
@@ -85,25 +87,37 @@ class RubricReport:
         return sum(len(outcome.results) for outcome in self.outcomes)
 
     @property
+    def pairs(self) -> list[Pair]:
+        """(expected, judged verdict) for every judgment; a judge error's verdict is `error`."""
+        return [
+            (outcome.golden.expected, verdict)
+            for outcome in self.outcomes
+            for verdict in outcome.verdicts
+        ]
+
+    @property
     def accuracy(self) -> float | None:
         """Share of all judgments that matched; a judge error counts as a miss."""
-        counts = self.counts
-        return (
-            (counts["true_pass"] + counts["true_fail"]) / self.judgments if self.judgments else None
-        )
+        return accuracy(self.pairs)
 
     @property
     def kappa(self) -> float | None:
         """Cohen's kappa of judged vs expected verdicts (errors left out); None if undefined."""
-        counts = self.counts
-        n = sum(counts[c] for c in ("true_pass", "false_pass", "true_fail", "false_fail"))
-        if not n:
-            return None
-        observed = (counts["true_pass"] + counts["true_fail"]) / n
-        judged_pass = (counts["true_pass"] + counts["false_pass"]) / n
-        expected_pass = (counts["true_pass"] + counts["false_fail"]) / n
-        chance = judged_pass * expected_pass + (1 - judged_pass) * (1 - expected_pass)
-        return None if chance == 1 else (observed - chance) / (1 - chance)
+        return cohen_kappa(self._judged_pairs)
+
+    @cached_property
+    def accuracy_interval(self) -> Interval | None:
+        """The bootstrap 95% interval of `accuracy` (see rubriclib.agreement)."""
+        return bootstrap_interval(self.pairs, accuracy)
+
+    @cached_property
+    def kappa_interval(self) -> Interval | None:
+        """The bootstrap 95% interval of `kappa`."""
+        return bootstrap_interval(self._judged_pairs, cohen_kappa)
+
+    @property
+    def _judged_pairs(self) -> list[Pair]:
+        return [pair for pair in self.pairs if pair[1] != "error"]
 
     @property
     def flaky(self) -> list[str]:

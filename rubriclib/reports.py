@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rubriclib import __version__
+from rubriclib.agreement import Interval, kappa_band
 from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport
 from rubriclib.result import GradeResult
 
@@ -125,7 +126,11 @@ def _summary_line(report: RubricReport) -> str:
     rubric = report.rubric
     summary = (
         f"{printable(rubric.name)}@{printable(rubric.version)}  "
-        f"accuracy {percent_text(report.accuracy)}  kappa {decimal_text(report.kappa)}  "
+        f"accuracy {percent_text(report.accuracy)}"
+        f"{interval_text(report.accuracy_interval, percent_text)}"
+        f"  kappa {decimal_text(report.kappa)}"
+        f"{f' {kappa_band(report.kappa)}' if report.kappa is not None else ''}"
+        f"{interval_text(report.kappa_interval, decimal_text)}  "
         f"true pass {counts['true_pass']}, false pass {counts['false_pass']}, "
         f"true fail {counts['true_fail']}, false fail {counts['false_fail']}, "
         f"judge errors {counts['errors']}, flaky {len(report.flaky)}, "
@@ -137,6 +142,13 @@ def _summary_line(report: RubricReport) -> str:
             f"  MAE {decimal_text(report.mean_absolute_error)}"
         )
     return summary
+
+
+def interval_text(interval: Interval | None, show: Callable[[float | None], str]) -> str:
+    """The 95% interval to print beside a number (empty when there is none)."""
+    if interval is None:
+        return ""
+    return f"  (95% interval {show(interval[0])} to {show(interval[1])})"
 
 
 def _outcome_lines(report: RubricReport, trials: int) -> list[str]:
@@ -185,6 +197,9 @@ def format_table(run: RunReport) -> str:
     lines: list[str] = []
     for report in run.rubrics:
         lines.append(_summary_line(report))
+        if run.trials > 1 and report.flaky:
+            flipped = ", ".join(printable(name) for name in report.flaky)
+            lines.append(f"  flipped across trials: {flipped}")
         lines.extend(_outcome_lines(report, run.trials))
         lines.append("")
     lines.append(_last_line(run))
@@ -236,6 +251,10 @@ def _golden_json(outcome: GoldenOutcome) -> dict[str, Any]:
     }
 
 
+def _interval_json(interval: Interval | None) -> dict[str, float] | None:
+    return None if interval is None else {"low": interval[0], "high": interval[1]}
+
+
 def _rubric_json(report: RubricReport) -> dict[str, Any]:
     return {
         "rubric": report.rubric.identity,
@@ -244,7 +263,10 @@ def _rubric_json(report: RubricReport) -> dict[str, Any]:
         "corrected": report.corrected,
         "modes": report.modes,
         "accuracy": report.accuracy,
+        "accuracy_interval": _interval_json(report.accuracy_interval),
         "kappa": report.kappa,
+        "kappa_interval": _interval_json(report.kappa_interval),
+        "kappa_band": kappa_band(report.kappa) if report.kappa is not None else None,
         "flaky": report.flaky,
         "exact_score_agreement": report.exact_score_agreement,
         "mean_absolute_error": report.mean_absolute_error,

@@ -80,6 +80,28 @@ def test_flaky_is_disagreement_across_trials(rubric: Rubric) -> None:
     assert "FLAKY" in table and table.splitlines()[-1].startswith("REGRESSION")
 
 
+def test_intervals_bracket_accuracy_and_kappa_and_flipped_goldens_are_named(
+    rubric: Rubric,
+) -> None:
+    outcomes = [outcome(rubric, "pass", "pass", "pass")] * 6 + [
+        outcome(rubric, "fail", "fail", "fail")
+    ] * 5
+    outcomes += [outcome(rubric, "pass", "pass", "fail"), outcome(rubric, "fail", "fail", "pass")]
+    report = RubricReport(rubric, outcomes)
+    low, high = report.accuracy_interval  # type: ignore[misc]
+    assert low < report.accuracy < high <= 1.0  # type: ignore[operator]
+    kappa_low, kappa_high = report.kappa_interval  # type: ignore[misc]
+    assert kappa_low < report.kappa < kappa_high <= 1.0  # type: ignore[operator]
+    assert report.accuracy_interval == RubricReport(rubric, outcomes).accuracy_interval  # seeded
+    table = format_table(RunReport([report], trials=2))
+    assert "accuracy 92.3%  (95% interval " in table and "kappa 0.85 almost perfect  (95% " in table
+    flipped = [line for line in table.splitlines() if "flipped across trials" in line]
+    assert flipped == [
+        f"  flipped across trials: {outcomes[-2].golden.name}, {outcomes[-1].golden.name}"
+    ]
+    assert "flipped" not in format_table(RunReport([RubricReport(rubric, outcomes[:11])], trials=2))
+
+
 class RaisingJudge:
     """A judge whose agrade raises for one output; the run must still give one result each."""
 
