@@ -387,7 +387,8 @@ def _read_letta(
     data: dict[str, Any], path: Path, override: Path | None, problems: list[Problem]
 ) -> Eval | None:
     """letta-evals' suite.yaml: `rubric` / `model_judge` graders are judged (a `.md` prompt_path
-    as a rubric, anything else as an unversioned prompt), `tool` graders are skipped."""
+    as a rubric, anything else as an unversioned prompt), and so are `tool` graders that name a
+    rubric through rubriclib's letta grader file; other `tool` graders are skipped."""
     suite = _LettaSuite.model_validate(data)
     label = str(path)
     graders, skipped = [], []
@@ -395,10 +396,14 @@ def _read_letta(
         skipped.append("target: letta runs an agent; rubriclib judges the dataset's outputs")
     for name, spec in suite.graders.items():
         where = f"graders.{name}"
-        if spec.kind not in ("rubric", "model_judge"):
+        shim = _rubriclib_shim(spec, path)
+        if spec.kind not in ("rubric", "model_judge") and shim is None:
             skipped.append(f"{where}: kind {spec.kind!r} is not a judge")
             continue
-        rubric = _letta_rubric(spec, name, path, problems)
+        if shim is not None:  # `function: rubriclib_grader.py:REF`, our own letta grader
+            rubric = _rubric(shim[1], None, name, shim[0], problems, name, "graders")
+        else:
+            rubric = _letta_rubric(spec, name, path, problems)
         if rubric is not None:
             settings = JudgeSettings(
                 model=spec.model,
@@ -435,6 +440,20 @@ def _read_letta(
         limit=suite.max_samples,
         reward=suite.reward.metric_key if suite.reward else None,
     )
+
+
+def _rubriclib_shim(spec: _LettaGrader, path: Path) -> tuple[Path, str] | None:
+    """(the shim file, the rubric reference) of a `kind: tool` grader whose function is
+    `FILE.py:REF` in the file `rubriclib integrations letta` writes; None for any other."""
+    if spec.kind != "tool" or spec.function is None or ".py:" not in spec.function:
+        return None
+    file, _, reference = spec.function.partition(".py:")
+    shim = (path.parent / f"{file}.py").absolute()
+    try:
+        text = shim.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return (shim, reference) if "rubriclib.integrations.letta import graders_for" in text else None
 
 
 def _letta_rubric(

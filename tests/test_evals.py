@@ -337,6 +337,34 @@ def test_a_letta_suite_reads_prompts_rubrics_and_its_gate(
     assert len(endpoint.requests) == 4
 
 
+def test_a_letta_suite_naming_rubrics_through_our_grader_file_is_judged_by_eval(
+    write_file: Callable[..., Path], endpoint: JudgeServer, library: Path
+) -> None:
+    """The suite letta-evals itself runs (`kind: tool`, `function: rubriclib_grader.py:REF`)
+    is judged by `rubriclib eval` with the same rubric; a tool grader of any other file is not."""
+    from rubriclib.integrations.letta import SHIM_TEXT
+
+    write_file("rubriclib_grader.py", SHIM_TEXT)
+    write_file("other_graders.py", "def keywords(sample, submission): ...\n")
+    rows = [{"input": "q", "ground_truth": "r", "submission": "verdict:pass"}]
+    write_file("dataset.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    suite = write_file(
+        "suite.yaml",
+        "name: s\ndataset: dataset.jsonl\ngraders:\n"
+        "  judged: {kind: tool, function: 'rubriclib_grader.py:keywords@^2'}\n"
+        "  skipped: {kind: tool, function: 'other_graders.py:keywords'}\n"
+        "reward: {kind: metric, metric_key: judged}\n",
+    )
+    ev = load_eval(suite)
+    assert [(g.name, g.rubric.name, g.rubric.version) for g in ev.graders] == [
+        ("judged", "keywords", "2.1.0")
+    ]
+    assert any(line.startswith("graders.skipped: kind 'tool'") for line in ev.skipped)
+    result = run(str(suite), "--no-cache", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert len(endpoint.requests) == 1
+
+
 def test_unsupported_letta_settings_are_reported(write_file: Callable[..., Path]) -> None:
     write_file("rubric.txt", "x")
     suite = write_file(
