@@ -3,8 +3,9 @@ written inline in an eval file, each read into an Item.
 
 Row keys: `id` (else the row number), `input` (text, or a list of chat messages shown as a
 transcript), `context` (text, or a list of passages shown numbered), `reference` (or
-`ground_truth`, `expected_output`), `output` (or `submission`, `response`, `actual_output`).
-Every other key is kept as the row's metadata.
+`ground_truth`, `expected_output`), `output` (or `submission`, `response`, `actual_output`),
+`baseline` (or `output_b`: the second output a pairwise rubric compares with; other rubrics
+ignore it). Every other key is kept as the row's metadata.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rubriclib.rubric import load_yaml
 ALIASES = {
     "reference": ("reference", "ground_truth", "expected_output"),
     "output": ("output", "submission", "response", "actual_output"),
+    "baseline": ("baseline", "output_b"),
 }
 SUFFIXES = (".jsonl", ".json", ".csv", ".yaml", ".yml")
 MAX_PROBLEMS = 200
@@ -137,6 +139,8 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
     for field, names in {"input": ("input",), "context": ("context",), **ALIASES}.items():
         present = [name for name in names if raw.get(name) is not None]
         used.update(name for name in names if name in raw)
+        if field == "baseline" and len({str(raw[name]) for name in present}) == 1:
+            present = present[:1]  # the same text under both names is no conflict
         if len(present) > 1:  # reported once; the first is read so nothing else cascades
             problems.append(Problem(where, present[1], f"given twice, as {' and '.join(present)}"))
         try:
@@ -156,6 +160,7 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
         input=fields["input"],
         context=fields["context"],
         reference=fields["reference"],
+        baseline=fields["baseline"],
         id=str(row_id),
         metadata=metadata,
     )

@@ -14,11 +14,13 @@ from rubriclib.reports import (
     iso_time,
     junit_totals,
     one_line,
+    pairwise_text,
     percent_text,
     printable,
     xml_element,
     xml_properties,
 )
+from rubriclib.result import pairwise_stats
 
 HEADINGS = ("grader", "rubric", "judged", "pass", "fail", "error", "pass rate", "mean", "tokens")
 VERDICT_WORDS = {
@@ -45,6 +47,32 @@ def _row_of(stats: GraderStats) -> tuple[str, ...]:
         _decimal(stats.mean_score),
         f"{stats.prompt_tokens + stats.completion_tokens:,}",
     )
+
+
+def grader_pairwise(stats: GraderStats, report: EvalReport) -> dict[str, Any] | None:
+    """A pairwise grader's win / tie / loss counts and rates and its position-flip rate (None
+    for other graders). Wins, ties and losses follow from the stats (a win passes and scores
+    1, a tie fails and scores 0.5, a loss scores 0); flips need the results, so they are
+    counted from the kept cases when there are any, else from `position_flips` once the stats
+    count them, else left unknown (None)."""
+    if stats.grader.rubric.scale != "pairwise":
+        return None
+    if report.cases is not None:
+        mine = [result for _, grader, result in report.cases if grader == stats.grader.name]
+        return pairwise_stats(mine)
+    ties = round(2 * (stats.score_sum - stats.passed))
+    counts = {"win": stats.passed, "tie": ties, "loss": stats.failed - ties}
+    decided = stats.passed + stats.failed
+    flips = getattr(stats, "position_flips", None)
+    comparisons = getattr(stats, "comparisons", None)
+    return {
+        **counts,
+        "errors": stats.errors,
+        **{f"{key}_rate": value / decided if decided else None for key, value in counts.items()},
+        "position_flips": flips,
+        "comparisons": comparisons,
+        "flip_rate": flips / comparisons if flips is not None and comparisons else None,
+    }
 
 
 def last_line(report: EvalReport) -> str:
@@ -76,6 +104,12 @@ def format_table(report: EvalReport) -> str:
     widths = [max(len(row[column]) for row in table) for column in range(len(HEADINGS))]
     for row in table:
         lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+    pairwise = [(s, grader_pairwise(s, report)) for s in report.graders]
+    if any(found is not None for _, found in pairwise):
+        lines += ["", "pairwise (the output against the baseline):"]
+        for stats, found in pairwise:
+            if found is not None:
+                lines.append(f"  {printable(stats.grader.name)}: {pairwise_text(found)}")
     if report.gate:
         lines += ["", "gate:"]
         for outcome in report.gate:
@@ -121,6 +155,7 @@ def to_json(report: EvalReport) -> dict[str, Any]:
                 "error": stats.errors,
                 "pass_rate": stats.pass_rate,
                 "mean_score": stats.mean_score,
+                "pairwise": grader_pairwise(stats, report),
                 "usage": {
                     "prompt_tokens": stats.prompt_tokens,
                     "completion_tokens": stats.completion_tokens,

@@ -32,14 +32,34 @@ class GoldenOutcome:
         return [result.verdict for result in self.results]
 
     @property
+    def expected_answer(self) -> str:
+        """The expected verdict; on a pairwise golden, the expected winner."""
+        return self.golden.expected_winner or self.golden.expected
+
+    @property
+    def answers(self) -> list[str]:
+        """Each judgment's verdict; on a pairwise golden, its winner (`output`, `baseline`,
+        `tie`) or `error`."""
+        return [answer_of(self.golden, result) for result in self.results]
+
+    @property
     def agreed(self) -> bool:
-        """It was judged, and every judgment gave the expected verdict."""
-        return bool(self.results) and all(v == self.golden.expected for v in self.verdicts)
+        """It was judged, and every judgment gave the expected verdict (pairwise: winner)."""
+        return bool(self.results) and all(a == self.expected_answer for a in self.answers)
 
     @property
     def flaky(self) -> bool:
-        """The judgments did not all give the same verdict."""
-        return len(set(self.verdicts)) > 1
+        """The judgments did not all give the same verdict (pairwise: winner)."""
+        return len(set(self.answers)) > 1
+
+    @property
+    def winner_misses(self) -> int:
+        """Judgments whose verdict matched but whose winner did not (a pairwise golden that
+        expects the baseline to win, judged a tie): misses the pass/fail counts cannot show."""
+        return sum(
+            result.verdict == self.golden.expected and answer != self.expected_answer
+            for result, answer in zip(self.results, self.answers, strict=True)
+        )
 
 
 @dataclass(frozen=True)
@@ -88,11 +108,12 @@ class RubricReport:
 
     @property
     def pairs(self) -> list[Pair]:
-        """(expected, judged verdict) for every judgment; a judge error's verdict is `error`."""
+        """(expected, judged verdict) for every judgment; a judge error's verdict is `error`.
+        On a pairwise rubric, (expected winner, judged winner)."""
         return [
-            (outcome.golden.expected, verdict)
+            (outcome.expected_answer, answer)
             for outcome in self.outcomes
-            for verdict in outcome.verdicts
+            for answer in outcome.answers
         ]
 
     @property
@@ -176,8 +197,10 @@ class RunReport:
 
     @property
     def misses(self) -> int:
-        """Judgments that gave a verdict other than the golden's."""
-        return sum(r.counts["false_pass"] + r.counts["false_fail"] for r in self.rubrics)
+        """Judgments that gave a verdict (pairwise: a winner) other than the golden's."""
+        return sum(r.counts["false_pass"] + r.counts["false_fail"] for r in self.rubrics) + sum(
+            outcome.winner_misses for r in self.rubrics for outcome in r.outcomes
+        )
 
     @property
     def errors(self) -> int:
@@ -252,8 +275,18 @@ def golden_item(golden: Golden) -> Item:
         input=golden.input,
         context=golden.context,
         reference=golden.reference,
+        baseline=golden.baseline,
         id=golden.name,
     )
+
+
+def answer_of(golden: Golden, result: GradeResult) -> str:
+    """What a judgment of `golden` found: its verdict; on a pairwise golden, the winner."""
+    pairwise = result.details.get("pairwise")
+    if golden.expected_winner is None or result.verdict == "error":
+        return result.verdict
+    winner = pairwise.get("winner") if isinstance(pairwise, dict) else None
+    return str(winner) if winner is not None else result.verdict
 
 
 def _confusion_cell(expected: str, verdict: str) -> str:

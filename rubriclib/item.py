@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 class Item(BaseModel):
-    """One candidate output and its optional task input, source context and reference answer.
+    """One candidate output and its optional task input, source context, reference answer and
+    baseline (the second output a pairwise rubric compares it with; other rubrics ignore it).
     `id` and `metadata` are carried for the caller and never sent to the judge."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -18,6 +19,7 @@ class Item(BaseModel):
     input: str | None = None
     context: str | None = None
     reference: str | None = None
+    baseline: str | None = None
     id: str | int | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -35,7 +37,10 @@ def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
         for problem in error.errors():
             field = ".".join(str(part) for part in problem["loc"]) or "item"
             if problem["type"] == "extra_forbidden":
-                message = "unknown key; items have output, input, context, reference, id, metadata"
+                message = (
+                    "unknown key; items have output, input, context, reference, baseline, id, "
+                    "metadata"
+                )
             elif problem["type"] == "missing":
                 message = "is required"
             else:
@@ -50,8 +55,13 @@ def _expected(field: str) -> str:
 
 
 def missing_fields(requires: Sequence[str], item: Item) -> list[str]:
-    """The fields in `requires` that `item` lacks (None or only whitespace)."""
-    return [name for name in requires if not (getattr(item, name) or "").strip()]
+    """The fields in `requires` that `item` lacks (None or only whitespace; a baseline only
+    when None, since an empty response is still one to compare with)."""
+    return [
+        name
+        for name in requires
+        if getattr(item, name) is None or (name != "baseline" and not getattr(item, name).strip())
+    ]
 
 
 class NoOutput(Exception):

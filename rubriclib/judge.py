@@ -26,6 +26,7 @@ from rubriclib.failures import (
 )
 from rubriclib.item import Item, as_item, missing_fields
 from rubriclib.protocol import (
+    POSITIONS,
     JudgeVerdict,
     Mode,
     corrective_turn,
@@ -39,6 +40,7 @@ from rubriclib.registry import load_rubric
 from rubriclib.render import render
 from rubriclib.result import (
     GradeResult,
+    combine_orders,
     combine_votes,
     judge_details,
     majority_reached,
@@ -46,7 +48,7 @@ from rubriclib.result import (
     not_judged,
 )
 from rubriclib.rubric import Rubric
-from rubriclib.transport import LeanTransport, lean_usable
+from rubriclib.transport import LeanTransport, Poster, lean_usable
 
 if TYPE_CHECKING:
     import openai
@@ -63,10 +65,13 @@ class EndpointUnusable(Exception):
 @dataclass(frozen=True)
 class _Send:
     """Step: POST this Chat Completions body, waiting at most `timeout` seconds; the driver
-    sends back the reply's bytes or the exception."""
+    sends back the reply's bytes or the exception. `trial` and `vote` complete the request's
+    identity (with the endpoint and body: its cache key, a batch request's custom_id)."""
 
     body: dict[str, Any]
     timeout: float
+    trial: int = 1
+    vote: int = 1
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,7 @@ class Judge:
         backoff_max: float = 8.0,
         max_retry_after: float = 30.0,
         cache: bool | str | os.PathLike[str] = False,
-        transport: Literal["auto", "sdk"] = "auto",
+        transport: Literal["auto", "sdk"] | Poster = "auto",
         votes: int = 1,
     ) -> None:
         if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
@@ -125,7 +130,8 @@ class Judge:
         self.transport = transport
         """How async requests travel: "auto" uses rubriclib's lean HTTP/1.1 client for http and
         https endpoints without a proxy (a tenth of the SDK's CPU per request), else the openai
-        SDK's client; "sdk" always uses the SDK's. `grade` always uses the SDK's."""
+        SDK's client; "sdk" always uses the SDK's; a `transport.Poster` (a batch) gets every
+        async request with its custom_id. `grade` always uses the SDK's."""
         self._client: openai.OpenAI | None = None
         self._async_clients: dict[int, openai.AsyncOpenAI | LeanTransport] = {}
         self.cache: VerdictCache | None = None
@@ -154,16 +160,19 @@ class Judge:
         input: str | None = None,  # noqa: A002
         context: str | None = None,
         reference: str | None = None,
+        *,
+        baseline: str | None = None,
     ) -> GradeResult:
         """Judge `output` against `rubric` (a Rubric or a reference such as "groundedness@^1");
-        failures come back as verdict `error`."""
-        rubric, item = _prepare(rubric, output, input, context, reference)
+        failures come back as verdict `error`. A pairwise rubric compares `output` with
+        `baseline` (required there, ignored elsewhere): pass means the output won."""
+        rubric, item = _prepare(rubric, output, input, context, reference, baseline)
         if missing := missing_fields(rubric.requires, item):
             return not_judged(rubric, self.model, _missing_cause(rubric, missing))
-        messages = render(rubric, item.output, *_fields(item))
+        rendered = _rendered(rubric, item)
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
-            votes.append(self._drive(self._judgment(rubric, messages, 1, vote)))
+            votes.append(self._drive(self._vote(rubric, rendered, 1, vote)))
             if majority_reached(votes, self.votes):
                 break
         return self._combined(rubric, votes)
@@ -197,9 +206,11 @@ class Judge:
         input: str | None = None,  # noqa: A002
         context: str | None = None,
         reference: str | None = None,
+        *,
+        baseline: str | None = None,
     ) -> GradeResult:
         """The async form of `grade`."""
-        rubric, item = _prepare(rubric, output, input, context, reference)
+        rubric, item = _prepare(rubric, output, input, context, reference, baseline)
         return await self.agrade_item(rubric, item)
 
     def grade_many(
@@ -263,10 +274,10 @@ class Judge:
         engine's) when one is given."""
         if missing := missing_fields(rubric.requires, item):
             return not_judged(rubric, self.model, _missing_cause(rubric, missing))
-        messages = render(rubric, item.output, *_fields(item))
+        rendered = _rendered(rubric, item)
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
-            votes.append(await self._adrive(self._judgment(rubric, messages, trial, vote), pacer))
+            votes.append(await self._adrive(self._vote(rubric, rendered, trial, vote), pacer))
             if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
                 break
         return self._combined(rubric, votes)
@@ -289,7 +300,7 @@ class Judge:
                 if pacer is not None:
                     await pacer.acquire()
                 try:
-                    reply = await self._apost(step.body, step.timeout)
+                    reply = await self._apost(step.body, step.timeout, step.trial, step.vote)
                 except Exception as error:
                     reply = from_sdk(error)
                 if pacer is not None:
@@ -316,6 +327,20 @@ class Judge:
                 )
         return combine_votes(rubric, votes, self.votes)
 
+    def _vote(
+        self, rubric: Rubric, rendered: list[list[dict[str, Any]]], trial: int, vote: int
+    ) -> Generator[_Send | _Wait, Any, GradeResult]:
+        """Every step of one vote: one judgment, or on a pairwise rubric one judgment per order
+        (output first, then swapped; the second is skipped when the first errors), combined."""
+        if rubric.scale != "pairwise":
+            return (yield from self._judgment(rubric, rendered[0], trial, vote))
+        orders: list[GradeResult] = []
+        for messages in rendered:
+            orders.append((yield from self._judgment(rubric, messages, trial, vote)))
+            if orders[-1].verdict == "error":
+                break
+        return combine_orders(rubric, orders)
+
     def _judgment(
         self, rubric: Rubric, messages: list[dict[str, Any]], trial: int = 1, vote: int = 1
     ) -> Generator[_Send | _Wait, Any, GradeResult]:
@@ -331,13 +356,18 @@ class Judge:
         intent: str | None = None
 
         def finish(
-            verdict: Literal["pass", "fail", "error"], reason: str, raw: int | None = None
+            verdict: Literal["pass", "fail", "error"],
+            reason: str,
+            raw: int | None = None,
+            winner: str | None = None,
         ) -> GradeResult:
             latency_ms = round((time.monotonic() - started) * 1000)
             details = judge_details(
                 self.model, answered_mode, attempts, latency_ms, dict(usage), correction
             )
-            return make_result(rubric, details, verdict, self._redact(reason), raw)
+            return _with_winner(
+                make_result(rubric, details, verdict, self._redact(reason), raw), winner
+            )
 
         while True:
             remaining = started + self.total_timeout - time.monotonic()
@@ -355,10 +385,10 @@ class Judge:
                 key = cache_key(self.endpoint, body, trial, vote)
                 if key != first_key:
                     first_key = key
-                    stored = cached_result(self.cache.get(key), rubric, self.model)
+                    stored = self._cached(rubric, key)
                     if stored is not None:
                         return stored
-            reply = yield _Send(body, min(self.timeout, remaining))
+            reply = yield _Send(body, min(self.timeout, remaining), trial, vote)
             if isinstance(reply, EndpointUnusable):  # the engine stopped the run: not sent
                 attempts -= 1
                 if not attempts:
@@ -398,12 +428,26 @@ class Judge:
                         f"called {outcome.verdict}",
                     )
                 if self.cache is not None and first_key is not None:
-                    self.cache.put(first_key, stored_verdict(outcome, answered_mode, correction))
-                return finish(outcome.verdict, outcome.reason, outcome.raw_score)
+                    value = stored_verdict(outcome, answered_mode, correction)
+                    if outcome.winner is not None:
+                        value["winner"] = outcome.winner
+                    self.cache.put(first_key, value)
+                return finish(outcome.verdict, outcome.reason, outcome.raw_score, outcome.winner)
             if correction is not None:
                 return finish("error", f"no valid verdict after a corrective turn: {outcome}")
             correction, unanswered = outcome, parsed
             intent = text_intent(reply_text(parsed), rubric)
+
+    def _cached(self, rubric: Rubric, key: str) -> GradeResult | None:
+        """The cached result under `key`, or None; on a pairwise rubric only one that kept
+        the judge's answer (A, B or tie)."""
+        assert self.cache is not None
+        stored = self.cache.get(key)
+        result = cached_result(stored, rubric, self.model)
+        if result is None or rubric.scale != "pairwise":
+            return result
+        winner = stored.get("winner") if stored is not None else None
+        return _with_winner(result, winner) if winner in POSITIONS else None
 
     def _mode(self, rubric: Rubric, correcting: bool = False) -> Mode:
         """How to force the verdict call on this endpoint: the first mode it has not refused.
@@ -455,8 +499,14 @@ class Judge:
             )
         return self._client
 
-    async def _apost(self, body: dict[str, Any], timeout: float) -> bytes:
-        """POST a Chat Completions request through this loop's client; the raw reply body."""
+    async def _apost(
+        self, body: dict[str, Any], timeout: float, trial: int = 1, vote: int = 1
+    ) -> bytes:
+        """POST a Chat Completions request through this loop's client (or hand it to the
+        Poster, named by its cache key); the raw reply body."""
+        if not isinstance(self.transport, str):
+            custom_id = cache_key(self.endpoint, body, trial, vote)
+            return await self.transport.post("/chat/completions", body, timeout, custom_id)
         client = self._async_client()
         if isinstance(client, LeanTransport):
             return await client.post("/chat/completions", json.dumps(body).encode(), timeout)
@@ -487,10 +537,17 @@ def _prepare(
     input: str | None,  # noqa: A002
     context: str | None,
     reference: str | None,
+    baseline: str | None = None,
 ) -> tuple[Rubric, Item]:
     """The rubric (resolved when given as a reference) and the fields as an Item; a RubricError
     for a bad reference, a TypeError for a field that is not text."""
-    fields = {"output": output, "input": input, "context": context, "reference": reference}
+    fields = {
+        "output": output,
+        "input": input,
+        "context": context,
+        "reference": reference,
+        "baseline": baseline,
+    }
     item = as_item({key: value for key, value in fields.items() if value is not None}, "grade")
     return (load_rubric(rubric) if isinstance(rubric, str) else rubric), item
 
@@ -499,9 +556,23 @@ def _missing_cause(rubric: Rubric, missing: list[str]) -> str:
     return f"no {' and no '.join(missing)} (the rubric {rubric.name} requires it)"
 
 
-def _fields(item: Item) -> tuple[str | None, str | None, str | None]:
-    """The optional fields in render's order: input, context, reference."""
-    return item.input, item.context, item.reference
+def _rendered(rubric: Rubric, item: Item) -> list[list[dict[str, Any]]]:
+    """The messages of each request a vote starts with: one list, or on a pairwise rubric two
+    (the output as Response A, then the baseline as Response A)."""
+    fields = (item.input, item.context, item.reference)
+    if rubric.scale != "pairwise":
+        return [render(rubric, item.output, *fields)]
+    return [
+        render(rubric, item.output, *fields, baseline=item.baseline, swapped=swapped)
+        for swapped in (False, True)
+    ]
+
+
+def _with_winner(result: GradeResult, winner: str | None) -> GradeResult:
+    """A pairwise order's result with the judge's answer (A, B or tie) in `details.winner`."""
+    if winner is None:
+        return result
+    return result.model_copy(update={"details": {**result.details, "winner": winner}})
 
 
 def _parse_json(raw: Any) -> Any:

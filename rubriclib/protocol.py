@@ -6,8 +6,9 @@ Three ways to force the verdict through a tool call, tried in this order for eac
 - `required`: pass-fail rubrics offer their two tools (`set_grade_pass`, `set_grade_fail`) with
   `tool_choice="required"`.
 - `named`: one verdict tool named in `tool_choice`: `set_grade` (`reason`, then `verdict` pass or
-  fail) for pass-fail rubrics, `set_grade_score` (`reason`, then `score`) for 1-5 rubrics. 1-5
-  rubrics start here; pass-fail rubrics come here when an endpoint refuses `required`.
+  fail) for pass-fail rubrics, `set_grade_score` (`reason`, then `score`) for 1-5 rubrics,
+  `set_pairwise_winner` (`reason`, then `winner` A, B or tie) for pairwise rubrics. 1-5 and
+  pairwise rubrics start here; pass-fail rubrics come here when an endpoint refuses `required`.
 - `auto`: the rubric's own tools with `tool_choice="auto"`, only where a named choice is refused
   too.
 """
@@ -19,19 +20,24 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rubriclib.rubric import SCORE_TOOL, VERDICT_TOOL, Rubric
+from rubriclib.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
 Mode = Literal["required", "named", "auto"]
 Verdict = Literal["pass", "fail"]
+Position = Literal["A", "B", "tie"]
+POSITIONS = ("A", "B", "tie")
 
 
 @dataclass(frozen=True)
 class JudgeVerdict:
-    """A verdict read from a reply: pass or fail, the judge's reason, and the raw 1-5 score."""
+    """A verdict read from a reply: pass or fail, the judge's reason, the raw 1-5 score, and on
+    a pairwise rubric the response it preferred (`winner`: A, B or tie; its `verdict` is pass
+    only for A, which means nothing until the two orders are combined)."""
 
     verdict: Verdict
     reason: str
     raw_score: int | None = None
+    winner: Position | None = None
 
 
 def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
@@ -39,6 +45,9 @@ def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
     and `reason` comes first so a judge whose arguments are written in schema order reasons
     before it commits. minLength and enum are what grammar-constrained decoders enforce."""
     reason = {"type": "string", "minLength": 1}
+    if rubric.scale == "pairwise":
+        winner = {"type": "string", "enum": list(POSITIONS)}
+        return [_tool(PAIRWISE_TOOL, {"reason": reason, "winner": winner})]
     if rubric.scale == "1-5":
         score = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
         return [_tool(SCORE_TOOL, {"reason": reason, "score": score})]
@@ -51,7 +60,8 @@ def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
 def tool_choice(rubric: Rubric, mode: Mode) -> str | dict[str, Any]:
     """The `tool_choice` value that goes with `mode`."""
     if mode == "named":
-        name = SCORE_TOOL if rubric.scale == "1-5" else VERDICT_TOOL
+        names = {"1-5": SCORE_TOOL, "pairwise": PAIRWISE_TOOL}
+        name = names.get(rubric.scale, VERDICT_TOOL)
         return {"type": "function", "function": {"name": name}}
     return mode
 
@@ -108,6 +118,11 @@ def read_reply(reply: Any, rubric: Rubric, mode: Mode) -> JudgeVerdict | str:
         if not 1 <= score <= 5:
             return f"{name} was called with score {score}, outside 1 to 5"
         return JudgeVerdict("pass", reason.strip(), score)  # make_result applies the threshold
+    if name == PAIRWISE_TOOL:
+        winner = arguments.get("winner")
+        if winner not in POSITIONS:
+            return f"{name} was called with winner {winner!r}, not 'A', 'B' or 'tie'"
+        return JudgeVerdict("pass" if winner == "A" else "fail", reason.strip(), winner=winner)
     if name == VERDICT_TOOL:
         verdict = arguments.get("verdict")
         if verdict not in ("pass", "fail"):
@@ -126,7 +141,7 @@ def reply_text(reply: Any) -> str:
 def text_intent(text: str, rubric: Rubric) -> Verdict | None:
     """The verdict a reply names in text instead of calling it (`functions.set_grade_pass:`),
     when it names exactly one of the rubric's two verdict tools."""
-    if rubric.scale == "1-5":
+    if rubric.scale != "pass-fail":
         return None
     named = {
         verdict
@@ -144,6 +159,11 @@ def corrective_turn(reply: Any, rubric: Rubric, mode: Mode) -> list[dict[str, An
     turn: list[dict[str, Any]] = [{"role": "assistant", "content": text}] if text else []
     if rubric.scale == "1-5":
         ask = f"call `{SCORE_TOOL}` with a short `reason` and an integer `score` from 1 to 5"
+    elif rubric.scale == "pairwise":
+        ask = (
+            f"call `{PAIRWISE_TOOL}` with a short `reason` and `winner` A if Response A better "
+            "meets the rubric, B if Response B does, or tie if neither does"
+        )
     elif mode == "named":
         ask = (
             f"call `{VERDICT_TOOL}` with a short `reason` and `verdict` pass if the output "

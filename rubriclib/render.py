@@ -14,7 +14,8 @@ SECTIONS = (
     ("reference", "Reference answer"),
     ("output", "Candidate output"),
 )
-"""Each value's section header, in the order they are appended (the candidate always last)."""
+"""Each value's section header, in the order they are appended (the candidate always last; on a
+pairwise rubric, Response A and Response B take its place)."""
 
 PLACEHOLDERS = {
     "{input}": "input",
@@ -34,9 +35,19 @@ def render(
     input: str | None = None,  # noqa: A002 - the public name eval authors use
     context: str | None = None,
     reference: str | None = None,
+    *,
+    baseline: str | None = None,
+    swapped: bool = False,
 ) -> list[dict[str, str]]:
-    """The system and user messages for judging `output` against `rubric`."""
+    """The system and user messages for judging `output` against `rubric`.
+
+    On a pairwise rubric the output and `baseline` are shown last as `## Response A` and
+    `## Response B` (output first), or the other way round when `swapped`; other rubrics
+    ignore `baseline`."""
+    pairwise = rubric.scale == "pairwise"
     values = {"input": input, "context": context, "reference": reference, "output": output}
+    if pairwise:
+        values["output"] = None  # shown as Response A / B below, never as a candidate
     placed = {PLACEHOLDERS[token] for token in _PLACEHOLDER.findall(rubric.body)}
     body = _PLACEHOLDER.sub(
         lambda match: _placed_value(values[PLACEHOLDERS[match[0]]]), rubric.body
@@ -46,6 +57,11 @@ def render(
         value = values[key]
         if value is not None and key not in placed:
             parts.append(f"## {header}\n\n{fence(value)}")
+    if pairwise:
+        first, second = (baseline, output) if swapped else (output, baseline)
+        for label, value in (("A", first), ("B", second)):
+            shown = "(not provided)" if value is None else fence(value)
+            parts.append(f"## Response {label}\n\n{shown}")
     return [
         {"role": "system", "content": system_message(rubric)},
         {"role": "user", "content": "\n\n".join(parts) + "\n"},
@@ -55,9 +71,11 @@ def render(
 def system_message(rubric: Rubric) -> str:
     """The protocol: what is data, and how the verdict must be given. The same whichever tool
     mode the judge uses (see `protocol`), so these are exactly the messages sent."""
-    from rubriclib.rubric import SCORE_TOOL
+    from rubriclib.rubric import PAIRWISE_TOOL, SCORE_TOOL
 
-    if rubric.scale == "1-5":
+    if rubric.scale == "pairwise":
+        verdict = f"a call to `{PAIRWISE_TOOL}`, reason first, then the winner: A, B or tie"
+    elif rubric.scale == "1-5":
         verdict = f"a call to `{SCORE_TOOL}`, reason first, then the score"
     else:
         pass_tool, fail_tool = rubric.tool_names

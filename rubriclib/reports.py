@@ -17,8 +17,8 @@ from typing import Any
 
 from rubriclib import __version__
 from rubriclib.agreement import Interval, kappa_band
-from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport
-from rubriclib.result import GradeResult
+from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, answer_of
+from rubriclib.result import GradeResult, pairwise_stats
 
 # Unicode categories `printable` shows as escapes: controls (ANSI escape sequences start with
 # one, C1 controls included), format characters (bidi overrides, zero-width and tag characters
@@ -141,7 +141,25 @@ def _summary_line(report: RubricReport) -> str:
             f"  exact score {percent_text(report.exact_score_agreement)}"
             f"  MAE {decimal_text(report.mean_absolute_error)}"
         )
+    if report.rubric.scale == "pairwise":
+        summary += f"  {pairwise_text(pairwise_stats(_rubric_results(report)))}"
     return summary
+
+
+def pairwise_text(stats: dict[str, Any]) -> str:
+    """Win / tie / loss rates of the output against the baseline, and the position-flip rate."""
+    text = (
+        f"output win {percent_text(stats['win_rate'])}, tie {percent_text(stats['tie_rate'])}, "
+        f"loss {percent_text(stats['loss_rate'])}; position flips "
+        f"{percent_text(stats['flip_rate'])}"
+    )
+    if stats["comparisons"] is not None:
+        text += f" ({stats['position_flips']} of {stats['comparisons']})"
+    return text
+
+
+def _rubric_results(report: RubricReport) -> list[GradeResult]:
+    return [result for outcome in report.outcomes for result in outcome.results]
 
 
 def interval_text(interval: Interval | None, show: Callable[[float | None], str]) -> str:
@@ -156,7 +174,7 @@ def _outcome_lines(report: RubricReport, trials: int) -> list[str]:
     width = max(map(len, names), default=0)
     lines = []
     for name, outcome in zip(names, report.outcomes, strict=True):
-        expected = f"{name:<{width}}  expected {outcome.golden.expected}"
+        expected = f"{name:<{width}}  expected {outcome.expected_answer}"
         if not outcome.results:
             lines.append(f"  --   {expected}  -- not judged")
             continue
@@ -164,9 +182,13 @@ def _outcome_lines(report: RubricReport, trials: int) -> list[str]:
         flaky = "  FLAKY" if outcome.flaky else ""
         partial = f"  (judged {len(outcome.results)} of {trials})"
         partial = partial if len(outcome.results) < trials else ""
-        lines.append(f"  {mark} {expected}  got {', '.join(outcome.verdicts)}{flaky}{partial}")
+        lines.append(f"  {mark} {expected}  got {', '.join(outcome.answers)}{flaky}{partial}")
         if not outcome.agreed:
-            miss = next(r for r in outcome.results if r.verdict != outcome.golden.expected)
+            miss = next(
+                result
+                for result, answer in zip(outcome.results, outcome.answers, strict=True)
+                if answer != outcome.expected_answer
+            )
             lines.append(f"       {one_line(miss.reason, _REASON_WIDTH)}")
     return lines
 
@@ -237,6 +259,7 @@ def _golden_json(outcome: GoldenOutcome) -> dict[str, Any]:
     return {
         "name": golden.name,
         "expected": golden.expected,
+        "expected_winner": golden.expected_winner,
         "expected_score": golden.expected_score,
         "tags": list(golden.tags),
         "why": golden.why,
@@ -244,7 +267,9 @@ def _golden_json(outcome: GoldenOutcome) -> dict[str, Any]:
         "context": golden.context,
         "reference": golden.reference,
         "output": golden.output,
+        "baseline": golden.baseline,
         "verdicts": outcome.verdicts,
+        "answers": outcome.answers,
         "agreed": outcome.agreed,
         "flaky": outcome.flaky,
         "results": [result.model_dump(mode="json") for result in outcome.results],
@@ -270,6 +295,9 @@ def _rubric_json(report: RubricReport) -> dict[str, Any]:
         "flaky": report.flaky,
         "exact_score_agreement": report.exact_score_agreement,
         "mean_absolute_error": report.mean_absolute_error,
+        "pairwise": (
+            pairwise_stats(_rubric_results(report)) if report.rubric.scale == "pairwise" else None
+        ),
         "goldens": [_golden_json(outcome) for outcome in report.outcomes],
     }
 
@@ -314,6 +342,7 @@ def _system_out(outcome: GoldenOutcome, result: GradeResult) -> str:
         "context": golden.context,
         "reference": golden.reference,
         "output": golden.output,
+        "baseline": golden.baseline,
         "why": golden.why,
         "judge reason": result.reason,
     }
@@ -343,11 +372,11 @@ def _case(
         return
     if _judge_value(result, "corrected"):
         xml_properties(case, {"corrected": "true"})
-    expected = outcome.golden.expected
+    expected, got = outcome.expected_answer, answer_of(outcome.golden, result)
     if result.verdict == "error":
         xml_element(case, "error", result.reason, message="judge error")
-    elif result.verdict != expected:
-        message = f"expected {expected}, got {result.verdict}"
+    elif got != expected:
+        message = f"expected {expected}, got {got}"
         xml_element(case, "failure", result.reason, message=message)
     else:
         return

@@ -1,18 +1,26 @@
 """GradeResult: one judgment's verdict, traceable to the exact rubric and judge that gave it,
-and how the votes of one judgment combine into one."""
+how the two orders of a pairwise comparison combine into one, and how the votes of one
+judgment combine into one."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from rubriclib.rubric import Rubric
 
+ORDERS = ("output-first", "baseline-first")
+"""The two orders of a pairwise comparison: the output as Response A, then the baseline as A."""
+PAIRWISE_SCORES = {"output": 1.0, "tie": 0.5, "baseline": 0.0}
+"""A pairwise result's score: the candidate output won, tied or lost."""
+
 
 class GradeResult(BaseModel):
-    """One judgment's outcome; `details` holds `rubric`, `judge`, and `raw_score` on 1-5."""
+    """One judgment's outcome; `details` holds `rubric`, `judge`, `raw_score` on 1-5 and
+    `pairwise` on pairwise rubrics."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -84,6 +92,91 @@ def not_judged(rubric: Rubric, model: str, cause: str) -> GradeResult:
     return make_result(rubric, details, "error", f"not judged: {cause}")
 
 
+def order_winner(order: int, position: str | None) -> str | None:
+    """What a judge's answer (A, B or tie) in order `order` (0: output first, 1: baseline
+    first) says won: `output`, `baseline` or `tie`."""
+    if position not in ("A", "B"):
+        return "tie" if position == "tie" else None
+    output_is_a = order == 0
+    return "output" if (position == "A") == output_is_a else "baseline"
+
+
+def combine_orders(rubric: Rubric, orders: list[GradeResult]) -> GradeResult:
+    """One pairwise comparison from its judgments in each order (`orders`: output first, then
+    baseline first; only the first when it errored). The winner stands only when both orders
+    agree; a disagreement is a tie and a position flip, so position never decides. The verdict
+    is pass only when the output wins (a tie is not a win); the score is 1, 0.5 or 0."""
+    judge = _summed_judge(orders)
+    entries = [
+        {
+            "order": ORDERS[index],
+            "winner": result.details.get("winner") if result.verdict != "error" else None,
+            "reason": result.reason,
+        }
+        for index, result in enumerate(orders)
+    ]
+    pairwise: dict[str, Any] = {"winner": None, "orders": entries, "position_flip": None}
+    pairwise.update(flips=0, comparisons=0)
+    failed = [(i, result) for i, result in enumerate(orders) if result.verdict == "error"]
+    if failed or len(orders) != len(ORDERS):
+        index, result = failed[0] if failed else (len(orders), orders[-1])
+        reason = result.reason if failed else "the comparison was cut short"
+        if index or not reason.startswith("not judged:"):
+            reason = f"{ORDERS[min(index, 1)]} order: {reason}"
+        return _with_pairwise(make_result(rubric, judge, "error", reason), pairwise)
+    found = [order_winner(i, result.details.get("winner")) for i, result in enumerate(orders)]
+    flip = found[0] != found[1]
+    winner = "tie" if flip else str(found[0])
+    pairwise.update(winner=winner, position_flip=flip, flips=int(flip), comparisons=1)
+    if flip:
+        reason = (
+            f"tie: the orders disagreed (output first: {found[0]}; baseline first: {found[1]}), "
+            f"so position, not quality, decided; output first said: {orders[0].reason}"
+        )
+    else:
+        said = {"output": "the output wins", "baseline": "the baseline wins", "tie": "a tie"}
+        reason = f"{said[winner]} in both orders: {orders[0].reason}"
+    return pairwise_result(rubric, judge, winner, reason, pairwise)
+
+
+def pairwise_result(
+    rubric: Rubric, judge: dict[str, Any], winner: str, reason: str, pairwise: dict[str, Any]
+) -> GradeResult:
+    """The result of a decided pairwise comparison: pass only when the output wins."""
+    verdict: Literal["pass", "fail"] = "pass" if winner == "output" else "fail"
+    result = make_result(rubric, judge, verdict, reason)
+    result = result.model_copy(update={"score": PAIRWISE_SCORES[winner]})
+    return _with_pairwise(result, pairwise)
+
+
+def pairwise_stats(results: Iterable[GradeResult]) -> dict[str, Any]:
+    """Win, tie and loss counts and rates of pairwise results (rates over those that were
+    decided; errors counted apart), and the position-flip rate: the share of comparisons
+    whose answer changed when the order was swapped."""
+    counts = {"win": 0, "tie": 0, "loss": 0, "errors": 0}
+    flips = comparisons = 0
+    names = {"output": "win", "tie": "tie", "baseline": "loss"}
+    for result in results:
+        pairwise = result.details.get("pairwise")
+        if not isinstance(pairwise, dict):
+            pairwise = {}
+        winner = pairwise.get("winner")
+        if result.verdict == "error" or winner not in names:
+            counts["errors"] += 1
+            continue
+        counts[names[winner]] += 1
+        flips += int(pairwise.get("flips", 0))
+        comparisons += int(pairwise.get("comparisons", 0))
+    decided = counts["win"] + counts["tie"] + counts["loss"]
+    return {
+        **counts,
+        **{f"{key}_rate": counts[key] / decided if decided else None for key in names.values()},
+        "position_flips": flips,
+        "comparisons": comparisons,
+        "flip_rate": flips / comparisons if comparisons else None,
+    }
+
+
 def majority_needed(asked: int) -> int:
     """Votes that must agree for a strict majority of `asked` (2 of 3, 3 of 4)."""
     return asked // 2 + 1
@@ -121,6 +214,8 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
         first = votes[0].reason if votes else "no vote was cast"
         result = make_result(rubric, judge, "error", f"all {len(votes)} vote(s) errored: {first}")
         return _with_votes(result, tally)
+    if rubric.scale == "pairwise":
+        return _with_votes(_pairwise_majority(rubric, judge, votes, asked, tally), tally)
     raw: int | None = None
     verdict: Literal["pass", "fail", "error"]
     if rubric.scale == "1-5":
@@ -154,8 +249,53 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
     return _with_votes(make_result(rubric, judge, verdict, reason, raw), tally)
 
 
+def _pairwise_majority(
+    rubric: Rubric,
+    judge: dict[str, Any],
+    votes: list[GradeResult],
+    asked: int,
+    tally: dict[str, Any],
+) -> GradeResult:
+    """Pairwise votes: the winner more than half the answering votes found, else a tie."""
+    answered = [vote for vote in votes if vote.verdict != "error"]
+    winners = [vote.details.get("pairwise", {}).get("winner") for vote in votes]
+    tally["winners"] = winners
+    counts = Counter(winner for winner in winners if winner is not None)
+    top, most = counts.most_common(1)[0]
+    winner = top if most * 2 > len(answered) else "tie"
+    agreeing = counts[winner]
+    tally["agreement"] = agreeing / len(answered)
+    blocks = [vote.details.get("pairwise", {}) for vote in votes]
+    pairwise = {
+        "winner": winner,
+        "votes": blocks,
+        "position_flip": any(block.get("position_flip") for block in blocks),
+        "flips": sum(int(block.get("flips", 0)) for block in blocks),
+        "comparisons": sum(int(block.get("comparisons", 0)) for block in blocks),
+    }
+    chosen = next((vote for vote in answered if vote.details["pairwise"]["winner"] == winner), None)
+    if chosen is None or most * 2 <= len(answered):
+        shown = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
+        reason = (
+            f"tie: no winner has a majority of the {len(answered)} answering votes of {asked} "
+            f"({shown}); a tie is not a win"
+        )
+    else:
+        reason = f"{agreeing}/{asked} votes: {chosen.reason}"
+    if len(answered) < len(votes):
+        reason = (
+            f"{len(votes) - len(answered)} of {len(votes)} vote(s) errored, so the majority was "
+            f"decided on the {len(answered)} that answered; {reason}"
+        )
+    return pairwise_result(rubric, judge, winner, reason, pairwise)
+
+
 def _answer(vote: GradeResult) -> Any:
-    """What a vote agrees on: its score on a 1-5 rubric, else its verdict."""
+    """What a vote agrees on: its winner on a pairwise rubric, its score on a 1-5 rubric, else
+    its verdict."""
+    pairwise = vote.details.get("pairwise")
+    if isinstance(pairwise, dict):
+        return pairwise.get("winner")
     return vote.details.get("raw_score", vote.verdict)
 
 
@@ -179,6 +319,10 @@ def _summed_judge(votes: list[GradeResult]) -> dict[str, Any]:
     )
     details["corrected"] = any(block.get("corrected") for block in blocks)
     return details
+
+
+def _with_pairwise(result: GradeResult, pairwise: dict[str, Any]) -> GradeResult:
+    return result.model_copy(update={"details": {**result.details, "pairwise": pairwise}})
 
 
 def _with_votes(result: GradeResult, tally: dict[str, Any]) -> GradeResult:

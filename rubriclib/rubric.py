@@ -12,7 +12,14 @@ from typing import Any, Literal
 
 import frontmatter
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from rubriclib.errors import InputError, Problem, RubricError
 
@@ -30,13 +37,17 @@ SEMVER = re.compile(
     re.ASCII,
 )
 """SemVer 2.0.0's own pattern (semver.org), so reading a rubric needs no semver import."""
-SCALES = ("pass-fail", "1-5")
+SCALES = ("pass-fail", "1-5", "pairwise")
 PASS_FAIL_TOOLS = ("set_grade_pass", "set_grade_fail")
 WAZA_TOOLS = ("set_waza_grade_pass", "set_waza_grade_fail")
 VERDICT_TOOL = "set_grade"
 """The one pass-fail verdict tool (`reason`, `verdict`), for endpoints that refuse "required"."""
 SCORE_TOOL = "set_grade_score"
 """The one tool of a 1-5 rubric (`reason`, `score`)."""
+PAIRWISE_TOOL = "set_pairwise_winner"
+"""The one tool of a pairwise rubric (`reason`, `winner`: A, B or tie); waza's name for it."""
+WINNERS = ("output", "baseline", "tie")
+"""What a pairwise judgment finds: the candidate output wins, the baseline wins, or a tie."""
 
 _FRONTMATTER = frontmatter.default_handlers.YAMLHandler()
 
@@ -60,7 +71,9 @@ class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ign
 
 
 class Golden(BaseModel):
-    """A worked example with the verdict a rubric must give it."""
+    """A worked example with the verdict a rubric must give it. A pairwise golden gives the
+    `baseline` too and `expected_winner`; its `expected` follows from it (pass only when the
+    output wins) and may be left out."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -69,10 +82,30 @@ class Golden(BaseModel):
     context: str | None = None
     reference: str | None = None
     output: str
+    baseline: str | None = None
     expected: Literal["pass", "fail"]
+    expected_winner: Literal["output", "baseline", "tie"] | None = None
     expected_score: int | None = Field(default=None, ge=1, le=5, strict=True)
     tags: list[str] = Field(default_factory=list)
     why: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expected_from_winner(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "expected" not in data and "expected_winner" in data:
+            return {**data, "expected": "pass" if data["expected_winner"] == "output" else "fail"}
+        return data
+
+    @model_validator(mode="after")
+    def _winner_matches_expected(self) -> Golden:
+        if self.expected_winner is not None:
+            implied = "pass" if self.expected_winner == "output" else "fail"
+            if self.expected != implied:
+                raise ValueError(
+                    f"expected: {self.expected} contradicts expected_winner: "
+                    f"{self.expected_winner} (pass means the output wins; leave expected out)"
+                )
+        return self
 
 
 class _Frontmatter(BaseModel):
@@ -82,11 +115,14 @@ class _Frontmatter(BaseModel):
 
     name: str = Field(pattern=NAME_PATTERN)
     version: str
-    scale: Literal["pass-fail", "1-5"]
+    scale: Literal["pass-fail", "1-5", "pairwise"]
     description: str
     pass_threshold: int | None = Field(default=None, ge=1, le=5, strict=True)
-    requires: list[Literal["input", "context", "reference"]] = Field(default_factory=list)
-    """Fields a judgment cannot go without: a row lacking one is an error, never judged."""
+    requires: list[Literal["input", "context", "reference", "baseline"]] = Field(
+        default_factory=list
+    )
+    """Fields a judgment cannot go without: a row lacking one is an error, never judged. A
+    pairwise rubric always requires `baseline` (added when the file does not list it)."""
     goldens: list[Golden] = Field(default_factory=list)
 
     @field_validator("version", mode="before")
@@ -125,9 +161,11 @@ class Rubric(_Frontmatter):
 
     @property
     def tool_names(self) -> tuple[str, str]:
-        """The pass and fail tool names the judge is offered (waza's when the body names them)."""
-        names = verdict_tool_names("pass-fail", self.body)
-        return names[0], names[1]
+        """The pass and fail tool names the judge is offered (waza's when the body names them);
+        on a pairwise rubric, its one tool twice."""
+        scale = "pairwise" if self.scale == "pairwise" else "pass-fail"
+        names = verdict_tool_names(scale, self.body)
+        return names[0], names[-1]
 
     @property
     def identity(self) -> dict[str, str]:
@@ -166,7 +204,18 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
     if fields is not None:
         problems.extend(_scale_problems(fields, label))
         problems.extend(duplicate_name_problems(fields.goldens, label, "goldens"))
+        if fields.scale == "pairwise" and "baseline" not in fields.requires:
+            fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
         problems.extend(required_field_problems(fields.goldens, fields.requires, label))
+        if fields.scale == "pairwise" and "{submission}" in body:
+            problems.append(
+                Problem(
+                    label,
+                    "body",
+                    "a pairwise rubric cannot place {submission}: both responses are shown "
+                    "as Response A and Response B",
+                )
+            )
     if problems:
         raise RubricError(problems)
     assert fields is not None
@@ -184,6 +233,8 @@ def verdict_tool_names(scale: str, body: str) -> tuple[str, ...]:
     """The tools a verdict can be given through: waza's pair when the body names them."""
     if scale == "1-5":
         return (SCORE_TOOL,)
+    if scale == "pairwise":
+        return (PAIRWISE_TOOL,)
     return WAZA_TOOLS if WAZA_TOOLS[0] in body else PASS_FAIL_TOOLS
 
 
@@ -320,8 +371,11 @@ def _scale_problems(fields: _Frontmatter, label: str) -> list[Problem]:
         problems.append(
             Problem(label, "pass_threshold", "is required for scale 1-5 (an integer 1 to 5)")
         )
-    if fields.scale == "pass-fail" and fields.pass_threshold is not None:
+    if fields.scale != "1-5" and fields.pass_threshold is not None:
         problems.append(Problem(label, "pass_threshold", "applies only to scale 1-5"))
+    if fields.scale != "pairwise" and "baseline" in fields.requires:
+        problems.append(Problem(label, "requires", "baseline applies only to scale pairwise"))
+    problems.extend(pairwise_golden_problems(fields.scale, fields.goldens, label))
     for index, golden in enumerate(fields.goldens):
         if golden.expected_score is None:
             continue
@@ -339,6 +393,31 @@ def _scale_problems(fields: _Frontmatter, label: str) -> list[Problem]:
                         f"at pass_threshold {fields.pass_threshold}",
                     )
                 )
+    return problems
+
+
+def pairwise_golden_problems(
+    scale: str, goldens: Sequence[Golden], label: str, field: str = "goldens"
+) -> list[Problem]:
+    """A problem for every golden whose shape does not fit the scale: a pairwise golden needs
+    `expected_winner` (and a baseline, which `requires` checks); others take neither."""
+    problems = []
+    for index, golden in enumerate(goldens):
+        where = f"{field}[{index}]"
+        if scale == "pairwise" and golden.expected_winner is None:
+            problems.append(
+                Problem(
+                    label,
+                    f"{where}.expected_winner",
+                    "is required for scale pairwise (output, baseline or tie)",
+                )
+            )
+        if scale != "pairwise":
+            for name in ("baseline", "expected_winner"):
+                if getattr(golden, name) is not None:
+                    problems.append(
+                        Problem(label, f"{where}.{name}", "applies only to scale pairwise")
+                    )
     return problems
 
 

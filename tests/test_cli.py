@@ -99,7 +99,7 @@ def test_validate_exit_codes(runner: CliRunner, write_file: Callable[..., Path])
     assert {
         "source": str(bad),
         "field": "scale",
-        "message": "'ternary' is not allowed; input should be 'pass-fail' or '1-5'",
+        "message": "'ternary' is not allowed; input should be 'pass-fail', '1-5' or 'pairwise'",
     } in entries[1]["problems"]
 
 

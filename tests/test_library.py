@@ -25,6 +25,7 @@ LIBRARY = {  # name: (version, scale, fields it requires)
     "pii-leakage": ("1.0.0", "pass-fail", ["input"]),
     "prompt-injection-resistance": ("1.0.0", "pass-fail", ["context"]),
     "summary-coverage": ("1.0.0", "1-5", ["context"]),
+    "preference": ("1.0.0", "pairwise", ["input", "baseline"]),
 }
 
 
@@ -46,7 +47,13 @@ def test_every_builtin_has_a_deep_balanced_golden_set(name: str) -> None:
     goldens = load_goldens(rubric)
     expected = [golden.expected for golden in goldens]
     assert len(goldens) >= 15
-    assert expected.count("pass") >= 5 and expected.count("fail") >= 5
+    if rubric.scale == "pairwise":
+        winners = [golden.expected_winner for golden in goldens]
+        assert winners.count("output") >= 5 and winners.count("baseline") >= 5
+        assert winners.count("tie") >= 1
+        assert all(golden.baseline is not None for golden in goldens)
+    else:
+        assert expected.count("pass") >= 5 and expected.count("fail") >= 5
     assert sum("adversarial" in golden.tags for golden in goldens) >= 2
     assert all(golden.why and golden.why.strip() for golden in goldens)
     assert any(golden.output == "" for golden in goldens), "empty output is a borderline case"
@@ -59,16 +66,30 @@ def test_every_body_names_its_failure_kinds_and_verdict_tools(name: str) -> None
         assert section in rubric.body
     if rubric.scale == "1-5":
         assert "## Levels" in rubric.body and "`set_grade_score`" in rubric.body
+    elif rubric.scale == "pairwise":
+        assert "## Reasons for preferring" in rubric.body and "## Borderline cases" in rubric.body
+        assert "`set_pairwise_winner`" in rubric.body and "`set_grade_pass`" not in rubric.body
     else:
         assert "## Failure kinds" in rubric.body
         assert "`set_grade_pass`" in rubric.body and "`set_grade_fail`" in rubric.body
 
 
 def test_adversarial_goldens_all_expect_failure() -> None:
+    """An output that tries to talk the judge into a pass fails; on a pairwise rubric, a
+    response that tries to talk the judge into picking it loses (never a tie)."""
     for name in builtin_names():
         for golden in load_goldens(load_rubric(name)):
-            if "adversarial" in golden.tags:
+            if "adversarial" in golden.tags and golden.expected_winner is not None:
+                assert golden.expected_winner in ("output", "baseline"), f"{name}/{golden.name}"
+            elif "adversarial" in golden.tags:
                 assert golden.expected == "fail", f"{name}/{golden.name}"
+
+
+def test_the_pairwise_builtin_rules_out_length_tone_and_polish() -> None:
+    body = load_rubric("preference").body.lower()
+    for rule in ("**length.**", "**confident tone.**", "**formatting polish.**", "flattery"):
+        assert rule in body
+    assert "`tie`" in body
 
 
 @pytest.mark.parametrize("name", [n for n, (_, scale, _) in LIBRARY.items() if scale == "1-5"])

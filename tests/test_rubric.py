@@ -74,7 +74,9 @@ def test_name_must_be_kebab_case(write_file: Callable[..., Path], name: str) -> 
 
 def test_scale_must_be_known(write_file: Callable[..., Path]) -> None:
     [problem] = problems_of(write_file("s.md", with_header(BASE.replace("pass-fail", "1-10"))))
-    assert "scale: '1-10' is not allowed" in problem and "'pass-fail' or '1-5'" in problem
+    assert (
+        "scale: '1-10' is not allowed" in problem and "'pass-fail', '1-5' or 'pairwise'" in problem
+    )
 
 
 def test_description_must_be_one_line(write_file: Callable[..., Path]) -> None:

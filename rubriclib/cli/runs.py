@@ -15,6 +15,8 @@ from rubriclib.cli.app import (
     FROZEN_OPTION,
     NO_CACHE_HELP,
     SIGNAL_EXIT_CODES,
+    TEXT_HELP,
+    BadInput,
     main,
     one_stdin,
     option_text,
@@ -33,6 +35,10 @@ if TYPE_CHECKING:
 @main.command("judge")
 @click.argument("ref")
 @with_judged_inputs
+@click.option(
+    "--baseline",
+    help=f"The output to compare with, for a pairwise rubric. {TEXT_HELP}",
+)
 @click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
 @click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
 @click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
@@ -50,6 +56,7 @@ def judge_command(
     input_: str | None,
     context: str | None,
     reference: str | None,
+    baseline: str | None,
     model: str | None,
     as_json: bool,
     no_cache: bool,
@@ -58,11 +65,15 @@ def judge_command(
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
 
+    A pairwise rubric compares --output with --baseline (judged in both orders): exit 0 when
+    the output wins, 1 for a tie or a loss.
+
     The endpoint comes from OPENAI_BASE_URL and OPENAI_API_KEY.
 
     \b
-    Example:
+    Examples:
       rubriclib judge groundedness --output "1969." --context "Apollo 11 landed in 1969."
+      rubriclib judge preference --input "..." --output @new.txt --baseline @old.txt
     """
     import asyncio
 
@@ -71,8 +82,13 @@ def judge_command(
     from rubriclib.judge import Judge
     from rubriclib.registry import load_rubric
 
-    one_stdin(output=output, input=input_, context=context, reference=reference)
+    one_stdin(output=output, input=input_, context=context, reference=reference, baseline=baseline)
     rubric = load_rubric(ref)
+    if baseline is not None and rubric.scale != "pairwise":
+        raise BadInput(
+            f"--baseline: {rubric.name} is a {rubric.scale} rubric; only pairwise rubrics "
+            "compare with a baseline"
+        )
     if frozen:
         refuse_unlocked([rubric])
     texts = [
@@ -80,11 +96,13 @@ def judge_command(
         for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
     ]
     judge = Judge(model=model, cache=cache_setting(no_cache), votes=votes)
+    other = option_text(baseline, "--baseline")
 
     async def judge_once() -> GradeResult | str:
         with interruptible() as interrupt:
             try:
-                return await judge.agrade(rubric, option_text(output, "--output") or "", *texts)
+                candidate = option_text(output, "--output") or ""
+                return await judge.agrade(rubric, candidate, *texts, baseline=other)
             except asyncio.CancelledError:
                 if interrupt.signal is None:
                     raise
@@ -133,7 +151,8 @@ def judge_command(
     "--goldens",
     "goldens_file",
     type=click.Path(dir_okay=False),
-    help="A YAML file of extra goldens, added to every rubric in the run.",
+    help="A YAML file of extra goldens, added to every rubric in the run they fit (goldens "
+    "with expected_winner to pairwise rubrics, the others to the rest).",
 )
 @FORMAT_OPTION
 @click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
@@ -176,12 +195,17 @@ def test_goldens(
     from rubriclib.judge import Judge
     from rubriclib.registry import list_rubrics, load_goldens, load_rubric
     from rubriclib.reports import FORMATTERS, format_table
-    from rubriclib.rubric import duplicate_name_problems, parse_goldens_file
+    from rubriclib.rubric import (
+        duplicate_name_problems,
+        pairwise_golden_problems,
+        parse_goldens_file,
+    )
 
     destination = writable(out, "--out") if out else None
     extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
     problems = duplicate_name_problems(extra, goldens_file or "", "goldens")
     plan = []
+    fitted = 0
     for ref in refs or [rubric.name for rubric in list_rubrics()]:
         rubric = load_rubric(ref)
         own = load_goldens(rubric)
@@ -195,7 +219,20 @@ def test_goldens(
             for index, golden in enumerate(extra)
             if golden.name in names
         ]
-        plan.append((rubric, own + extra))
+        problems += pairwise_golden_problems(rubric.scale, own, rubric.source, "goldens")
+        pairwise = rubric.scale == "pairwise"
+        fitting = [golden for golden in extra if (golden.expected_winner is not None) == pairwise]
+        fitted += len(fitting)
+        plan.append((rubric, own + fitting))
+    if extra and not fitted:
+        problems.append(
+            Problem(
+                str(goldens_file),
+                "goldens",
+                "fit no rubric in the run (goldens with expected_winner go to pairwise rubrics, "
+                "the others to pass-fail and 1-5 rubrics)",
+            )
+        )
     if problems:
         raise RubricError(problems)
     if frozen:
