@@ -143,9 +143,12 @@ def make_judges(
     model: str | None = None,
     cache: bool | str | os.PathLike[str] = False,
     votes: int | None = None,
+    *,
+    offline: bool = False,
 ) -> dict[str, Judge]:
     """One Judge per grader (graders with the same settings share one); `model` and `votes`
-    override every grader's. Credentials come only from the environment."""
+    override every grader's. Credentials come only from the environment; `offline` judges
+    never send (batch files), so they need none and are given none."""
     from rubriclib.judge import Judge
 
     built: dict[JudgeSettings, Judge] = {}
@@ -159,6 +162,8 @@ def make_judges(
                 if value is not None and key not in ("api_key_env", "model", "base_url")
             }
             api_key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
+            if offline:
+                api_key = "offline-no-key"
             built[settings] = Judge(
                 settings.model, settings.base_url, api_key, cache=cache, **options
             )
@@ -178,9 +183,12 @@ async def arun_eval(
     on_result: Callable[[GradeResult], None] | None = None,
     interrupt: Interrupted | None = None,
     target: Target | None = None,
+    batch_size: int | None = None,
 ) -> EvalReport:
     """Judge every row with every grader; see `run_eval`. With `target`, each row's output is
-    written by that model first (once per row, whatever the number of graders)."""
+    written by that model first (once per row, whatever the number of graders). `batch_size`
+    (judges whose requests go to a batch) puts that many judgments in flight at once, with no
+    requests-per-minute spacing: one wave of requests per batch."""
     from rubriclib.engine import Job, judge_stream
 
     report = EvalReport(
@@ -228,8 +236,8 @@ async def arun_eval(
     stream = judge_stream(
         first,
         jobs(),
-        concurrency=concurrency or ev.concurrency or resolve("concurrency").value,
-        requests_per_minute=ev.requests_per_minute,
+        concurrency=batch_size or concurrency or ev.concurrency or resolve("concurrency").value,
+        requests_per_minute=None if batch_size else ev.requests_per_minute,
     )
     try:
         async for index, result in stream:
@@ -383,6 +391,9 @@ class Plan:
     missing: list[str] = field(default_factory=list)
     """`WHERE: grader needs FIELD` for each row and grader that would be an error."""
     first_prompts: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    by_grader: Counter[str] = field(default_factory=Counter)
+    """Judgments per grader (each casts its grader's votes)."""
+    tokens_by_grader: Counter[str] = field(default_factory=Counter)
 
 
 def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
@@ -402,6 +413,8 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
             messages = render(grader.rubric, item.output, item.input, item.context, item.reference)
             plan.first_prompts.setdefault(grader.name, messages)
             plan.judgments += 1
+            plan.by_grader[grader.name] += 1
             characters = sum(len(message["content"]) for message in messages) + tools[grader.name]
             plan.prompt_tokens += characters // 4
+            plan.tokens_by_grader[grader.name] += characters // 4
     return plan

@@ -14,6 +14,7 @@ import ssl
 import urllib.parse
 import urllib.request
 import zlib
+from typing import Any, Protocol, runtime_checkable
 
 from rubriclib import __version__
 from rubriclib.failures import EndpointError, status_error
@@ -23,6 +24,18 @@ MAX_HEADER_BYTES = 64 * 1024
 Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 BROKEN = (OSError, EOFError, asyncio.LimitOverrunError, ValueError, zlib.error)
 """What a connection that died, or an answer that is not HTTP, raises while being read."""
+
+
+@runtime_checkable
+class Poster(Protocol):
+    """Anything a Judge can hand its requests to instead of sending them itself (`Judge(
+    transport=poster)`): a provider Batch API, an offline request file, an offline output file.
+    `custom_id` names the request (the verdict cache's key of it: the same request, trial and
+    vote always get the same one); the answer is the reply's body, a failure an `EndpointError`."""
+
+    async def post(
+        self, path: str, payload: dict[str, Any], timeout: float, custom_id: str
+    ) -> bytes: ...
 
 
 class _Stale(Exception):

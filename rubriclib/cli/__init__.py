@@ -3,7 +3,7 @@
 `app` holds the group and what commands share; each other module registers its commands.
 """
 
-from rubriclib.cli import calibrate, evaluate, integrations, rubrics, runs, versions  # noqa: F401 - registers commands
+from rubriclib.cli import batch, calibrate, evaluate, integrations, rubrics, runs, versions  # noqa: F401 - registers commands
 from rubriclib.cli.app import main
 
 __all__ = ["main"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -43,6 +44,33 @@ if TYPE_CHECKING:
     type=click.IntRange(min=1),
     help="Votes per judgment for every grader (wins over the eval file's votes).",
 )
+@click.option(
+    "--batch",
+    "use_batch",
+    is_flag=True,
+    help="Send the requests through the provider's Batch API (cheaper, up to 24h); the state "
+    "file sits beside --out, and --resume polls what was submitted instead of sending it again.",
+)
+@click.option(
+    "--poll-seconds",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    envvar="RUBRICLIB_BATCH_POLL_SECONDS",
+    help="With --batch: the first wait between polls of a batch (it grows to 2 minutes).",
+)
+@click.option(
+    "--price-per-million",
+    type=click.FloatRange(min=0),
+    help="With --dry-run: the live price per million prompt tokens, for a cost estimate.",
+)
+@click.option(
+    "--batch-discount",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    help="With --dry-run --batch: the batch price as a share of the live price.",
+)
 @FROZEN_OPTION
 def eval_command(
     eval_file: str,
@@ -57,6 +85,10 @@ def eval_command(
     dry_run: bool,
     no_cache: bool,
     votes: int | None,
+    use_batch: bool,
+    poll_seconds: float,
+    price_per_million: float | None,
+    batch_discount: float,
     frozen: bool,
 ) -> None:
     """Judge a dataset with an eval file's graders (rubriclib, waza or letta-evals shape).
@@ -69,17 +101,19 @@ def eval_command(
       rubriclib eval examples/support/eval.yaml --dry-run
       rubriclib eval eval.yaml --out results.jsonl --format junit --report eval.xml
       rubriclib eval eval.yaml --out results.jsonl --resume
+      rubriclib eval eval.yaml --out results.jsonl --batch      (then --batch --resume)
     """
     import asyncio
 
     from rubriclib.config import cache_setting
     from rubriclib.engine import interruptible
-    from rubriclib.eval_reports import FORMATTERS, last_line
     from rubriclib.evalfile import load_eval
     from rubriclib.evals import arun_eval, make_judges, make_target
 
     if resume and out is None:
         raise click.UsageError("--resume needs --out: the results file to resume from")
+    if use_batch and out is None and not dry_run:
+        raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
     ev = load_eval(eval_file, dataset)
     if frozen:
         refuse_unlocked([g.rubric for g in ev.graders if not g.rubric.source.startswith("prompt:")])
@@ -88,6 +122,8 @@ def eval_command(
         raise EvalError(problems)
     if dry_run:
         _print_plan(ev, limit, votes)
+        if use_batch or price_per_million is not None:
+            _print_estimate(ev, limit, votes, price_per_million, batch_discount)
         return
     targets = [
         writable(path, name)
@@ -97,21 +133,43 @@ def eval_command(
     judges = make_judges(ev, model, cache_setting(no_cache), votes)  # a missing key stops here
     target = make_target(ev)
     total = min(rows, limit or ev.limit or rows) * len(ev.graders)
+    batch_size = None
+    transports = []
+    if use_batch:
+        from rubriclib.batch import MAX_REQUESTS, open_state
+        from rubriclib.batch_api import attach
+
+        state = open_state(targets[0], resume)
+        key_envs = {id(judges[g.name]): g.judge.api_key_env for g in ev.graders}
+        transports = attach(
+            list(judges.values()),
+            state,
+            resume=resume,
+            poll_seconds=poll_seconds,
+            progress=lambda text: click.echo(f"rubriclib: {text}", err=True),
+            api_key_envs={key: name for key, name in key_envs.items() if name},
+        )
+        batch_size = max(1, min(total, MAX_REQUESTS))
 
     async def run_all(progress: Callable[[GradeResult], None] | None) -> EvalReport:
         with interruptible() as interrupt:
-            return await arun_eval(
-                ev,
-                judges,
-                concurrency=concurrency,
-                out=targets[0] if out else None,
-                resume=resume,
-                limit=limit,
-                keep_cases=report_format == "junit",
-                on_result=progress,
-                interrupt=interrupt,
-                target=target,
-            )
+            try:
+                return await arun_eval(
+                    ev,
+                    judges,
+                    concurrency=concurrency,
+                    out=targets[0] if out else None,
+                    resume=resume,
+                    limit=limit,
+                    keep_cases=report_format == "junit",
+                    on_result=progress,
+                    interrupt=interrupt,
+                    target=target,
+                    batch_size=batch_size,
+                )
+            finally:
+                for transport in transports:
+                    await transport.aclose()
 
     if sys.stderr.isatty():
         with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
@@ -126,9 +184,18 @@ def eval_command(
             report = asyncio.run(run_all(advance))
     else:
         report = asyncio.run(run_all(None))
+    finish(report, report_format, report_path, targets[-1] if report_path else None)
+
+
+def finish(
+    report: EvalReport, report_format: str, report_path: str | None, target: Path | None
+) -> None:
+    """Print (or write) the report and exit by the gate, or by the signal that stopped the run."""
+    from rubriclib.eval_reports import FORMATTERS, last_line
+
     text = FORMATTERS[report_format](report)
-    if report_path is not None:
-        write_atomically(targets[-1], text + "\n")
+    if report_path is not None and target is not None:
+        write_atomically(target, text + "\n")
         click.echo(f"{last_line(report)} (report: {report_path})")
     else:
         click.echo(text)
@@ -138,6 +205,22 @@ def eval_command(
         )
         sys.exit(SIGNAL_EXIT_CODES[report.interrupted])
     sys.exit({"passed": 0, "failed": 1, "undecided": 3}[report.status])
+
+
+def _print_estimate(
+    ev: Eval, limit: int | None, votes: int | None, price: float | None, discount: float
+) -> None:
+    """`eval --dry-run --batch`: requests, tokens and cost, batch against live."""
+    from rubriclib.batch import estimate, estimate_lines
+    from rubriclib.evals import plan_eval
+
+    plan = plan_eval(ev, limit)
+    asked = {g.name: votes or g.judge.votes or 1 for g in ev.graders}
+    click.echo("")
+    for line in estimate_lines(
+        estimate(plan.by_grader, plan.tokens_by_grader, asked), price, discount
+    ):
+        click.echo(line)
 
 
 def _print_plan(ev: Eval, limit: int | None, votes: int | None = None) -> None:

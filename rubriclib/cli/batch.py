@@ -1,0 +1,225 @@
+"""`rubriclib batch`: offline batch files (prepare, collect) and the batches of an `eval --batch`
+run (status, cancel)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from rubriclib.cli.app import FORMAT_OPTION, NO_CACHE_HELP, BadInput, main, writable
+from rubriclib.errors import EvalError
+
+if TYPE_CHECKING:
+    from rubriclib.evalfile import Eval
+    from rubriclib.judge import Judge
+
+
+@main.group("batch")
+def batch_group() -> None:
+    """Judge through batch files: prepare requests offline, collect the answers, and follow or
+    cancel the batches an `eval --batch` run submitted.
+
+    \b
+    Examples:
+      rubriclib batch prepare eval.yaml --to requests.jsonl
+      vllm run-batch -i requests.jsonl -o output.jsonl --model MODEL
+      rubriclib batch collect eval.yaml --from output.jsonl --out results.jsonl
+      rubriclib batch status results.jsonl
+    """
+
+
+eval_options = [
+    click.argument("eval_file", type=click.Path(dir_okay=False)),
+    click.option("--dataset", help="Judge the rows of this file instead of the eval's own."),
+    click.option("--model", help="Judge model for every grader (wins over the eval file)."),
+    click.option("--limit", type=click.IntRange(min=1), help="Only the first N rows."),
+    click.option("--votes", type=click.IntRange(min=1), help="Votes per judgment, every grader."),
+    click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP),
+]
+
+
+def with_eval_options(command: Any) -> Any:
+    for option in reversed(eval_options):
+        command = option(command)
+    return command
+
+
+def _offline(
+    eval_file: str, dataset: str | None, model: str | None, votes: int | None, no_cache: bool
+) -> tuple[Eval, dict[str, Judge]]:
+    """The eval, checked, and judges that never send (no key needed)."""
+    from rubriclib.config import cache_setting
+    from rubriclib.evalfile import load_eval
+    from rubriclib.evals import make_judges
+
+    ev = load_eval(eval_file, dataset)
+    problems, _ = ev.dataset.check()
+    if problems:
+        raise EvalError(problems)
+    if ev.target is not None:
+        raise BadInput(
+            f"{eval_file}: target: batch files need each row's output already written; "
+            "run the target first, or use `rubriclib eval --batch`"
+        )
+    return ev, make_judges(ev, model, cache_setting(no_cache), votes, offline=True)
+
+
+@batch_group.command("prepare")
+@with_eval_options
+@click.option("--to", "to", required=True, help="Write the request lines here (JSONL).")
+def prepare_command(
+    eval_file: str,
+    dataset: str | None,
+    model: str | None,
+    limit: int | None,
+    votes: int | None,
+    no_cache: bool,
+    to: str,
+) -> None:
+    """Write the requests an eval's judgments send, as Batch API request lines; send nothing.
+
+    Every vote's first request goes in (votes never asked are simply unused); judgments the
+    verdict cache already holds need none. Over 50,000 lines or 200 MB, more files follow:
+    requests-2.jsonl, ...
+    """
+    import asyncio
+
+    from rubriclib.batch import aprepare, write_requests
+
+    target = writable(to, "--to")
+    ev, judges = _offline(eval_file, dataset, model, votes, no_cache)
+    prepared = asyncio.run(aprepare(ev, judges, limit))
+    files = write_requests(prepared.requests, target)
+    models = sorted({str(body.get("model")) for body in prepared.requests.values()})
+    click.echo(
+        f"{len(prepared.requests)} request(s) to {', '.join(str(f) for f in files)} "
+        f"(model {', '.join(models) or 'none'}), about {prepared.prompt_tokens:,} prompt tokens; "
+        f"{prepared.judgments} judgment(s): {prepared.cached} already cached (no request), "
+        f"{prepared.not_judged} not judgeable (a required field is missing)"
+    )
+
+
+@batch_group.command("collect")
+@with_eval_options
+@click.option(
+    "--from",
+    "sources",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A batch output (or error) file; repeat for several.",
+)
+@click.option("--out", required=True, help="Write one JSON line per row and grader here.")
+@click.option("--report", "report_path", help="Write the report here; print only its last line.")
+@FORMAT_OPTION
+def collect_command(
+    eval_file: str,
+    dataset: str | None,
+    model: str | None,
+    limit: int | None,
+    votes: int | None,
+    no_cache: bool,
+    sources: tuple[str, ...],
+    out: str,
+    report_path: str | None,
+    report_format: str,
+) -> None:
+    """Judge an eval from batch output files: the same results file, report and exit code as
+    `rubriclib eval`. Answers that match no request, duplicates and requests with no answer are
+    listed on stderr, one line each; a judgment that needs a corrective turn is an error."""
+    import asyncio
+
+    from rubriclib.batch import acollect
+    from rubriclib.cli.evaluate import finish
+    from rubriclib.engine import interruptible
+
+    results = writable(out, "--out")
+    report_target = writable(report_path, "--report") if report_path else None
+    ev, judges = _offline(eval_file, dataset, model, votes, no_cache)
+
+    async def run() -> Any:
+        with interruptible() as interrupt:
+            return await acollect(
+                ev,
+                judges,
+                [Path(source) for source in sources],
+                out=results,
+                limit=limit,
+                keep_cases=report_format == "junit",
+                interrupt=interrupt,
+            )
+
+    collected = asyncio.run(run())
+    for problem in collected.problems:
+        click.echo(f"rubriclib: {problem}", err=True)
+    click.echo(
+        f"rubriclib: {collected.answered} answer(s) used, {collected.unused} unused (votes "
+        f"decided early), {len(collected.problems)} problem(s)",
+        err=True,
+    )
+    finish(collected.report, report_format, report_path, report_target)
+
+
+def _state(results: str | None, state: str | None) -> Any:
+    from rubriclib.batch import BatchState, state_path
+
+    if (results is None) == (state is None):
+        raise click.UsageError("give the results file of an `eval --batch` run, or --state FILE")
+    path = Path(state) if state is not None else state_path(Path(str(results)))
+    if not path.is_file():
+        raise BadInput(f"{path}: no batch state file here (is it an `eval --batch` run?)")
+    return BatchState(path)
+
+
+def _show(batches: list[dict[str, Any]]) -> None:
+    for batch in batches:
+        counts = batch.get("request_counts", {})
+        line = (
+            f"{batch['id']}  {batch.get('status')}  {counts.get('completed', 0)}/"
+            f"{counts.get('total', 0)} done, {counts.get('failed', 0)} failed  "
+            f"{batch.get('model')}  {batch.get('endpoint')}"
+        )
+        if batch.get("last_error"):
+            line += f"  (could not ask: {batch['last_error']})"
+        click.echo(line)
+    running = sum(
+        batch.get("status") not in ("completed", "failed", "expired", "cancelled")
+        for batch in batches
+    )
+    click.echo(f"{len(batches)} batch(es), {running} not finished")
+
+
+state_options = [
+    click.argument("results", required=False),
+    click.option("--state", help="The state file itself (default: RESULTS.batch.json)."),
+]
+
+
+@batch_group.command("status")
+@state_options[0]
+@state_options[1]
+def status_command(results: str | None, state: str | None) -> None:
+    """Show the batches of an `eval --batch` run, asking the provider about unfinished ones."""
+    import asyncio
+
+    from rubriclib.batch_api import refresh
+
+    _show(asyncio.run(refresh(_state(results, state))))
+
+
+@batch_group.command("cancel")
+@state_options[0]
+@state_options[1]
+def cancel_command(results: str | None, state: str | None) -> None:
+    """Cancel every unfinished batch of an `eval --batch` run (what finished is kept)."""
+    import asyncio
+
+    from rubriclib.batch_api import refresh
+
+    batches = asyncio.run(refresh(_state(results, state), cancel=True))
+    _show(batches)
+    if any(batch.get("last_error") for batch in batches):
+        sys.exit(3)
