@@ -85,6 +85,13 @@ class Judged:
 def load_labels(path: Path, rubric: Rubric) -> list[LabelledRow]:
     """Every row of the labels file with its label; every bad row or label is a problem, all
     raised at once (EvalError) before any request."""
+    if rubric.scale == "pairwise":
+        raise EvalError.single(
+            str(path),
+            "rubric",
+            f"{rubric.name} is a pairwise rubric; calibrate compares pass/fail or 1-5 labels, "
+            "not winners",
+        )
     dataset = Dataset(path, label="labels")
     problems, count = dataset.check()
     if problems:

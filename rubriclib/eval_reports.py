@@ -52,9 +52,7 @@ def _row_of(stats: GraderStats) -> tuple[str, ...]:
 def grader_pairwise(stats: GraderStats, report: EvalReport) -> dict[str, Any] | None:
     """A pairwise grader's win / tie / loss counts and rates and its position-flip rate (None
     for other graders). Wins, ties and losses follow from the stats (a win passes and scores
-    1, a tie fails and scores 0.5, a loss scores 0); flips need the results, so they are
-    counted from the kept cases when there are any, else from `position_flips` once the stats
-    count them, else left unknown (None)."""
+    1, a tie fails and scores 0.5, a loss scores 0); the stats count the flips."""
     if stats.grader.rubric.scale != "pairwise":
         return None
     if report.cases is not None:
@@ -63,15 +61,14 @@ def grader_pairwise(stats: GraderStats, report: EvalReport) -> dict[str, Any] | 
     ties = round(2 * (stats.score_sum - stats.passed))
     counts = {"win": stats.passed, "tie": ties, "loss": stats.failed - ties}
     decided = stats.passed + stats.failed
-    flips = getattr(stats, "position_flips", None)
-    comparisons = getattr(stats, "comparisons", None)
+    flips, comparisons = stats.position_flips, stats.comparisons
     return {
         **counts,
         "errors": stats.errors,
         **{f"{key}_rate": value / decided if decided else None for key, value in counts.items()},
         "position_flips": flips,
         "comparisons": comparisons,
-        "flip_rate": flips / comparisons if flips is not None and comparisons else None,
+        "flip_rate": flips / comparisons if comparisons else None,
     }
 
 

@@ -42,6 +42,10 @@ class GraderStats:
     score_sum: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    position_flips: int = 0
+    """Pairwise: comparisons whose answer changed when the order was swapped."""
+    comparisons: int = 0
+    """Pairwise: comparisons answered in both orders (what the flip rate is a share of)."""
 
     def add(self, result: GradeResult) -> None:
         if result.verdict == "error":
@@ -50,6 +54,9 @@ class GraderStats:
             self.passed += result.verdict == "pass"
             self.failed += result.verdict == "fail"
             self.score_sum += result.score or 0.0
+        pairwise = result.details.get("pairwise", {})
+        self.position_flips += int(pairwise.get("flips", 0))
+        self.comparisons += int(pairwise.get("comparisons", 0))
         usage = result.details.get("judge", {}).get("usage", {})
         self.prompt_tokens += int(usage.get("prompt_tokens", 0))
         self.completion_tokens += int(usage.get("completion_tokens", 0))
@@ -410,11 +417,19 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
                 plan.missing.append(f"{row.where}: {grader.name} needs {', '.join(missing)}")
                 continue
             item = row.item
-            messages = render(grader.rubric, item.output, item.input, item.context, item.reference)
+            messages = render(
+                grader.rubric,
+                item.output,
+                item.input,
+                item.context,
+                item.reference,
+                baseline=item.baseline,
+            )
             plan.first_prompts.setdefault(grader.name, messages)
             plan.judgments += 1
             plan.by_grader[grader.name] += 1
             characters = sum(len(message["content"]) for message in messages) + tools[grader.name]
-            plan.prompt_tokens += characters // 4
-            plan.tokens_by_grader[grader.name] += characters // 4
+            orders = 2 if grader.rubric.scale == "pairwise" else 1  # both orders, same length
+            plan.prompt_tokens += orders * characters // 4
+            plan.tokens_by_grader[grader.name] += orders * characters // 4
     return plan

@@ -210,13 +210,15 @@ class GoldenItem(pytest.Item):
         from rubriclib.testing import score_text
 
         result, golden = outcome.results[0], self.golden
-        expected: str = golden.expected
+        expected, got = outcome.expected_answer, outcome.answers[0]
+        if golden.expected_winner is not None:  # pairwise: which output won
+            expected, got = f"winner {expected}", f"winner {got}"
         if golden.expected_score is not None:
             expected += f" (score {golden.expected_score}/5)"
         judge = session_judge(self.config)
         lines = [
             f"{self.rubric.name}@{self.rubric.version} golden {golden.name}: expected "
-            f"{expected}, the judge gave {result.verdict}{score_text(self.rubric, result)}: "
+            f"{expected}, the judge gave {got}{score_text(self.rubric, result)}: "
             f"{result.reason}",
             f"  judge: {judge.model} at {judge.endpoint}",
         ]

@@ -20,6 +20,7 @@ from rubriclib.rubric import (
     Rubric,
     duplicate_name_problems,
     judged_digest,
+    pairwise_golden_problems,
     parse_goldens_file,
     parse_rubric,
     required_field_problems,
@@ -160,6 +161,7 @@ def load_goldens(rubric: Rubric) -> list[Golden]:
     goldens = list(rubric.goldens) + extra
     problems = duplicate_name_problems(goldens, label, "goldens")
     problems += required_field_problems(extra, rubric.requires, label)
+    problems += pairwise_golden_problems(rubric.scale, extra, label)
     if problems:
         raise RubricError(problems)
     return goldens

@@ -483,7 +483,10 @@ def test_eval_reports_win_tie_loss_and_flips(
     assert grader["pairwise"]["loss"] == 1 and grader["pairwise"]["errors"] == 1
     assert grader["pairwise"]["win_rate"] == 0.5 and grader["pairwise"]["loss_rate"] == 0.25
     table = CliRunner().invoke(main, ["eval", str(eval_file)]).output
-    assert "prefer: output win 50.0%, tie 25.0%, loss 25.0%; position flips n/a" in table
+    assert "prefer: output win 50.0%, tie 25.0%, loss 25.0%; position flips 0.0% (0 of 4)" in table
+    assert grader["pairwise"]["comparisons"] == 4 and grader["pairwise"]["flip_rate"] == 0.0
+    plan = CliRunner().invoke(main, ["eval", str(eval_file), "--dry-run"]).output
+    assert "Response B" in plan and "(not provided)" not in plan
 
 
 def test_eval_junit_runs_count_position_flips(
@@ -523,3 +526,34 @@ def test_pairwise_stats_count_rates_over_decided_results(versus: Rubric) -> None
     assert (stats["win"], stats["tie"], stats["loss"], stats["errors"]) == (2, 1, 1, 1)
     assert stats["win_rate"] == 0.5 and stats["flip_rate"] == 0.25
     assert pairwise_stats([])["win_rate"] is None
+
+
+def test_render_shows_the_baseline_as_response_b(pairwise_library: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["render", "versus", "--output", "mine", "--baseline", "theirs", "--json"]
+    )
+    user = json.loads(result.output)[1]["content"]
+    assert result.exit_code == 0 and user.index("mine") < user.index("## Response B")
+    assert user.index("## Response B") < user.index("theirs")
+
+
+def test_a_goldens_file_golden_without_an_expected_winner_is_a_problem(
+    pairwise_library: Path,
+) -> None:
+    goldens = pairwise_library.parent / "goldens"
+    goldens.mkdir()
+    (goldens / "versus.yaml").write_text(
+        "- {name: no-winner, input: q, output: a, baseline: b, expected: fail}\n"
+    )
+    with pytest.raises(rubriclib.RubricError) as raised:
+        rubriclib.load_goldens(rubriclib.load_rubric("versus"))
+    assert "versus.yaml" in str(raised.value) and "expected_winner" in str(raised.value)
+
+
+def test_calibrate_refuses_a_pairwise_rubric_before_any_request(
+    pairwise_library: Path, pairwise_endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    labels = write_file("labels.jsonl", json.dumps({"output": "a", "label": "pass"}) + "\n")
+    result = CliRunner().invoke(main, ["calibrate", "versus", "--labels", str(labels)])
+    assert result.exit_code == 2 and "versus is a pairwise rubric" in result.output
+    assert pairwise_endpoint.requests == []

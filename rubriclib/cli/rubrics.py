@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import (
+    TEXT_HELP,
     main,
     one_stdin,
     option_text,
@@ -193,6 +194,7 @@ def _validation_lines(entry: dict[str, Any]) -> str:
 @main.command("render")
 @click.argument("ref")
 @with_judged_inputs
+@click.option("--baseline", help=f"The output to compare with, for a pairwise rubric. {TEXT_HELP}")
 @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
 def render_command(
     ref: str,
@@ -200,6 +202,7 @@ def render_command(
     input_: str | None,
     context: str | None,
     reference: str | None,
+    baseline: str | None,
     as_json: bool,
 ) -> None:
     """Print exactly the messages the judge would receive. No network, no API key.
@@ -211,7 +214,7 @@ def render_command(
     from rubriclib.registry import load_rubric
     from rubriclib.render import render
 
-    one_stdin(output=output, input=input_, context=context, reference=reference)
+    one_stdin(output=output, input=input_, context=context, reference=reference, baseline=baseline)
     rubric = load_rubric(ref)
     messages = render(
         rubric,
@@ -219,6 +222,7 @@ def render_command(
         option_text(input_, "--input"),
         option_text(context, "--context"),
         option_text(reference, "--reference"),
+        baseline=option_text(baseline, "--baseline"),
     )
     if as_json:
         click.echo(json.dumps(messages, indent=2))
