@@ -351,3 +351,26 @@ def test_a_fresh_run_never_reads_an_earlier_runs_downloads(
         assert other.submissions == batch_api.submissions == ["batch-2"]
     assert result.exit_code == 0, result.output
     assert {v for v, _ in verdicts(out).values()} == {"fail"}
+
+
+def test_test_goldens_batch_judges_every_golden_in_one_batch_and_resumes(
+    library: Path, tmp_path: Path, batch_api: BatchServer
+) -> None:
+    out = tmp_path / "goldens.json"
+    arguments = ["test-goldens", "keywords", "--batch", "--no-cache", "--format", "json"]
+    result = cli(*arguments, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert [g["verdicts"] for g in report["rubrics"][0]["goldens"]] == [["pass"], ["fail"]]
+    assert len(batch_api.submissions) == 1 and len(batch_api.request_lines) == 2
+    state = json.loads((tmp_path / "goldens.json.batch.json").read_text())
+    assert [b["status"] for b in state["batches"]] == ["completed"]
+    resumed = cli(*arguments, "--out", str(out), "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert len(batch_api.submissions) == 1  # polled the recorded batch; nothing resubmitted
+    assert SECRET_KEY not in result.output + resumed.output
+
+
+def test_test_goldens_batch_needs_an_out_file_and_resume_needs_batch(library: Path) -> None:
+    assert "--batch needs --out" in cli("test-goldens", "keywords", "--batch").output
+    assert "--resume resumes a --batch run" in cli("test-goldens", "keywords", "--resume").output

@@ -111,6 +111,14 @@ FROZEN_OPTION = click.option(
     is_flag=True,
     help="Refuse to run when a rubric's version or digest differs from rubriclib.lock.",
 )
+POLL_SECONDS_OPTION = click.option(
+    "--poll-seconds",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    envvar="RUBRICLIB_BATCH_POLL_SECONDS",
+    help="With --batch: the first wait between polls of a batch (it grows to 2 minutes).",
+)
 FORMAT_OPTION = click.option(
     "--format",
     "report_format",

@@ -13,6 +13,7 @@ from rubriclib.cli.app import (
     FORMAT_OPTION,
     FROZEN_OPTION,
     NO_CACHE_HELP,
+    POLL_SECONDS_OPTION,
     SIGNAL_EXIT_CODES,
     main,
     refuse_unlocked,
@@ -51,14 +52,7 @@ if TYPE_CHECKING:
     help="Send the requests through the provider's Batch API (cheaper, up to 24h); the state "
     "file sits beside --out, and --resume polls what was submitted instead of sending it again.",
 )
-@click.option(
-    "--poll-seconds",
-    type=click.FloatRange(min=0),
-    default=10.0,
-    show_default=True,
-    envvar="RUBRICLIB_BATCH_POLL_SECONDS",
-    help="With --batch: the first wait between polls of a batch (it grows to 2 minutes).",
-)
+@POLL_SECONDS_OPTION
 @click.option(
     "--price-per-million",
     type=click.FloatRange(min=0),

@@ -14,6 +14,7 @@ from rubriclib.cli.app import (
     FORMAT_OPTION,
     FROZEN_OPTION,
     NO_CACHE_HELP,
+    POLL_SECONDS_OPTION,
     SIGNAL_EXIT_CODES,
     TEXT_HELP,
     BadInput,
@@ -163,6 +164,19 @@ def judge_command(
     type=click.FloatRange(min=0, min_open=True),
     help="Space request starts to stay under this quota.",
 )
+@click.option(
+    "--batch",
+    "use_batch",
+    is_flag=True,
+    help="Send the requests through the provider's Batch API (cheaper, up to 24h); the state "
+    "file sits beside --out.",
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="With --batch: poll the batches the state file records instead of submitting again.",
+)
+@POLL_SECONDS_OPTION
 def test_goldens(
     refs: Sequence[str],
     model: str | None,
@@ -175,6 +189,9 @@ def test_goldens(
     no_cache: bool,
     frozen: bool,
     requests_per_minute: float | None,
+    use_batch: bool,
+    resume: bool,
+    poll_seconds: float,
 ) -> None:
     """Regression run: judge every golden of each rubric (every resolvable one when no REF).
 
@@ -201,6 +218,10 @@ def test_goldens(
         parse_goldens_file,
     )
 
+    if use_batch and out is None:
+        raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
+    if resume and not use_batch:
+        raise click.UsageError("--resume resumes a --batch run: add --batch")
     destination = writable(out, "--out") if out else None
     extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
     problems = duplicate_name_problems(extra, goldens_file or "", "goldens")
@@ -238,18 +259,31 @@ def test_goldens(
     if frozen:
         refuse_unlocked([rubric for rubric, _ in plan])
     judge = Judge(model=model, cache=cache_setting(no_cache), votes=votes)  # no key: stops here
+    total = sum(len(goldens) for _, goldens in plan) * trials
+    in_flight = concurrency or resolve("concurrency").value
+    transports = []
+    if use_batch and destination is not None:
+        from rubriclib.batch import MAX_REQUESTS, open_state
+        from rubriclib.batch_api import attach
+
+        def show(text: str) -> None:
+            click.echo(f"rubriclib: {text}", err=True)
+
+        state = open_state(destination, resume)
+        transports = attach([judge], state, resume=resume, poll_seconds=poll_seconds, progress=show)
+        in_flight, requests_per_minute = max(1, min(total, MAX_REQUESTS)), None  # one wave
 
     async def run_all(progress: Callable[[], None] | None) -> RunReport:
         with interruptible() as interrupt:
             try:
-                in_flight = concurrency or resolve("concurrency").value
                 return await run_goldens(
                     judge, plan, trials, in_flight, progress, interrupt, requests_per_minute
                 )
             finally:
+                for transport in transports:
+                    await transport.aclose()
                 await judge.aclose()
 
-    total = sum(len(goldens) for _, goldens in plan) * trials
     if sys.stderr.isatty():
         with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
             run = asyncio.run(run_all(lambda: bar.update(1)))
