@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from rubriclib.evals import EvalReport, run_eval
     from rubriclib.item import Item
     from rubriclib.judge import Judge
+    from rubriclib.panel import Panel
     from rubriclib.registry import list_rubrics, load_goldens, load_rubric
     from rubriclib.result import GradeResult
     from rubriclib.rubric import Golden, Rubric
@@ -33,6 +34,7 @@ _HOMES = {
     "Item": "rubriclib.item",
     "Judge": "rubriclib.judge",
     "JudgeConfigError": "rubriclib.errors",
+    "Panel": "rubriclib.panel",
     "Rubric": "rubriclib.rubric",
     "RubricError": "rubriclib.errors",
     "list_rubrics": "rubriclib.registry",
@@ -50,6 +52,7 @@ __all__ = [
     "Item",
     "Judge",
     "JudgeConfigError",
+    "Panel",
     "Rubric",
     "RubricError",
     "list_rubrics",

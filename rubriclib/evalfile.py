@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from rubriclib.datasets import Dataset
 from rubriclib.errors import EvalError, InputError, Problem
 from rubriclib.registry import load_rubric, rubric_from_prompt
+from rubriclib.result import Rule
 from rubriclib.rubric import Rubric, decode_text, load_yaml, problems_from_validation, read_limited
 from rubriclib.target import TargetSettings
 
@@ -52,12 +54,45 @@ class JudgeSettings:
 
 
 @dataclass(frozen=True)
+class PanelSettings:
+    """A grader's judge panel: each member's settings (the eval's `judge:` defaults and the
+    grader's votes under its own) and the rule that combines their verdicts."""
+
+    judges: tuple[JudgeSettings, ...]
+    aggregate: Rule = "majority"
+
+    def plan_lines(
+        self, judgments: int, votes: int | None = None, pairwise: bool = False
+    ) -> list[str]:
+        """For `--dry-run`: the rule, then each member with the requests it would get for
+        `judgments` judgments (`votes`, from the command line, wins over each member's)."""
+        lines = [
+            f"{self.aggregate} of {len(self.judges)} judges (--model does not replace a "
+            "panel's judges; --votes applies to each)"
+        ]
+        for member in self.judges:
+            asked = votes or member.votes or 1
+            requests = judgments * asked * (2 if pairwise else 1)
+            where = f" at {_without_credentials(member.base_url)}" if member.base_url else ""
+            each = f" x {asked} votes" if asked > 1 else ""
+            each += " x 2 orders" if pairwise else ""
+            bound = "up to " if asked > 1 else ""
+            lines.append(
+                f"{member.model or '(default judge model)'}{where}: {judgments} judgment(s)"
+                f"{each} = {bound}{requests} request(s)"
+            )
+        return lines
+
+
+@dataclass(frozen=True)
 class Grader:
-    """One grader of an eval: a name, the rubric it judges by, and its judge settings."""
+    """One grader of an eval: a name, the rubric it judges by, and its judge settings (or,
+    with `panel`, its judge panel; `judge` then holds the defaults the members started from)."""
 
     name: str
     rubric: Rubric
     judge: JudgeSettings
+    panel: PanelSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +159,8 @@ class _GraderSpec(_Strict):
     prompt: str | None = None
     judge: _JudgeSpec | None = None
     votes: int | None = Field(default=None, ge=1, strict=True)
+    judges: list[_JudgeSpec] | None = None
+    aggregate: Rule | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> _GraderSpec:
@@ -208,9 +245,10 @@ def _read_ours(
     for index, grader in enumerate(spec.graders):
         settings = defaults.overridden_by(grader.judge.settings()) if grader.judge else defaults
         settings = settings.overridden_by(JudgeSettings(votes=grader.votes))
+        panel = _panel(grader, settings, label, problems, index)
         rubric = _rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
         if rubric is not None:
-            graders.append(Grader(grader.name, rubric, settings))
+            graders.append(Grader(grader.name, rubric, settings, panel))
     problems += _duplicate_graders([g.name for g in spec.graders], label)
     gate = []
     for name, condition in spec.gate.items():
@@ -239,6 +277,55 @@ def _read_ours(
         requests_per_minute=judge.requests_per_minute,
         target=target,
     )
+
+
+def _panel(
+    grader: _GraderSpec,
+    defaults: JudgeSettings,
+    label: str,
+    problems: list[Problem],
+    index: int,
+) -> PanelSettings | None:
+    """A grader's `judges:` panel (each member its settings over `defaults`), checked."""
+    at = f"graders[{index}]"
+    if grader.judges is None:
+        if grader.aggregate is not None:
+            problems.append(
+                Problem(label, f"{at}.aggregate", "applies only to a panel: list its judges:")
+            )
+        return None
+    if grader.judge is not None:
+        problems.append(
+            Problem(label, f"{at}.judge", "give judge (one judge) or judges (a panel), not both")
+        )
+    if not grader.judges:
+        problems.append(
+            Problem(label, f"{at}.judges", "is empty: list at least one judge ({model: ...})")
+        )
+    members: list[JudgeSettings] = []
+    for place, member in enumerate(grader.judges):
+        for key in ("concurrency", "requests_per_minute"):
+            if getattr(member, key) is not None:
+                problems.append(
+                    Problem(
+                        label,
+                        f"{at}.judges[{place}].{key}",
+                        "is a setting of the whole run: set it in the eval's judge:",
+                    )
+                )
+        settings = defaults.overridden_by(member.settings())
+        if settings in members:
+            first = members.index(settings)
+            problems.append(
+                Problem(
+                    label,
+                    f"{at}.judges[{place}]",
+                    f"is the same judge as judges[{first}]; a panel needs different judges "
+                    "(votes: asks one judge several times)",
+                )
+            )
+        members.append(settings)
+    return PanelSettings(tuple(members), grader.aggregate or "majority")
 
 
 def _rubric(
@@ -474,6 +561,14 @@ def _letta_rubric(
         problems += [Problem(label, f"{where}.prompt_path", str(p)) for p in error.problems]
         return None
     return rubric_from_prompt(text, name, f"prompt:{prompt_file}", prompt_file)
+
+
+def _without_credentials(url: str) -> str:
+    """A URL as scheme://host[:port]/path, for showing: no user, password or query string."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else url
 
 
 class _LineFinder:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rubriclib.config import resolve
 from rubriclib.evalfile import Condition, Eval, Grader, JudgeSettings
@@ -160,8 +160,8 @@ def make_judges(
 
     built: dict[JudgeSettings, Judge] = {}
     judges = {}
-    for grader in ev.graders:
-        settings = grader.judge.overridden_by(JudgeSettings(model=model, votes=votes))
+
+    def judge_for(settings: JudgeSettings) -> Judge:
         if settings not in built:
             options = {
                 key: value
@@ -174,8 +174,37 @@ def make_judges(
             built[settings] = Judge(
                 settings.model, settings.base_url, api_key, cache=cache, **options
             )
-        judges[grader.name] = built[settings]
+        return built[settings]
+
+    for grader in ev.graders:
+        if grader.panel is not None:  # `model` names one judge: a panel keeps its members
+            judges[grader.name] = _make_panel(grader, judge_for, votes, ev, offline)
+            continue
+        settings = grader.judge.overridden_by(JudgeSettings(model=model, votes=votes))
+        judges[grader.name] = judge_for(settings)
     return judges
+
+
+def _make_panel(
+    grader: Grader,
+    judge_for: Callable[[JudgeSettings], Judge],
+    votes: int | None,
+    ev: Eval,
+    offline: bool,
+) -> Judge:
+    """A grader's judge panel (`votes` overrides each member's), typed as the Judge the engine
+    drives it as (it has what the engine uses: model, endpoint, votes, agrade_item, aclose)."""
+    from rubriclib.errors import JudgeConfigError
+    from rubriclib.panel import Panel
+
+    assert grader.panel is not None
+    if offline:
+        raise JudgeConfigError(
+            f"grader {grader.name}: a judge panel cannot be judged through batch files yet"
+        )
+    members = [judge_for(m.overridden_by(JudgeSettings(votes=votes))) for m in grader.panel.judges]
+    panel = Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
+    return cast("Judge", panel)
 
 
 async def arun_eval(

@@ -166,9 +166,9 @@ class Judge:
         """Judge `output` against `rubric` (a Rubric or a reference such as "groundedness@^1");
         failures come back as verdict `error`. A pairwise rubric compares `output` with
         `baseline` (required there, ignored elsewhere): pass means the output won."""
-        rubric, item = _prepare(rubric, output, input, context, reference, baseline)
+        rubric, item = prepare_item(rubric, output, input, context, reference, baseline)
         if missing := missing_fields(rubric.requires, item):
-            return not_judged(rubric, self.model, _missing_cause(rubric, missing))
+            return not_judged(rubric, self.model, missing_cause(rubric, missing))
         rendered = _rendered(rubric, item)
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
@@ -210,7 +210,7 @@ class Judge:
         baseline: str | None = None,
     ) -> GradeResult:
         """The async form of `grade`."""
-        rubric, item = _prepare(rubric, output, input, context, reference, baseline)
+        rubric, item = prepare_item(rubric, output, input, context, reference, baseline)
         return await self.agrade_item(rubric, item)
 
     def grade_many(
@@ -273,7 +273,7 @@ class Judge:
         trial casts `votes` votes, one after another); every request waits for `pacer` (the
         engine's) when one is given."""
         if missing := missing_fields(rubric.requires, item):
-            return not_judged(rubric, self.model, _missing_cause(rubric, missing))
+            return not_judged(rubric, self.model, missing_cause(rubric, missing))
         rendered = _rendered(rubric, item)
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
@@ -531,7 +531,7 @@ class Judge:
         return self._async_clients[loop_id]
 
 
-def _prepare(
+def prepare_item(
     rubric: Rubric | str,
     output: str,
     input: str | None,  # noqa: A002
@@ -552,7 +552,7 @@ def _prepare(
     return (load_rubric(rubric) if isinstance(rubric, str) else rubric), item
 
 
-def _missing_cause(rubric: Rubric, missing: list[str]) -> str:
+def missing_cause(rubric: Rubric, missing: list[str]) -> str:
     return f"no {' and no '.join(missing)} (the rubric {rubric.name} requires it)"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -16,6 +17,10 @@ ORDERS = ("output-first", "baseline-first")
 """The two orders of a pairwise comparison: the output as Response A, then the baseline as A."""
 PAIRWISE_SCORES = {"output": 1.0, "tie": 0.5, "baseline": 0.0}
 """A pairwise result's score: the candidate output won, tied or lost."""
+Rule = Literal["majority", "unanimous", "any"]
+RULES: tuple[Rule, ...] = ("majority", "unanimous", "any")
+"""How several answers to one judgment become one: votes always use `majority`; a judge panel
+may use any (see `decide`)."""
 
 
 class GradeResult(BaseModel):
@@ -106,7 +111,7 @@ def combine_orders(rubric: Rubric, orders: list[GradeResult]) -> GradeResult:
     baseline first; only the first when it errored). The winner stands only when both orders
     agree; a disagreement is a tie and a position flip, so position never decides. The verdict
     is pass only when the output wins (a tie is not a win); the score is 1, 0.5 or 0."""
-    judge = _summed_judge(orders)
+    judge = summed_judge(orders)
     entries = [
         {
             "order": ORDERS[index],
@@ -189,6 +194,65 @@ def majority_reached(votes: list[GradeResult], asked: int) -> bool:
     return bool(answers) and max(answers.values()) >= majority_needed(asked)
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What a rule makes of the answering results of one judgment (votes, or a panel's
+    judges): the verdict, the 1-5 score or the pairwise winner, an answering result that agrees
+    (its reason is quoted; None when none does), how many agree, and `split`: the rule found
+    no agreement it needs (a pass-fail majority tie; pairwise, no majority or no unanimity)."""
+
+    verdict: Literal["pass", "fail"]
+    raw_score: int | None
+    winner: str | None
+    chosen: GradeResult | None
+    agreeing: int
+    split: bool
+
+
+def decide(rubric: Rubric, answered: list[GradeResult], rule: Rule = "majority") -> Decision:
+    """Combine answering (non-error) results by `rule`.
+
+    Pass-fail: `majority` passes with more passes than fails (a tie fails), `unanimous` only
+    when every one passed, `any` when one did. 1-5: `majority` takes the median score (of an
+    even count the lower middle one), `unanimous` the lowest, `any` the highest, then the pass
+    threshold. Pairwise: `majority` the winner more than half found, else a tie; `unanimous` a
+    winner only when all agree, else a tie; `any` the best outcome for the output any found
+    (the output if one found it the winner, else a tie if one found a tie, else the baseline).
+    """
+    if not answered:
+        raise ValueError("decide needs at least one answering result")
+    count = len(answered)
+    split = False
+    if rubric.scale == "pairwise":
+        counts = Counter(_winner(result) for result in answered)
+        top, most = counts.most_common(1)[0]
+        if rule == "majority":
+            split = most * 2 <= count
+        elif rule == "unanimous":
+            split = len(counts) > 1
+        winner = "tie" if split else top
+        if rule == "any":
+            winner = next((name for name in PAIRWISE_SCORES if counts[name]), "tie")
+        chosen = next((result for result in answered if _winner(result) == winner), None)
+        verdict: Literal["pass", "fail"] = "pass" if winner == "output" else "fail"
+        return Decision(verdict, None, winner, chosen, counts[winner], split)
+    raw: int | None = None
+    if rubric.scale == "1-5":
+        scores = sorted(int(result.details["raw_score"]) for result in answered)
+        middle = (count - 1) // 2  # the lower median: a tie never rounds up
+        raw = scores[{"majority": middle, "unanimous": 0, "any": -1}[rule]]
+        chosen = next(result for result in answered if result.details["raw_score"] == raw)
+        verdict = "pass" if chosen.verdict == "pass" else "fail"
+    else:
+        passes = sum(result.verdict == "pass" for result in answered)
+        passed = {"majority": passes > count - passes, "unanimous": passes == count}
+        verdict = "pass" if passed.get(rule, passes > 0) else "fail"
+        split = rule == "majority" and passes * 2 == count
+        chosen = next(result for result in answered if result.verdict == verdict)
+    agreeing = sum(result.verdict == verdict for result in answered)
+    return Decision(verdict, raw, None, chosen, agreeing, split)
+
+
 def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> GradeResult:
     """The result of `asked` votes of one judgment (`votes`: those cast, in order).
 
@@ -198,7 +262,7 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
     """
     answered = [vote for vote in votes if vote.verdict != "error"]
     errors = len(votes) - len(answered)
-    judge = _summed_judge(votes)
+    judge = summed_judge(votes)
     tally: dict[str, Any] = {
         "asked": asked,
         "cast": len(votes),
@@ -214,20 +278,12 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
         first = votes[0].reason if votes else "no vote was cast"
         result = make_result(rubric, judge, "error", f"all {len(votes)} vote(s) errored: {first}")
         return _with_votes(result, tally)
+    decision = decide(rubric, answered)
     if rubric.scale == "pairwise":
-        return _with_votes(_pairwise_majority(rubric, judge, votes, asked, tally), tally)
-    raw: int | None = None
-    verdict: Literal["pass", "fail", "error"]
-    if rubric.scale == "1-5":
-        scores = sorted(int(vote.details["raw_score"]) for vote in answered)
-        raw = scores[(len(scores) - 1) // 2]  # the lower median: a tie never rounds up
-        chosen = next(vote for vote in answered if vote.details["raw_score"] == raw)
-        verdict = chosen.verdict
-    else:
-        passes = sum(vote.verdict == "pass" for vote in answered)
-        verdict = "pass" if passes > len(answered) - passes else "fail"
-        chosen = next(vote for vote in answered if vote.verdict == verdict)
-    agreeing = sum(vote.verdict == verdict for vote in answered)
+        return _with_votes(_pairwise_majority(rubric, judge, votes, asked, tally, decision), tally)
+    raw, verdict, agreeing = decision.raw_score, decision.verdict, decision.agreeing
+    assert decision.chosen is not None  # pass-fail and 1-5 always quote an agreeing vote
+    chosen = decision.chosen
     tally["agreement"] = agreeing / len(answered)
     reason = f"{agreeing}/{asked} votes: {chosen.reason}"
     if rubric.scale == "1-5":
@@ -236,7 +292,7 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
         if len(scored) % 2 == 0 and sorted(scored)[len(scored) // 2] != raw:
             middle = "lower median (a tie never rounds up)"
         reason = f"{agreeing}/{asked} votes, {middle} score {raw} of {scored}: {chosen.reason}"
-    if rubric.scale == "pass-fail" and agreeing * 2 == len(answered):
+    if rubric.scale == "pass-fail" and decision.split:
         reason = (
             f"tie, {agreeing} pass and {agreeing} fail of {asked} votes: a tie never passes "
             f"(half the judgments found it wanting); a fail vote said: {chosen.reason}"
@@ -255,15 +311,14 @@ def _pairwise_majority(
     votes: list[GradeResult],
     asked: int,
     tally: dict[str, Any],
+    decision: Decision,
 ) -> GradeResult:
     """Pairwise votes: the winner more than half the answering votes found, else a tie."""
     answered = [vote for vote in votes if vote.verdict != "error"]
     winners = [vote.details.get("pairwise", {}).get("winner") for vote in votes]
     tally["winners"] = winners
     counts = Counter(winner for winner in winners if winner is not None)
-    top, most = counts.most_common(1)[0]
-    winner = top if most * 2 > len(answered) else "tie"
-    agreeing = counts[winner]
+    winner, agreeing, chosen = str(decision.winner), decision.agreeing, decision.chosen
     tally["agreement"] = agreeing / len(answered)
     blocks = [vote.details.get("pairwise", {}) for vote in votes]
     pairwise = {
@@ -273,8 +328,7 @@ def _pairwise_majority(
         "flips": sum(int(block.get("flips", 0)) for block in blocks),
         "comparisons": sum(int(block.get("comparisons", 0)) for block in blocks),
     }
-    chosen = next((vote for vote in answered if vote.details["pairwise"]["winner"] == winner), None)
-    if chosen is None or most * 2 <= len(answered):
+    if chosen is None or decision.split:
         shown = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
         reason = (
             f"tie: no winner has a majority of the {len(answered)} answering votes of {asked} "
@@ -290,6 +344,12 @@ def _pairwise_majority(
     return pairwise_result(rubric, judge, winner, reason, pairwise)
 
 
+def _winner(result: GradeResult) -> str | None:
+    """The winner (`output`, `baseline` or `tie`) a pairwise result found."""
+    pairwise = result.details.get("pairwise")
+    return pairwise.get("winner") if isinstance(pairwise, dict) else None
+
+
 def _answer(vote: GradeResult) -> Any:
     """What a vote agrees on: its winner on a pairwise rubric, its score on a 1-5 rubric, else
     its verdict."""
@@ -299,7 +359,7 @@ def _answer(vote: GradeResult) -> Any:
     return vote.details.get("raw_score", vote.verdict)
 
 
-def _summed_judge(votes: list[GradeResult]) -> dict[str, Any]:
+def summed_judge(votes: list[GradeResult]) -> dict[str, Any]:
     """`details.judge` over every vote: attempts, latency and usage summed; the first answered
     vote's mode; cached when every vote was; corrected when any was."""
     blocks = [vote.details.get("judge", {}) for vote in votes]

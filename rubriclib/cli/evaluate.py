@@ -228,12 +228,17 @@ def _print_plan(ev: Eval, limit: int | None, votes: int | None = None) -> None:
     )
     for grader in ev.graders:
         rubric = grader.rubric
+        identity = f"{grader.name}: {rubric.name}@{rubric.version} ({rubric.source})"
+        if grader.panel is not None:
+            click.echo(f"  {identity}, a panel")
+            pairwise = rubric.scale == "pairwise"
+            for line in grader.panel.plan_lines(plan.by_grader[grader.name], votes, pairwise):
+                click.echo(f"    {line}")
+            continue
         model = grader.judge.model or "(default judge model)"
         asked = votes or grader.judge.votes or 1
         each = f", {asked} votes per judgment (up to {asked}x the requests)" if asked > 1 else ""
-        click.echo(
-            f"  {grader.name}: {rubric.name}@{rubric.version} ({rubric.source}), {model}{each}"
-        )
+        click.echo(f"  {identity}, {model}{each}")
     for line in ev.skipped:
         click.echo(f"  not run: {line}")
     if ev.target is not None:

@@ -1,0 +1,349 @@
+"""A judge panel: several judge models on one item, their verdicts combined by a rule.
+
+Each member judges every item (votes compose: a member with votes=K gives its own majority);
+the members answer concurrently, and a member that errors is left out and named. Each member
+keeps its own pace and fail-fast: a member whose key is dead stops that member, not the panel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any, cast
+
+from rubriclib.engine import Pacer
+from rubriclib.errors import JudgeConfigError
+from rubriclib.item import Item, as_item, missing_fields
+from rubriclib.judge import Judge, missing_cause, prepare_item
+from rubriclib.registry import load_rubric
+from rubriclib.result import (
+    RULES,
+    Decision,
+    GradeResult,
+    Rule,
+    decide,
+    make_result,
+    not_judged,
+    pairwise_result,
+    summed_judge,
+)
+from rubriclib.rubric import Rubric
+
+_RUN_REQUESTS_PER_MINUTE: ContextVar[float | None] = ContextVar("_RUN_REQUESTS_PER_MINUTE")
+"""`grade_many(requests_per_minute=N)` for the members' pacers of that run."""
+
+_OUTCOME_WORDS = {
+    "majority": "more passes than fails (a tie fails)",
+    "unanimous": "pass only if every judge passed",
+    "any": "pass if any judge passed",
+}
+_SCORE_WORDS = {"majority": "median", "unanimous": "lowest", "any": "highest"}
+
+
+class Panel:
+    """Several judges on one item; `aggregate` (majority, unanimous or any) combines the
+    verdicts of the members that answered. Usable wherever a Judge judges many items."""
+
+    votes = 1
+    """The panel casts one combined judgment per item; each member casts its own votes."""
+
+    def __init__(
+        self,
+        judges: Sequence[Judge],
+        aggregate: Rule = "majority",
+        *,
+        requests_per_minute: float | None = None,
+    ) -> None:
+        members = list(judges)
+        if not members:
+            raise JudgeConfigError("a panel needs at least one judge")
+        if not all(isinstance(member, Judge) for member in members):
+            raise JudgeConfigError("every member of a panel must be a rubriclib.Judge")
+        if aggregate not in RULES:
+            raise JudgeConfigError(
+                f"aggregate must be one of {', '.join(RULES)}, not {aggregate!r}"
+            )
+        self.judges = members
+        self.aggregate: Rule = aggregate
+        self.requests_per_minute = requests_per_minute
+        """Each member's own cap on request starts a minute (None: none)."""
+        self.labels = _labels(members)
+        """How the reasons name each member: its model, made unique where two share one."""
+        self._pacers: weakref.WeakKeyDictionary[Pacer, list[Pacer]] = weakref.WeakKeyDictionary()
+
+    @property
+    def model(self) -> str:
+        """The panel as one judge's name: the rule and each member (with its votes); what
+        `details.judge.model` holds and what `--resume` matches."""
+        members = [
+            label if judge.votes == 1 else f"{label} x{judge.votes}"
+            for label, judge in zip(self.labels, self.judges, strict=True)
+        ]
+        return f"panel:{self.aggregate}({', '.join(members)})"
+
+    @property
+    def endpoint(self) -> str:
+        """A name of its own for the engine's pacer: `panel:` and each member's endpoint."""
+        return "panel:" + ",".join(judge.endpoint for judge in self.judges)
+
+    @property
+    def transport(self) -> str:
+        """How the members' requests travel (a panel is judged live only)."""
+        return "auto"
+
+    @transport.setter
+    def transport(self, value: object) -> None:
+        raise JudgeConfigError("a judge panel cannot be judged through a batch yet; run it live")
+
+    @property
+    def _api_key(self) -> str:
+        # The batch path asks a judge for its key; a panel has none of its own.
+        raise JudgeConfigError("a judge panel cannot be judged through a batch yet; run it live")
+
+    def __repr__(self) -> str:
+        return f"Panel({self.judges!r}, aggregate={self.aggregate!r})"
+
+    def grade(
+        self,
+        rubric: Rubric | str,
+        output: str,
+        input: str | None = None,  # noqa: A002
+        context: str | None = None,
+        reference: str | None = None,
+        *,
+        baseline: str | None = None,
+    ) -> GradeResult:
+        """Every member judges `output` (at once); their verdicts combined by `aggregate`."""
+
+        async def run() -> GradeResult:
+            try:
+                return await self.agrade(
+                    rubric, output, input, context, reference, baseline=baseline
+                )
+            finally:
+                await self.aclose()
+
+        return asyncio.run(run())
+
+    async def agrade(
+        self,
+        rubric: Rubric | str,
+        output: str,
+        input: str | None = None,  # noqa: A002
+        context: str | None = None,
+        reference: str | None = None,
+        *,
+        baseline: str | None = None,
+    ) -> GradeResult:
+        """The async form of `grade`."""
+        resolved, item = prepare_item(rubric, output, input, context, reference, baseline)
+        return await self.agrade_item(resolved, item)
+
+    def grade_many(
+        self,
+        rubric: Rubric | str,
+        items: Iterable[Item | Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        requests_per_minute: float | None = None,
+    ) -> list[GradeResult]:
+        """Judge every item with every member, `concurrency` items at once (and at most
+        `requests_per_minute` request starts a minute to each member, if given): one result
+        per item, in input order."""
+
+        async def run() -> list[GradeResult]:
+            try:
+                return await self.agrade_many(
+                    rubric,
+                    items,
+                    concurrency=concurrency,
+                    requests_per_minute=requests_per_minute,
+                )
+            finally:
+                await self.aclose()
+
+        return asyncio.run(run())
+
+    async def agrade_many(
+        self,
+        rubric: Rubric | str,
+        items: Iterable[Item | Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        requests_per_minute: float | None = None,
+    ) -> list[GradeResult]:
+        """The async form of `grade_many`."""
+        from rubriclib.engine import Job, judge_stream
+
+        resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
+        jobs = [Job(resolved, as_item(item, f"items[{i}]")) for i, item in enumerate(items)]
+        results: list[GradeResult | None] = [None] * len(jobs)
+        token = _RUN_REQUESTS_PER_MINUTE.set(requests_per_minute)
+        try:
+            # The engine drives a panel like a Judge: model, endpoint, agrade_item.
+            stream = judge_stream(cast(Judge, self), jobs, concurrency=concurrency)
+            async for index, result in stream:
+                results[index] = result
+        finally:
+            _RUN_REQUESTS_PER_MINUTE.reset(token)
+        return [result for result in results if result is not None]
+
+    async def aclose(self) -> None:
+        """Close every member's async connections of the running event loop."""
+        for judge in {id(judge): judge for judge in self.judges}.values():
+            await judge.aclose()
+
+    async def agrade_item(
+        self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
+    ) -> GradeResult:
+        """Every member judges one Item at once, each through its own pacer for the run that
+        `pacer` (the engine's, for the panel) belongs to; the verdicts combined."""
+        if missing := missing_fields(rubric.requires, item):
+            return not_judged(rubric, self.model, missing_cause(rubric, missing))
+        pacers = self._member_pacers(pacer)
+        asked = [
+            judge.agrade_item(rubric, item, trial=trial, pacer=member_pacer)
+            for judge, member_pacer in zip(self.judges, pacers, strict=True)
+        ]
+        answers = await asyncio.gather(*asked, return_exceptions=True)
+        results = [
+            answer
+            if isinstance(answer, GradeResult)
+            else not_judged(rubric, judge.model, f"unexpected {type(answer).__name__}")
+            for judge, answer in zip(self.judges, answers, strict=True)
+        ]
+        return self.combine(rubric, results)
+
+    def _member_pacers(self, pacer: Pacer | None) -> list[Pacer | None]:
+        """Each member's pacer for the run `pacer` belongs to, made on first use with the run's
+        concurrency: a member's 429 slows, and its dead key stops, only that member. The
+        panel never reports to `pacer` itself, so no member's failure can stop the panel."""
+        if pacer is None:
+            return [None] * len(self.judges)
+        if pacer not in self._pacers:
+            limit = _RUN_REQUESTS_PER_MINUTE.get(None) or self.requests_per_minute
+            self._pacers[pacer] = [Pacer(judge, pacer.ceiling, limit) for judge in self.judges]
+        return list(self._pacers[pacer])
+
+    def combine(self, rubric: Rubric, results: list[GradeResult]) -> GradeResult:
+        """One result from each member's (in order): the verdict `aggregate` gives over those
+        that answered, every member's verdict and reason in `details.panel`."""
+        count = len(results)
+        judge = summed_judge(results)
+        judge["model"] = self.model
+        panel: dict[str, Any] = {
+            "aggregate": self.aggregate,
+            "judges": [
+                _entry(member, result, rubric)
+                for member, result in zip(self.judges, results, strict=True)
+            ],
+            "answered": 0,
+            "errors": 0,
+            "agreement": None,
+        }
+        named = list(zip(self.labels, results, strict=True))
+        answered = [(label, result) for label, result in named if result.verdict != "error"]
+        errored = [(label, result) for label, result in named if result.verdict == "error"]
+        panel.update(answered=len(answered), errors=len(errored))
+        failures = "; ".join(f"{label}: {result.reason}" for label, result in errored)
+        if not answered:
+            reason = f"all {count} judges errored ({failures})"
+            return _with_panel(make_result(rubric, judge, "error", reason), panel)
+        decision = decide(rubric, [result for _, result in answered], self.aggregate)
+        panel["agreement"] = decision.agreeing / len(answered)
+        chosen = next((label for label, result in answered if result is decision.chosen), None)
+        reason = self._reason(rubric, answered, decision)
+        if decision.chosen is not None:
+            reason += f"; {chosen} said: {decision.chosen.reason}"
+        if errored:
+            reason = (
+                f"{len(errored)} of {count} judges errored ({failures}); decided on the "
+                f"{len(answered)} that answered; {reason}"
+            )
+        if rubric.scale == "pairwise":
+            blocks = [result.details.get("pairwise", {}) for result in results]
+            pairwise = {
+                "winner": decision.winner,
+                "judges": blocks,
+                "position_flip": any(block.get("position_flip") for block in blocks),
+                "flips": sum(int(block.get("flips", 0)) for block in blocks),
+                "comparisons": sum(int(block.get("comparisons", 0)) for block in blocks),
+            }
+            result = pairwise_result(rubric, judge, str(decision.winner), reason, pairwise)
+            return _with_panel(result, panel)
+        result = make_result(rubric, judge, decision.verdict, reason, decision.raw_score)
+        return _with_panel(result, panel)
+
+    def _reason(
+        self,
+        rubric: Rubric,
+        answered: list[tuple[str, GradeResult]],
+        decision: Decision,
+    ) -> str:
+        """What the answering judges said and what the rule made of it."""
+        head = f"{self.aggregate} of {len(answered)} judge(s)"
+        if rubric.scale == "pairwise":
+            found = ", ".join(
+                f"{label}: {result.details.get('pairwise', {}).get('winner')}"
+                for label, result in answered
+            )
+            outcome = {"output": "the output wins", "baseline": "the baseline wins"}
+            said = outcome.get(str(decision.winner), "a tie, which is not a win")
+            return f"{head} ({found}): {said}"
+        if rubric.scale == "1-5":
+            scores = ", ".join(
+                f"{label} {result.details['raw_score']}" for label, result in answered
+            )
+            words = _SCORE_WORDS[self.aggregate]
+            ordered = sorted(int(result.details["raw_score"]) for _, result in answered)
+            if words == "median" and ordered[len(ordered) // 2] != decision.raw_score:
+                words = "lower median (a tie never rounds up)"
+            return f"{head} (scores {scores}): the {words} score, {decision.raw_score}"
+        passes = sum(result.verdict == "pass" for _, result in answered)
+        fails = len(answered) - passes
+        tie = " a tie never passes;" if decision.split else ""
+        rule = _OUTCOME_WORDS[self.aggregate]
+        return f"{head}: {passes} pass, {fails} fail; {rule}:{tie} {decision.verdict}"
+
+
+def _labels(judges: list[Judge]) -> list[str]:
+    """Each member's name in reasons: its model; `model@endpoint` where two share a model;
+    `model#N` (its place, from 1) where two share both."""
+    models = [judge.model for judge in judges]
+    places = [f"{judge.model}@{judge.endpoint}" for judge in judges]
+    labels = []
+    for index, judge in enumerate(judges):
+        if models.count(judge.model) == 1:
+            labels.append(judge.model)
+        elif places.count(places[index]) == 1:
+            labels.append(places[index])
+        else:
+            labels.append(f"{judge.model}#{index + 1}")
+    return labels
+
+
+def _entry(judge: Judge, result: GradeResult, rubric: Rubric) -> dict[str, Any]:
+    """One member's line in `details.panel.judges`."""
+    entry: dict[str, Any] = {
+        "model": judge.model,
+        "endpoint": judge.endpoint,
+        "verdict": result.verdict,
+        "reason": result.reason,
+        "score": result.score,
+    }
+    if rubric.scale == "1-5":
+        entry["raw_score"] = result.details.get("raw_score")
+    if rubric.scale == "pairwise":
+        entry["winner"] = result.details.get("pairwise", {}).get("winner")
+    if "votes" in result.details:
+        entry["votes"] = result.details["votes"]
+    block = result.details.get("judge", {})
+    entry["attempts"] = block.get("attempts", 0)
+    entry["usage"] = block.get("usage", {})
+    return entry
+
+
+def _with_panel(result: GradeResult, panel: dict[str, Any]) -> GradeResult:
+    return result.model_copy(update={"details": {**result.details, "panel": panel}})
