@@ -10,7 +10,6 @@ kappa and the intervals.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -306,23 +305,18 @@ async def run_calibration(
     """Judge every labelled row through the engine (a row lacking a field the rubric requires
     is an error result, with no request). When `interrupt` records a signal, the run stops and
     the calibration holds what was judged until then."""
-    from rubriclib.engine import Job, judge_stream
+    from rubriclib.engine import Job, judge_all
 
-    results: dict[int, GradeResult] = {}
     jobs = (Job(rubric, labelled.row.item) for labelled in rows)
     started = time.time()
-    try:
-        stream = judge_stream(
-            judge, jobs, concurrency=concurrency, requests_per_minute=requests_per_minute
-        )
-        async for index, result in stream:
-            results[index] = result
-            if on_judgment is not None:
-                on_judgment()
-    except asyncio.CancelledError:
-        if interrupt is None or interrupt.signal is None:
-            raise
-        asyncio.current_task().uncancel()  # type: ignore[union-attr]
+    results = await judge_all(
+        judge,
+        jobs,
+        concurrency=concurrency,
+        requests_per_minute=requests_per_minute,
+        on_judgment=on_judgment,
+        interrupt=interrupt,
+    )
     info = RunInfo(
         judge_model=judge.model,
         endpoint=judge.endpoint,

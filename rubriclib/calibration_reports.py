@@ -10,18 +10,16 @@ from typing import Any
 
 import yaml
 
-from rubriclib import __version__
 from rubriclib.agreement import CONFIDENCE, RESAMPLES, SEED, Interval, kappa_band
 from rubriclib.calibration import Agreement, Calibration, Judged
 from rubriclib.datasets import Row
 from rubriclib.reports import (
     decimal_text,
     interval_text,
-    iso_time,
     one_line,
     percent_text,
     printable,
-    token_count,
+    run_json,
 )
 
 _REASON_WIDTH = 120
@@ -180,16 +178,7 @@ def to_json(calibration: Calibration) -> dict[str, Any]:
         "rubric": calibration.rubric.identity,
         "labels": calibration.labels,
         "run": {
-            "rubriclib_version": __version__,
-            "judge_model": info.judge_model if info else None,
-            "endpoint": info.endpoint if info else None,
-            "started": iso_time(info.started) if info else None,
-            "finished": iso_time(info.finished) if info else None,
-            "duration_seconds": round(info.finished - info.started, 3) if info else None,
-            "usage": {
-                key: sum(token_count(result, key) for result in results)
-                for key in ("prompt_tokens", "completion_tokens")
-            },
+            **run_json(info, results),
             "rows": len(calibration.rows),
             "judged": len(calibration.judged),
             "interrupted": calibration.interrupted,

@@ -156,6 +156,33 @@ async def judge_stream(
             await runner
 
 
+async def judge_all(
+    judge: Judge,
+    jobs: Iterable[Job],
+    *,
+    concurrency: int = 8,
+    requests_per_minute: float | None = None,
+    on_judgment: Callable[[], None] | None = None,
+    interrupt: Interrupted | None = None,
+) -> dict[int, GradeResult]:
+    """Every job's result by its index, through `judge_stream`. When `interrupt` records a
+    signal, the run stops and what was judged until then comes back."""
+    results: dict[int, GradeResult] = {}
+    try:
+        stream = judge_stream(
+            judge, jobs, concurrency=concurrency, requests_per_minute=requests_per_minute
+        )
+        async for index, result in stream:
+            results[index] = result
+            if on_judgment is not None:
+                on_judgment()
+    except asyncio.CancelledError:
+        if interrupt is None or interrupt.signal is None:
+            raise
+        asyncio.current_task().uncancel()  # type: ignore[union-attr]
+    return results
+
+
 async def _judge_one(judge: Judge, job: Job, pacer: Pacer) -> GradeResult:
     if pacer.dead is not None:
         return not_judged(job.rubric, judge.model, pacer.dead)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -225,7 +224,7 @@ async def run_goldens(
 ) -> RunReport:
     """Judge every golden of every rubric `trials` times through the engine. When `interrupt`
     records a signal, the run stops and the report holds what was judged until then."""
-    from rubriclib.engine import Job, judge_stream
+    from rubriclib.engine import Job, judge_all
 
     if trials < 1 or concurrency < 1:
         raise ValueError("trials and concurrency must be at least 1")
@@ -235,20 +234,15 @@ async def run_goldens(
         for golden in goldens
         for trial in range(1, trials + 1)
     )
-    results: dict[int, GradeResult] = {}
     started = time.time()
-    try:
-        stream = judge_stream(
-            judge, jobs, concurrency=concurrency, requests_per_minute=requests_per_minute
-        )
-        async for index, result in stream:
-            results[index] = result
-            if on_judgment is not None:
-                on_judgment()
-    except asyncio.CancelledError:
-        if interrupt is None or interrupt.signal is None:
-            raise
-        asyncio.current_task().uncancel()  # type: ignore[union-attr]
+    results = await judge_all(
+        judge,
+        jobs,
+        concurrency=concurrency,
+        requests_per_minute=requests_per_minute,
+        on_judgment=on_judgment,
+        interrupt=interrupt,
+    )
     reports, position = [], 0
     for rubric, goldens in plan:
         outcomes = []

