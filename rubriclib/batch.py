@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,10 +151,11 @@ class BatchState:
         if path.exists() and not fresh:
             try:
                 loaded = json.loads(path.read_text(encoding="utf-8"))
-                self.batches = [b for b in loaded.get("batches", []) if isinstance(b, dict)]
+                batches = loaded.get("batches", [])
             except (ValueError, AttributeError, OSError) as error:
                 problem = f"not a batch state file ({error})"
                 raise EvalError.single(str(path), "batches", problem) from None
+            self.batches = _checked_batches(path, batches)
 
     def running(self) -> list[dict[str, Any]]:
         """Batches not yet in a final status."""
@@ -179,6 +181,30 @@ class BatchState:
         write_atomically(self.path, text.encode())
 
 
+REQUIRED_FIELDS: Final = ("id", "endpoint", "status")
+"""What every recorded batch must hold, as a non-empty string, to be followed or cancelled."""
+
+
+def _checked_batches(path: Path, batches: Any) -> list[dict[str, Any]]:
+    """The recorded batches of a state file, or an EvalError naming the first bad field (a
+    hand-edited or truncated file), so no command stops on a missing key later."""
+    if not isinstance(batches, list):
+        raise EvalError.single(str(path), "batches", "not a list of batches")
+    for number, batch in enumerate(batches):
+        where = f"batches[{number}]"
+        if not isinstance(batch, dict):
+            raise EvalError.single(str(path), where, "not a batch record (a mapping)")
+        for name in REQUIRED_FIELDS:
+            value = batch.get(name)
+            if not isinstance(value, str) or not value:
+                problem = "missing" if value is None else "not a non-empty string"
+                raise EvalError.single(str(path), f"{where}.{name}", problem)
+        custom_ids = batch.get("custom_ids", [])
+        if not isinstance(custom_ids, list) or not all(isinstance(c, str) for c in custom_ids):
+            raise EvalError.single(str(path), f"{where}.custom_ids", "not a list of strings")
+    return batches
+
+
 def open_state(results: Path, resume: bool) -> BatchState:
     """The state file of a batch run writing `results`: the recorded one with `resume`; else a
     fresh one, refused while a recorded batch is still running (it would be paid for twice)."""
@@ -196,6 +222,24 @@ def open_state(results: Path, resume: bool) -> BatchState:
     return BatchState(recorded.path, fresh=True)
 
 
+def batch_refusals(ev: Eval, what: str) -> list[str]:
+    """Why an eval cannot be judged through batches (`what` names the command), one line
+    each: checked before any request and before a state file is touched."""
+    problems = []
+    if ev.target is not None:
+        problems.append(
+            f"{what}: this eval's outputs come from a target model (target: {ev.target.model}); "
+            "run it live, or judge recorded outputs (an eval without target:)"
+        )
+    for grader in ev.graders:
+        if grader.panel is not None:
+            problems.append(
+                f"{what}: grader {grader.name}: a judge panel cannot be judged through a batch "
+                "yet; run it live"
+            )
+    return problems
+
+
 def use_poster(judges: Iterable[Judge], poster: Poster | Callable[[Judge], Poster]) -> None:
     """Hand every judge's requests to a poster (or one made per judge): no retries (a retry
     would only be another wave) and an overall limit that outlasts a batch's 24h window."""
@@ -207,7 +251,11 @@ def use_poster(judges: Iterable[Judge], poster: Poster | Callable[[Judge], Poste
 
 class Recorder:
     """A poster that sends nothing: it keeps each request (by custom_id, in order) and refuses
-    it, so every vote's first request is recorded and no later turn is ever asked for."""
+    it, so every vote's first request is recorded and no later turn is ever asked for. A
+    pairwise vote records both orders (`records_only`: the judge asks for the swapped order
+    even though the first was refused)."""
+
+    records_only = True
 
     def __init__(self) -> None:
         self.requests: dict[str, dict[str, Any]] = {}
@@ -295,16 +343,28 @@ async def aprepare(ev: Eval, judges: dict[str, Judge], limit: int | None = None)
     return Prepared(recorder.requests, judgments, cached, not_judged)
 
 
-def write_requests(requests: dict[str, dict[str, Any]], to: Path) -> list[Path]:
+def write_requests(
+    requests: dict[str, dict[str, Any]],
+    to: Path,
+    max_requests: int = MAX_REQUESTS,
+    max_bytes: int = MAX_BYTES,
+) -> list[Path]:
     """The request lines, written atomically: `to`, then `to`'s stem `-2`, `-3`... for more
-    than one file's worth (50,000 lines, 200 MB)."""
+    than one file's worth (50,000 lines, 200 MB). Numbered files of `to` beyond these (an
+    earlier, larger prepare's) are removed, so none is run by mistake."""
     lines = ((custom_id, request_line(custom_id, body)) for custom_id, body in requests.items())
-    files = split_lines(lines) or [[]]
+    files = split_lines(lines, max_requests, max_bytes) or [[]]
     written = []
     for number, chunk in enumerate(files, start=1):
         path = to if number == 1 else to.with_name(f"{to.stem}-{number}{to.suffix}")
         write_atomically(path, b"".join(line for _, line in chunk))
         written.append(path)
+    numbered = re.compile(rf"{re.escape(to.stem)}-([1-9][0-9]*){re.escape(to.suffix)}")
+    if to.parent.is_dir():
+        for stale in to.parent.iterdir():
+            found = numbered.fullmatch(stale.name)
+            if found and int(found.group(1)) > len(files) and stale.is_file():
+                stale.unlink()
     return written
 
 
@@ -373,16 +433,24 @@ class Estimate:
     waves: int
 
 
-def estimate(by_grader: dict[str, int], tokens: dict[str, int], votes: dict[str, int]) -> Estimate:
-    """From the plan's judgments and first-turn tokens per grader and each grader's votes."""
-    fewest = most = fewest_tokens = most_tokens = 0
+def estimate(
+    by_grader: dict[str, int],
+    tokens: dict[str, int],
+    votes: dict[str, int],
+    orders: dict[str, int] | None = None,
+) -> Estimate:
+    """From the plan's judgments and first-turn tokens (every order's) per grader, each
+    grader's votes and its orders (2 for a pairwise rubric: a request per order, the swapped
+    one in the next wave)."""
+    fewest = most = fewest_tokens = most_tokens = waves = 0
     for grader, judgments in by_grader.items():
         asked = votes.get(grader, 1)
+        each = (orders or {}).get(grader, 1)
         majority = asked // 2 + 1 if asked > 1 else 1
-        fewest, most = fewest + judgments * majority, most + judgments * asked
+        fewest, most = fewest + judgments * majority * each, most + judgments * asked * each
         fewest_tokens += tokens.get(grader, 0) * majority
         most_tokens += tokens.get(grader, 0) * asked
-    waves = max(votes.values(), default=1) if by_grader else 0
+        waves = max(waves, asked * each)
     return Estimate((fewest, most), (fewest_tokens, most_tokens), waves)
 
 
@@ -398,8 +466,8 @@ def estimate_lines(
     files = -(-found.requests[1] // MAX_REQUESTS) if found.requests[1] else 0
     lines = [
         f"batch: {_span(found.requests)} request(s), about {_span(found.tokens)} prompt tokens, "
-        f"in {found.waves} wave(s) of at least {files} batch file(s) (votes go one wave after "
-        "another; a corrective turn adds a wave)",
+        f"in {found.waves} wave(s) of at least {files} batch file(s) (votes, and a pairwise "
+        "rubric's two orders, go one wave after another; a corrective turn adds a wave)",
         f"live:  the same {_span(found.requests)} request(s) and {_span(found.tokens)} prompt "
         "tokens, sent at once",
     ]

@@ -188,6 +188,10 @@ class Judge(ManyJudgments):
         self._determinism_checked = False
         self.model = resolve("model", model or None).value
         self.base_url = resolve("base_url", base_url or None).value or None
+        try:
+            urllib.parse.urlsplit(self.base_url or "").port  # noqa: B018 - checks the port
+        except ValueError as error:
+            raise JudgeConfigError(f"the judge base URL has a bad port: {error}") from None
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key and self.base_url is None:
             raise JudgeConfigError(
@@ -350,13 +354,15 @@ class Judge(ManyJudgments):
         self, rubric: Rubric, rendered: list[list[dict[str, Any]]], trial: int, vote: int
     ) -> Generator[_Send | _Wait, Any, GradeResult]:
         """Every step of one vote: one judgment, or on a pairwise rubric one judgment per order
-        (output first, then swapped; the second is skipped when the first errors), combined."""
+        (output first, then swapped; the second is skipped when the first errors, unless the
+        transport only records requests (`records_only`: a batch file needs both)), combined."""
         if rubric.scale != "pairwise":
             return (yield from self._judgment(rubric, rendered[0], trial, vote))
         orders: list[GradeResult] = []
+        records_only = getattr(self.transport, "records_only", False)
         for messages in rendered:
             orders.append((yield from self._judgment(rubric, messages, trial, vote)))
-            if orders[-1].verdict == "error":
+            if orders[-1].verdict == "error" and not records_only:
                 break
         return combine_orders(rubric, orders)
 

@@ -23,6 +23,7 @@ from rubriclib.result import (
     GradeResult,
     Rule,
     decide,
+    majority_needed,
     make_result,
     not_judged,
     pairwise_result,
@@ -205,6 +206,17 @@ class Panel(ManyJudgments):
             reason = f"all {count} judges errored ({failures})"
             return _with_panel(make_result(rubric, judge, "error", reason), panel)
         decision = decide(rubric, [result for _, result in answered], self.aggregate)
+        if errored and (
+            (self.aggregate == "majority" and len(answered) < majority_needed(count))
+            or (self.aggregate == "unanimous" and decision.verdict == "pass")
+        ):  # the judges that answered cannot decide for the panel: never a pass by default
+            need = (
+                f"a majority panel needs {majority_needed(count)} of {count} to answer"
+                if self.aggregate == "majority"
+                else "a unanimous panel passes only when every judge passed"
+            )
+            reason = f"{len(errored)} of {count} judges errored ({failures}); {need}"
+            return _with_panel(make_result(rubric, judge, "error", reason), panel)
         panel["agreement"] = decision.agreeing / len(answered)
         chosen = next((label for label, result in answered if result is decision.chosen), None)
         reason = self._reason(rubric, answered, decision)

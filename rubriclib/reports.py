@@ -153,7 +153,7 @@ def pairwise_text(stats: dict[str, Any]) -> str:
         f"loss {percent_text(stats['loss_rate'])}; position flips "
         f"{percent_text(stats['flip_rate'])}"
     )
-    if stats["comparisons"] is not None:
+    if stats["comparisons"]:
         text += f" ({stats['position_flips']} of {stats['comparisons']})"
     return text
 

@@ -278,6 +278,13 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
         first = votes[0].reason if votes else "no vote was cast"
         result = make_result(rubric, judge, "error", f"all {len(votes)} vote(s) errored: {first}")
         return _with_votes(result, tally)
+    if len(answered) < majority_needed(asked):  # too few answered to be a majority of asked
+        first = next(vote.reason for vote in votes if vote.verdict == "error")
+        reason = (
+            f"only {len(answered)} of {asked} votes answered ({errors} errored: {first}); a "
+            f"decision needs {majority_needed(asked)}"
+        )
+        return _with_votes(make_result(rubric, judge, "error", reason), tally)
     decision = decide(rubric, answered)
     if rubric.scale == "pairwise":
         return _with_votes(_pairwise_majority(rubric, judge, votes, asked, tally, decision), tally)

@@ -46,8 +46,6 @@ SCORE_TOOL = "set_grade_score"
 """The one tool of a 1-5 rubric (`reason`, `score`)."""
 PAIRWISE_TOOL = "set_pairwise_winner"
 """The one tool of a pairwise rubric (`reason`, `winner`: A, B or tie); waza's name for it."""
-WINNERS = ("output", "baseline", "tie")
-"""What a pairwise judgment finds: the candidate output wins, the baseline wins, or a tie."""
 
 _FRONTMATTER = frontmatter.default_handlers.YAMLHandler()
 

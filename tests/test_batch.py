@@ -374,3 +374,170 @@ def test_test_goldens_batch_judges_every_golden_in_one_batch_and_resumes(
 def test_test_goldens_batch_needs_an_out_file_and_resume_needs_batch(library: Path) -> None:
     assert "--batch needs --out" in cli("test-goldens", "keywords", "--batch").output
     assert "--resume resumes a --batch run" in cli("test-goldens", "keywords", "--resume").output
+
+
+PAIRWISE_ROWS = [
+    {"id": "p1", "input": "q", "output": "GOOD answer", "baseline": "meh"},
+    {"id": "p2", "input": "q", "output": "so-so", "baseline": "GOOD reply"},
+    {"id": "p3", "input": "q", "output": "plain", "baseline": "also plain"},
+]
+
+
+@pytest.fixture
+def pairwise_eval(library: Path, write_file: Callable[..., Path]) -> Path:
+    from test_pairwise import VERSUS
+
+    (library / "versus.md").write_text(VERSUS)
+    write_file("pairs.jsonl", "".join(json.dumps(row) + "\n" for row in PAIRWISE_ROWS))
+    return write_file(
+        "pairwise.yaml",
+        "name: ab\ndataset: pairs.jsonl\njudge: {model: judge-model}\n"
+        "graders:\n  - name: prefer\n    rubric: versus\n",
+    )
+
+
+def winners(path: Path) -> dict[str, tuple[str, Any]]:
+    return {
+        line["row"]: (line["verdict"], line["result"]["details"].get("winner"))
+        for line in lines_of(path)
+    }
+
+
+def test_prepare_then_collect_judges_a_pairwise_rubric_in_both_orders(
+    pairwise_eval: Path, tmp_path: Path, endpoint: JudgeServer
+) -> None:
+    from test_pairwise import prefers
+
+    endpoint.responder = prefers("GOOD")
+    live = tmp_path / "live.jsonl"
+    assert cli("eval", str(pairwise_eval), "--out", str(live), "--no-cache").exit_code in (0, 1)
+    to, output, results = tmp_path / "req.jsonl", tmp_path / "out.jsonl", tmp_path / "res.jsonl"
+    prepared = cli("batch", "prepare", str(pairwise_eval), "--to", str(to), "--no-cache")
+    assert prepared.exit_code == 0, prepared.output
+    requests = lines_of(to)
+    assert len(requests) == 6  # both orders of every row
+    assert sorted(json.dumps(line["body"], sort_keys=True) for line in requests) == sorted(
+        json.dumps(body, sort_keys=True) for body in endpoint.requests
+    )
+    output.write_text(answer_lines(requests, prefers("GOOD")))
+    result = cli(
+        "batch", "collect", str(pairwise_eval), "--from", str(output), "--out", str(results),
+        "--no-cache",
+    )  # fmt: skip
+    assert "6 answer(s) used, 0 unused" in result.output and "0 problem(s)" in result.output
+    offline = winners(results)
+    assert offline == winners(live)
+    assert [offline[row][0] for row in ("p1", "p2", "p3")] == ["pass", "fail", "fail"]
+    assert not any("corrective turn" in reason for _, reason in verdicts(results).values())
+
+
+TARGET_EVAL = """\
+name: written
+dataset: rows.jsonl
+target: {model: writer-model}
+judge: {model: judge-model}
+graders:
+  - name: kw
+    rubric: keywords
+"""
+
+
+def test_batch_refuses_an_eval_with_a_target_before_any_request(
+    eval_file: Path, tmp_path: Path, endpoint: JudgeServer
+) -> None:
+    eval_file.write_text(TARGET_EVAL)
+    out = tmp_path / "results.jsonl"
+    runs = [
+        cli("eval", str(eval_file), "--out", str(out), "--batch", "--no-cache"),
+        cli("eval", str(eval_file), "--dry-run", "--batch"),
+        cli("batch", "prepare", str(eval_file), "--to", str(tmp_path / "req.jsonl")),
+    ]
+    for result in runs:
+        assert result.exit_code == 2, result.output
+        [line] = result.stderr.splitlines()
+        assert "outputs come from a target model" in line and "run it live" in line
+    assert runs[0].stderr.startswith("rubriclib: error: --batch: ")
+    assert endpoint.request_count == 0
+    assert not (tmp_path / "results.jsonl.batch.json").exists()
+    assert not (tmp_path / "req.jsonl").exists()
+
+
+@pytest.mark.parametrize("missing", ["id", "endpoint"])
+def test_status_and_cancel_name_a_state_files_missing_field(
+    tmp_path: Path, batch_api: BatchServer, missing: str
+) -> None:
+    record = {"id": "batch-9", "status": "in_progress", "endpoint": batch_api.url,
+              "api_key_env": "OPENAI_API_KEY", "custom_ids": ["x"]}  # fmt: skip
+    del record[missing]
+    state = tmp_path / "results.jsonl.batch.json"
+    state.write_text(json.dumps({"version": 1, "batches": [record]}))
+    for command in ("status", "cancel"):
+        result = cli("batch", command, "--state", str(state))
+        assert result.exit_code == 2, result.output
+        [line] = result.stderr.splitlines()
+        assert str(state) in line and f"batches[0].{missing}" in line, line
+    assert "Traceback" not in result.output and not batch_api.batches
+
+
+def test_dry_run_counts_both_orders_of_a_pairwise_grader(pairwise_eval: Path) -> None:
+    result = cli("eval", str(pairwise_eval), "--dry-run", "--batch", "--votes", "3")
+    assert result.exit_code == 0, result.output
+    assert "batch: 12 to 18 request(s)" in result.output  # 3 judgments x 2-3 votes x 2 orders
+    assert "in 6 wave(s)" in result.output  # the swapped order waits for the first
+
+
+PANEL_GRADER = """\
+  - name: panel
+    rubric: keywords
+    judges:
+      - {model: judge-a}
+      - {model: judge-b}
+"""
+
+
+def test_dry_run_batch_refuses_a_panel(eval_file: Path) -> None:
+    eval_file.write_text(EVAL + PANEL_GRADER)
+    result = cli("eval", str(eval_file), "--dry-run", "--batch")
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert "grader panel: a judge panel cannot be judged through a batch" in line
+    assert "batch:" not in result.stdout
+    assert cli("eval", str(eval_file), "--dry-run").exit_code == 0  # live is fine
+
+
+def test_a_refused_fresh_run_keeps_the_earlier_state_and_downloads(
+    eval_file: Path, tmp_path: Path, batch_api: BatchServer
+) -> None:
+    out = tmp_path / "results.jsonl"
+    assert cli("eval", str(eval_file), "--out", str(out), "--batch", "--no-cache").exit_code == 0
+    state = tmp_path / "results.jsonl.batch.json"
+    files = tmp_path / "results.jsonl.batch.json.files"
+    before = {path.name: path.read_bytes() for path in [state, *files.iterdir()]}
+    assert any(name.endswith(".output.jsonl") for name in before)
+    eval_file.write_text(EVAL + PANEL_GRADER)
+    refused = cli("eval", str(eval_file), "--out", str(out), "--batch", "--no-cache")
+    assert refused.exit_code == 2, refused.output
+    assert "a judge panel cannot be judged through a batch" in refused.stderr
+    after = {path.name: path.read_bytes() for path in [state, *files.iterdir()]}
+    assert after == before
+    assert batch_api.submissions == ["batch-2"]
+
+
+def test_prepare_removes_stale_numbered_request_files(eval_file: Path, tmp_path: Path) -> None:
+    from rubriclib.batch import write_requests
+
+    to = tmp_path / "requests.jsonl"
+    bodies = {f"id-{n}": {"model": "m", "messages": []} for n in range(3)}
+    written = write_requests(bodies, to, max_requests=1)
+    assert [path.name for path in written] == [
+        "requests.jsonl", "requests-2.jsonl", "requests-3.jsonl",
+    ]  # fmt: skip
+    kept = ["requests-x.jsonl", "requests-2.jsonl.bak", "other-2.jsonl", "requests-02.txt"]
+    for name in kept:
+        (tmp_path / name).write_text("keep\n")
+    result = cli("batch", "prepare", str(eval_file), "--to", str(to), "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert len(lines_of(to)) == 3
+    assert not (tmp_path / "requests-2.jsonl").exists()
+    assert not (tmp_path / "requests-3.jsonl").exists()
+    assert all((tmp_path / name).read_text() == "keep\n" for name in kept)

@@ -363,3 +363,9 @@ def test_a_scored_rubric_is_corrected_through_its_named_tool(
     named = {"type": "function", "function": {"name": "set_grade_score"}}
     assert [r["tool_choice"] for r in judge_server.requests] == [named, named]
     assert result.details["judge"]["mode"] == "named" and result.details["judge"]["corrected"]
+
+
+def test_a_base_url_with_a_bad_port_is_a_config_error_that_shows_no_credentials() -> None:
+    with pytest.raises(JudgeConfigError) as raised:
+        Judge(model="m", base_url="http://user:s3cret@host:notaport/v1", api_key="k")
+    assert "bad port" in str(raised.value) and "s3cret" not in str(raised.value)

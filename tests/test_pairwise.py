@@ -557,3 +557,10 @@ def test_calibrate_refuses_a_pairwise_rubric_before_any_request(
     result = CliRunner().invoke(main, ["calibrate", "versus", "--labels", str(labels)])
     assert result.exit_code == 2 and "versus is a pairwise rubric" in result.output
     assert pairwise_endpoint.requests == []
+
+
+def test_render_refuses_what_judge_refuses(pairwise_library: Path) -> None:
+    missing = CliRunner().invoke(main, ["render", "versus", "--output", "mine"])
+    assert missing.exit_code == 2 and "versus is a pairwise rubric" in missing.stderr
+    extra = CliRunner().invoke(main, ["render", "helpfulness", "--output", "x", "--baseline", "y"])
+    assert extra.exit_code == 2 and "only pairwise rubrics compare" in extra.stderr

@@ -223,6 +223,23 @@ def test_every_member_failing_is_an_error(servers: list[JudgeServer], rubric: Ru
     assert SECRET_KEY not in json.dumps([result.model_dump() for result in results])
 
 
+def test_a_majority_panel_with_most_judges_missing_never_passes(
+    servers: list[JudgeServer], rubric: Rubric
+) -> None:
+    servers[0].responder, servers[1].responder = says("pass"), dead(401)
+    judges = [
+        member(servers[0], "judge-a"),
+        member(servers[1], "judge-b"),
+        member(closed_port_url(), "judge-c", max_retries=0),
+    ]
+    [result] = Panel(judges, "majority").grade_many(rubric, [{"output": "x"}])
+    assert (result.verdict, result.passed) == ("error", False)
+    assert result.reason.startswith("2 of 3 judges errored (judge-b: ")
+    assert result.reason.endswith("a majority panel needs 2 of 3 to answer")
+    [lenient] = Panel(judges, "any").grade_many(rubric, [{"output": "x"}])
+    assert lenient.verdict == "pass"  # `any` is decided by one judge that answered pass
+
+
 @pytest.mark.parametrize(
     ("aggregate", "values", "raw", "verdict"),
     [
@@ -407,14 +424,25 @@ def test_an_eval_panel_member_with_a_dead_key(
 ) -> None:
     servers[1].responder = dead(401, KEYS["KEY_B"])
     out = tmp_path / "results.jsonl"
-    result = CliRunner().invoke(main, ["eval", str(panel_eval("unanimous")), "--out", str(out)])
+    result = CliRunner().invoke(main, ["eval", str(panel_eval("majority")), "--out", str(out)])
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    # unanimous over judge-a and judge-c, which agree: r1 passes, r2 fails
+    # a majority of the panel (judge-a and judge-c, which agree) answered: r1 passes, r2 fails
     assert {line["row"]: line["verdict"] for line in lines} == {"r1": "pass", "r2": "fail"}
     assert all("1 of 3 judges errored (judge-b" in line["result"]["reason"] for line in lines)
     assert result.exit_code == 0, result.output
     assert servers[0].request_count == servers[2].request_count == 2
     assert not any(key in out.read_text() + result.output for key in KEYS.values())
+    # Unanimity cannot be known with a judge missing: never a pass, though the rest passed.
+    strict = tmp_path / "strict.jsonl"
+    CliRunner().invoke(main, ["eval", str(panel_eval("unanimous")), "--out", str(strict)])
+    verdicts = {
+        json.loads(line)["row"]: json.loads(line) for line in strict.read_text().splitlines()
+    }
+    assert {row: line["verdict"] for row, line in verdicts.items()} == {"r1": "error", "r2": "fail"}
+    assert (
+        "a unanimous panel passes only when every judge passed"
+        in verdicts["r1"]["result"]["reason"]
+    )
 
 
 BAD = """\

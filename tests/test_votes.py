@@ -132,6 +132,16 @@ def test_votes_that_error_are_left_out_and_the_reason_says_so(
     assert result.details["votes"]["agreement"] == 1.0
 
 
+def test_one_pass_among_errors_is_no_majority_of_those_asked(
+    judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(error_reply(500, "down"), verdict("pass", "good"), error_reply(500, "x"))
+    result = voting_judge(judge_server, 3, max_retries=0).grade(rubric, "fine")
+    assert (result.verdict, result.passed) == ("error", False)
+    assert result.reason.startswith("only 1 of 3 votes answered (2 errored: judge request failed")
+    assert result.reason.endswith("a decision needs 2")
+
+
 def test_a_scored_rubric_takes_the_median(judge_server: JudgeServer, scored: Rubric) -> None:
     judge_server.script(score(5), score(2), score(4, "mostly right"))
     result = voting_judge(judge_server, 3).grade(scored, "x", reference="y")
@@ -263,6 +273,10 @@ def test_judge_votes_on_the_command_line(library: Path, endpoint: JudgeServer) -
     assert tie.exit_code == 1 and "a tie never passes" in json.loads(tie.stdout)["reason"]
     zero = CliRunner().invoke(main, [*arguments, "--votes", "0"])
     assert zero.exit_code == 2 and len(endpoint.requests) == 5
+    sampled = CliRunner().invoke(main, [*arguments, "--votes", "2", "--temperature", "0.7"])
+    assert sampled.exit_code in (0, 1), sampled.output
+    assert {request["temperature"] for request in endpoint.requests[5:]} == {0.7}
+    assert {request["temperature"] for request in endpoint.requests[:5]} == {0.0}
 
 
 def test_test_goldens_composes_votes_with_trials(library: Path, endpoint: JudgeServer) -> None:
@@ -277,6 +291,8 @@ def test_test_goldens_composes_votes_with_trials(library: Path, endpoint: JudgeS
     assert {r["details"]["votes"]["asked"] for r in results} == {3}
     rerun = CliRunner().invoke(main, arguments)  # every (trial, vote) was cached apart
     assert rerun.exit_code == 0 and len(endpoint.requests) == 8
+    warm = CliRunner().invoke(main, [*arguments, "--temperature", "1"])  # another judgment
+    assert warm.exit_code == 0 and {r["temperature"] for r in endpoint.requests[8:]} == {1.0}
 
 
 EVAL = """\

@@ -111,6 +111,13 @@ FROZEN_OPTION = click.option(
     is_flag=True,
     help="Refuse to run when a rubric's version or digest differs from rubriclib.lock.",
 )
+TEMPERATURE_OPTION = click.option(
+    "--temperature",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="The judge's sampling temperature; votes need one above 0 to be independent samples.",
+)
 POLL_SECONDS_OPTION = click.option(
     "--poll-seconds",
     type=click.FloatRange(min=0),

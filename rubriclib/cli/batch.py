@@ -51,6 +51,7 @@ def _offline(
     eval_file: str, dataset: str | None, model: str | None, votes: int | None, no_cache: bool
 ) -> tuple[Eval, dict[str, Judge]]:
     """The eval, checked, and judges that never send (no key needed)."""
+    from rubriclib.batch import batch_refusals
     from rubriclib.config import cache_setting
     from rubriclib.evalfile import load_eval
     from rubriclib.evals import make_judges
@@ -59,11 +60,8 @@ def _offline(
     problems, _ = ev.dataset.check()
     if problems:
         raise EvalError(problems)
-    if ev.target is not None:
-        raise BadInput(
-            f"{eval_file}: target: batch files need each row's output already written; "
-            "run the target first, or use `rubriclib eval --batch`"
-        )
+    if refusals := batch_refusals(ev, f"{eval_file}: batch files"):
+        raise BadInput(*refusals)
     return ev, make_judges(ev, model, cache_setting(no_cache), votes, offline=True)
 
 
@@ -81,9 +79,10 @@ def prepare_command(
 ) -> None:
     """Write the requests an eval's judgments send, as Batch API request lines; send nothing.
 
-    Every vote's first request goes in (votes never asked are simply unused); judgments the
-    verdict cache already holds need none. Over 50,000 lines or 200 MB, more files follow:
-    requests-2.jsonl, ...
+    Every vote's first request goes in (both orders of a pairwise rubric's; votes never asked
+    are simply unused); judgments the verdict cache already holds need none. Over 50,000 lines
+    or 200 MB, more files follow: requests-2.jsonl, ... (numbered files left by an earlier,
+    larger prepare are removed). An eval with a target or a judge panel is refused.
     """
     import asyncio
 

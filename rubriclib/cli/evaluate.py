@@ -15,6 +15,7 @@ from rubriclib.cli.app import (
     NO_CACHE_HELP,
     POLL_SECONDS_OPTION,
     SIGNAL_EXIT_CODES,
+    BadInput,
     main,
     refuse_unlocked,
     writable,
@@ -114,6 +115,11 @@ def eval_command(
     problems, rows = ev.dataset.check()
     if problems:
         raise EvalError(problems)
+    if use_batch:  # before the plan, any key or request, and before a state file is touched
+        from rubriclib.batch import batch_refusals
+
+        if refusals := batch_refusals(ev, "--batch"):
+            raise BadInput(*refusals)
     if dry_run:
         _print_plan(ev, limit, votes)
         if use_batch or price_per_million is not None:
@@ -210,10 +216,10 @@ def _print_estimate(
 
     plan = plan_eval(ev, limit)
     asked = {g.name: votes or g.judge.votes or 1 for g in ev.graders}
+    orders = {g.name: 2 if g.rubric.scale == "pairwise" else 1 for g in ev.graders}
     click.echo("")
-    for line in estimate_lines(
-        estimate(plan.by_grader, plan.tokens_by_grader, asked), price, discount
-    ):
+    found = estimate(plan.by_grader, plan.tokens_by_grader, asked, orders)
+    for line in estimate_lines(found, price, discount):
         click.echo(line)
 
 

@@ -12,6 +12,7 @@ import click
 
 from rubriclib.cli.app import (
     TEXT_HELP,
+    BadInput,
     main,
     one_stdin,
     option_text,
@@ -216,6 +217,13 @@ def render_command(
 
     one_stdin(output=output, input=input_, context=context, reference=reference, baseline=baseline)
     rubric = load_rubric(ref)
+    if (baseline is not None) != (rubric.scale == "pairwise"):  # what `judge` would refuse
+        raise BadInput(
+            f"--baseline: {rubric.name} is a pairwise rubric: give the output to compare with"
+            if baseline is None
+            else f"--baseline: {rubric.name} is a {rubric.scale} rubric; only pairwise rubrics "
+            "compare with a baseline"
+        )
     messages = render(
         rubric,
         option_text(output, "--output") or "",

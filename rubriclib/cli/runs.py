@@ -16,6 +16,7 @@ from rubriclib.cli.app import (
     NO_CACHE_HELP,
     POLL_SECONDS_OPTION,
     SIGNAL_EXIT_CODES,
+    TEMPERATURE_OPTION,
     TEXT_HELP,
     BadInput,
     main,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Independent judgments; the majority wins (1-5: the median), a tie fails.",
 )
+@TEMPERATURE_OPTION
 @FROZEN_OPTION
 def judge_command(
     ref: str,
@@ -62,6 +64,7 @@ def judge_command(
     as_json: bool,
     no_cache: bool,
     votes: int,
+    temperature: float,
     frozen: bool,
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
@@ -96,7 +99,7 @@ def judge_command(
         option_text(value, name)
         for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
     ]
-    judge = Judge(model=model, cache=cache_setting(no_cache), votes=votes)
+    judge = Judge(model=model, cache=cache_setting(no_cache), votes=votes, temperature=temperature)
     other = option_text(baseline, "--baseline")
 
     async def judge_once() -> GradeResult | str:
@@ -143,6 +146,7 @@ def judge_command(
     show_default=True,
     help="Votes per judgment: each trial is the majority of this many (1-5: the median).",
 )
+@TEMPERATURE_OPTION
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1),
@@ -182,6 +186,7 @@ def test_goldens(
     model: str | None,
     trials: int,
     votes: int,
+    temperature: float,
     concurrency: int | None,
     goldens_file: str | None,
     report_format: str,
@@ -258,7 +263,9 @@ def test_goldens(
         raise RubricError(problems)
     if frozen:
         refuse_unlocked([rubric for rubric, _ in plan])
-    judge = Judge(model=model, cache=cache_setting(no_cache), votes=votes)  # no key: stops here
+    judge = Judge(  # no key: stops here
+        model=model, cache=cache_setting(no_cache), votes=votes, temperature=temperature
+    )
     total = sum(len(goldens) for _, goldens in plan) * trials
     in_flight = concurrency or resolve("concurrency").value
     transports = []
