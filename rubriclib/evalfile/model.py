@@ -1,0 +1,138 @@
+"""What an eval file says, read: the Eval, its graders and their judge settings, the gate."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict
+
+from rubriclib.datasets import Dataset
+from rubriclib.result import Rule
+from rubriclib.rubric import Rubric
+from rubriclib.target import TargetSettings
+
+Metric = Literal["pass_rate", "mean_score"]
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
+}
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How a grader's judge is reached and sampled; None means the Judge's own default."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    votes: int | None = None
+    """Independent judgments per row, combined by majority (on 1-5, the median score)."""
+
+    def overridden_by(self, other: JudgeSettings) -> JudgeSettings:
+        """These settings with every field `other` sets replaced."""
+        changes = {k: v for k, v in vars(other).items() if v is not None}
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class PanelSettings:
+    """A grader's judge panel: each member's settings (the eval's `judge:` defaults and the
+    grader's votes under its own) and the rule that combines their verdicts."""
+
+    judges: tuple[JudgeSettings, ...]
+    aggregate: Rule = "majority"
+
+    def plan_lines(
+        self, judgments: int, votes: int | None = None, pairwise: bool = False
+    ) -> list[str]:
+        """For `--dry-run`: the rule, then each member with the requests it would get for
+        `judgments` judgments (`votes`, from the command line, wins over each member's)."""
+        lines = [
+            f"{self.aggregate} of {len(self.judges)} judges (--model does not replace a "
+            "panel's judges; --votes applies to each)"
+        ]
+        for member in self.judges:
+            asked = votes or member.votes or 1
+            requests = judgments * asked * (2 if pairwise else 1)
+            where = f" at {without_credentials(member.base_url)}" if member.base_url else ""
+            each = f" x {asked} votes" if asked > 1 else ""
+            each += " x 2 orders" if pairwise else ""
+            bound = "up to " if asked > 1 else ""
+            lines.append(
+                f"{member.model or '(default judge model)'}{where}: {judgments} judgment(s)"
+                f"{each} = {bound}{requests} request(s)"
+            )
+        return lines
+
+
+@dataclass(frozen=True)
+class Grader:
+    """One grader of an eval: a name, the rubric it judges by, and its judge settings (or,
+    with `panel`, its judge panel; `judge` then holds the defaults the members started from)."""
+
+    name: str
+    rubric: Rubric
+    judge: JudgeSettings
+    panel: PanelSettings | None = None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One gate condition: a grader's metric compared with a value."""
+
+    grader: str
+    metric: Metric
+    op: str
+    value: float
+
+    def __str__(self) -> str:
+        return f"{self.grader} {self.metric} {self.op} {self.value:g}"
+
+    def holds(self, value: float) -> bool:
+        return OPERATORS[self.op](value, self.value)
+
+
+@dataclass(frozen=True)
+class Eval:
+    """An eval file, read: what to judge, by which graders, and when the run passes."""
+
+    name: str
+    path: Path
+    shape: Literal["rubriclib", "waza", "letta"]
+    dataset: Dataset
+    graders: list[Grader]
+    gate: list[Condition]
+    description: str | None = None
+    skipped: list[str] = field(default_factory=list)
+    """One line per part of the file that is not run (graders of other kinds, agent tasks)."""
+    concurrency: int | None = None
+    requests_per_minute: float | None = None
+    limit: int | None = None
+    reward: str | None = None
+    """letta-evals' `reward.metric_key`: the grader whose mean score is the run's reward."""
+    target: TargetSettings | None = None
+    """The model that writes each row's output from its input, when the rows have none."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def without_credentials(url: str) -> str:
+    """A URL as scheme://host[:port]/path, for showing: no user, password or query string."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else url

@@ -1,0 +1,166 @@
+"""rubriclib's own eval file shape."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from rubriclib.errors import Problem
+from rubriclib.evalfile.model import Condition, Eval, Grader, JudgeSettings, PanelSettings, Strict
+from rubriclib.evalfile.sources import dataset_source, duplicate_graders, grader_rubric
+from rubriclib.result import Rule
+from rubriclib.target import TargetSettings
+
+
+class _JudgeSpec(Strict):
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    max_retries: int | None = Field(default=None, ge=0)
+    votes: int | None = Field(default=None, ge=1, strict=True)
+    concurrency: int | None = Field(default=None, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+
+    def settings(self) -> JudgeSettings:
+        return JudgeSettings(**self.model_dump(exclude={"concurrency", "requests_per_minute"}))
+
+
+class _GraderSpec(Strict):
+    name: str = Field(min_length=1)
+    rubric: str | None = None
+    prompt: str | None = None
+    judge: _JudgeSpec | None = None
+    votes: int | None = Field(default=None, ge=1, strict=True)
+    judges: list[_JudgeSpec] | None = None
+    aggregate: Rule | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> _GraderSpec:
+        if (self.rubric is None) == (self.prompt is None):
+            raise ValueError("give exactly one of rubric (a name or path) and prompt")
+        return self
+
+
+class _ConditionSpec(Strict):
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1)
+    min_mean_score: float | None = Field(default=None, ge=0, le=1)
+
+
+class _TargetSpec(Strict):
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    system: str | None = None
+    temperature: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    api_key_env: str | None = None
+    timeout: float = Field(default=120.0, gt=0)
+
+
+class EvalSpec(Strict):
+    name: str = Field(min_length=1)
+    description: str | None = None
+    dataset: str | None = None
+    rows: list[Any] | None = None
+    judge: _JudgeSpec | None = None
+    graders: list[_GraderSpec] = Field(min_length=1)
+    gate: dict[str, _ConditionSpec] = Field(default_factory=dict)
+    target: _TargetSpec | None = None
+
+
+def read(
+    data: dict[str, Any], path: Path, override: Path | None, problems: list[Problem]
+) -> Eval | None:
+    spec = EvalSpec.model_validate(data)
+    label = str(path)
+    graders = []
+    defaults = spec.judge.settings() if spec.judge else JudgeSettings()
+    for index, grader in enumerate(spec.graders):
+        settings = defaults.overridden_by(grader.judge.settings()) if grader.judge else defaults
+        settings = settings.overridden_by(JudgeSettings(votes=grader.votes))
+        panel = _panel(grader, settings, label, problems, index)
+        rubric = grader_rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
+        if rubric is not None:
+            graders.append(Grader(grader.name, rubric, settings, panel))
+    problems += duplicate_graders([g.name for g in spec.graders], label)
+    gate = []
+    for name, condition in spec.gate.items():
+        if name not in {g.name for g in spec.graders}:
+            problems.append(Problem(label, f"gate.{name}", "names no grader of this eval"))
+        if condition.min_pass_rate is not None:
+            gate.append(Condition(name, "pass_rate", ">=", condition.min_pass_rate))
+        if condition.min_mean_score is not None:
+            gate.append(Condition(name, "mean_score", ">=", condition.min_mean_score))
+    source = dataset_source(spec.dataset, spec.rows, path, override, problems)
+    if problems or source is None:
+        return None
+    target = TargetSettings(**spec.target.model_dump()) if spec.target else None
+    if target is not None:
+        source = replace(source, needs_output=False)
+    judge = spec.judge or _JudgeSpec()
+    return Eval(
+        spec.name,
+        path,
+        "rubriclib",
+        source,
+        graders,
+        gate,
+        description=spec.description,
+        concurrency=judge.concurrency,
+        requests_per_minute=judge.requests_per_minute,
+        target=target,
+    )
+
+
+def _panel(
+    grader: _GraderSpec,
+    defaults: JudgeSettings,
+    label: str,
+    problems: list[Problem],
+    index: int,
+) -> PanelSettings | None:
+    """A grader's `judges:` panel (each member its settings over `defaults`), checked."""
+    at = f"graders[{index}]"
+    if grader.judges is None:
+        if grader.aggregate is not None:
+            problems.append(
+                Problem(label, f"{at}.aggregate", "applies only to a panel: list its judges:")
+            )
+        return None
+    if grader.judge is not None:
+        problems.append(
+            Problem(label, f"{at}.judge", "give judge (one judge) or judges (a panel), not both")
+        )
+    if not grader.judges:
+        problems.append(
+            Problem(label, f"{at}.judges", "is empty: list at least one judge ({model: ...})")
+        )
+    members: list[JudgeSettings] = []
+    for place, member in enumerate(grader.judges):
+        for key in ("concurrency", "requests_per_minute"):
+            if getattr(member, key) is not None:
+                problems.append(
+                    Problem(
+                        label,
+                        f"{at}.judges[{place}].{key}",
+                        "is a setting of the whole run: set it in the eval's judge:",
+                    )
+                )
+        settings = defaults.overridden_by(member.settings())
+        if settings in members:
+            first = members.index(settings)
+            problems.append(
+                Problem(
+                    label,
+                    f"{at}.judges[{place}]",
+                    f"is the same judge as judges[{first}]; a panel needs different judges "
+                    "(votes: asks one judge several times)",
+                )
+            )
+        members.append(settings)
+    return PanelSettings(tuple(members), grader.aggregate or "majority")
