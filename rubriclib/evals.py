@@ -256,6 +256,8 @@ async def arun_eval(
         for row in islice(ev.dataset.rows(), limit if limit is not None else ev.limit):
             report.rows += 1
             for grader in ev.graders:
+                if not grader.judges(row.item):
+                    continue
                 if (line := kept.get((row.id, grader.name))) is not None:
                     report.resumed += 1
                     result = GradeResult.model_validate(line["result"])
@@ -442,6 +444,8 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
     for row in islice(ev.dataset.rows(), limit if limit is not None else ev.limit):
         plan.rows += 1
         for grader in ev.graders:
+            if not grader.judges(row.item):
+                continue
             if missing := missing_fields(grader.rubric.requires, row.item):
                 plan.missing.append(f"{row.where}: {grader.name} needs {', '.join(missing)}")
                 continue

@@ -237,57 +237,6 @@ def test_a_bad_dataset_row_stops_the_run_before_any_request(
     assert f"rubriclib: error: {rows}:5: output: is required" in result.stderr
 
 
-WAZA = """\
-name: waza-eval
-skill: support-bot
-tasks: ["tasks/*.yaml"]
-graders:
-  - type: code
-    name: not-empty
-    config: {assertions: ["len(output) > 0"]}
-  - type: prompt
-    name: helpful
-    config: {rubric: helpfulness, model: waza-judge}
-  - type: prompt
-    name: inline
-    config:
-      prompt: "Pass if {submission} answers {input}. Call set_waza_grade_pass or set_waza_grade_fail."
-"""
-
-
-def waza_aware(body: dict[str, Any]) -> Reply:
-    """The keyword judge, answering with waza's tool names when those are offered."""
-    reply = keyword_responder()(body)
-    if "set_waza_grade_pass" in json.dumps(body["tools"]):
-        call = reply.body["choices"][0]["message"]["tool_calls"][0]["function"]
-        call["name"] = call["name"].replace("set_grade", "set_waza_grade")
-    return reply
-
-
-def test_a_waza_eval_judges_its_prompt_graders(
-    write_file: Callable[..., Path], endpoint: JudgeServer
-) -> None:
-    endpoint.responder = waza_aware
-    eval_path = write_file("waza.yaml", WAZA)
-    outputs = write_file(
-        "outputs.jsonl", json.dumps({"input": "q", "output": "verdict:pass"}) + "\n"
-    )
-    without = run(str(eval_path))
-    assert without.exit_code == 2 and "--dataset FILE" in without.stderr
-    ev = load_eval(eval_path, outputs)
-    assert [g.name for g in ev.graders] == ["helpful", "inline"]
-    assert ev.graders[0].judge.model == "waza-judge"
-    inline = ev.graders[1].rubric
-    assert inline.version == "0.0.0" and inline.source == f"prompt:{eval_path}#graders[2]"
-    assert inline.tool_names == ("set_waza_grade_pass", "set_waza_grade_fail")
-    assert any("not-empty" in line and "'code'" in line for line in ev.skipped)
-    result = run(str(eval_path), "--dataset", str(outputs), "--no-cache")
-    assert result.exit_code == 0, result.output
-    assert "not run:" in result.output and "type 'code' is not a judge" in result.output
-    waza_request = next(r for r in endpoint.requests if "set_waza" in json.dumps(r["tools"]))
-    assert "Pass if \n```\nverdict:pass\n```\n answers" in waza_request["messages"][1]["content"]
-
-
 LETTA = """\
 name: letta-suite
 dataset: dataset.jsonl
@@ -551,7 +500,7 @@ EXAMPLES = Path(__file__).parent.parent / "examples"
     ("arguments", "results"),
     [
         (["support/eval.yaml"], 60),
-        (["waza/eval.yaml", "--dataset", "waza/outputs.jsonl"], 12),
+        (["waza/eval.yaml", "--dataset", "waza/outputs.jsonl"], 16),
         (["letta/suite.yaml"], 12),
     ],
 )

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from rubriclib.datasets import Dataset
+from rubriclib.item import Item
 from rubriclib.result import Rule
 from rubriclib.rubric import Rubric
 from rubriclib.target import TargetSettings
@@ -86,6 +87,13 @@ class Grader:
     rubric: Rubric
     judge: JudgeSettings
     panel: PanelSettings | None = None
+    task: str | None = None
+    """A waza task's grader judges only that task's rows: those whose `task` (else `id`) is
+    this; None judges every row."""
+
+    def judges(self, item: Item) -> bool:
+        """Whether this grader judges the row `item`."""
+        return self.task is None or str(item.metadata.get("task", item.id)) == self.task
 
 
 @dataclass(frozen=True)
