@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import EvalError, Problem
-from rubriclib.item import Item
+from rubriclib.item import Item, field_text
+from rubriclib.letta_rows import USED_KEYS, LettaSample, read_sample
 from rubriclib.rubric import load_yaml
 
 ALIASES = {
@@ -43,6 +44,8 @@ class Row:
     """`FILE:LINE` for JSONL and CSV, `FILE: rows[N]` otherwise: how problems name the row."""
     item: Item
     """The judged fields; `item.id` is the row id and `item.metadata` its other keys."""
+    sample: LettaSample | None = None
+    """A letta-evals row as letta reads it (its turns, rubric_vars, own rubric)."""
 
     @property
     def id(self) -> str:
@@ -59,6 +62,9 @@ class Dataset:
     label: str = "rows"
     needs_output: bool = True
     """False when a target generates the outputs."""
+    letta_base: Path | None = None
+    """Set for a letta-evals suite: rows are read as letta reads them, a row's rubric_path
+    relative to this folder (the suite's)."""
 
     def rows(self) -> Iterator[Row]:
         """Every row, in order; raises EvalError at the first bad one (run `check` first)."""
@@ -67,9 +73,11 @@ class Dataset:
                 raise EvalError(entry)
             yield entry
 
-    def check(self) -> tuple[list[Problem], int]:
-        """Every problem of every row (up to MAX_PROBLEMS) and the number of rows, reading the
-        dataset once and keeping no row."""
+    def check(
+        self, row_problems: Callable[[Row], list[Problem]] | None = None
+    ) -> tuple[list[Problem], int]:
+        """Every problem of every row (up to MAX_PROBLEMS), with what `row_problems` finds in
+        each good row, and the number of rows, reading the dataset once and keeping no row."""
         problems: list[Problem] = []
         skipped = rows = 0
         seen: set[str] = set()
@@ -81,7 +89,9 @@ class Dataset:
                 found = [Problem(entry.where, "id", f"duplicate row id {entry.id!r}")]
             else:
                 seen.add(entry.id)
-                continue
+                found = row_problems(entry) if row_problems is not None else []
+                if not found:
+                    continue
             room = MAX_PROBLEMS - len(problems)
             problems.extend(found[:room])
             skipped += max(0, len(found) - room)
@@ -95,12 +105,14 @@ class Dataset:
 
     def _entries(self) -> Iterator[Row | list[Problem]]:
         """Each row, or the problems that kept it from being one."""
+        csv = self.path is not None and self.path.suffix.lower() == ".csv"
         for number, (where, raw) in enumerate(self._raw_rows(), start=1):
-            yield (
-                [raw]
-                if isinstance(raw, Problem)
-                else parse_row(raw, number, where, self.needs_output)
-            )
+            if isinstance(raw, Problem):
+                yield [raw]
+            elif self.letta_base is not None:
+                yield parse_letta_row(raw, number, where, self.letta_base, csv)
+            else:
+                yield parse_row(raw, number, where, self.needs_output)
 
     def _raw_rows(self) -> Iterator[tuple[str, Any]]:
         if self.path is None:
@@ -127,6 +139,25 @@ class Dataset:
             raise EvalError.single(
                 str(self.path), "dataset", f"is not valid UTF-8 (bad byte at offset {error.start})"
             ) from None
+
+
+def parse_letta_row(
+    raw: Any, number: int, where: str, base_dir: Path, csv: bool
+) -> Row | list[Problem]:
+    """A letta-evals row as a Row (its sample kept), or every problem with it."""
+    if not isinstance(raw, Mapping):
+        return [Problem(where, "row", f"must be a mapping of keys, not {type(raw).__name__}")]
+    sample = read_sample(raw, where, base_dir, csv)
+    if isinstance(sample, list):
+        return sample
+    if sample.submission is None:
+        message = "is required: the agent's recorded answer (rubriclib runs no letta agent)"
+        return [Problem(where, "submission", message)]
+    row_id = raw.get("sample_id", raw.get("id", number))
+    if isinstance(row_id, bool) or not isinstance(row_id, str | int) or str(row_id) == "":
+        return [Problem(where, "id", "must be a string or an integer")]
+    metadata = {key: value for key, value in raw.items() if key not in USED_KEYS}
+    return Row(number, where, sample.item(str(row_id), metadata), sample)
 
 
 def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> Row | list[Problem]:
@@ -165,28 +196,6 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
         metadata=metadata,
     )
     return Row(number, where, item)
-
-
-def field_text(field: str, value: Any) -> str | None:
-    """A row value as the text the judge sees: lists of passages numbered, chat messages shown
-    as a transcript; a ValueError saying why when it cannot be text."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    is_list = isinstance(value, list) and bool(value)
-    if is_list and field == "input" and all(isinstance(m, Mapping) for m in value):
-        lines = []
-        for message in value:
-            role, content = message.get("role"), message.get("content")
-            if not isinstance(role, str) or not isinstance(content, str):
-                raise ValueError("chat messages need a 'role' and a text 'content'")
-            lines.append(f"{role}: {content}")
-        return "\n".join(lines)
-    if is_list and field == "context" and all(isinstance(passage, str) for passage in value):
-        return "\n\n".join(f"[{n}] {passage}" for n, passage in enumerate(value, start=1))
-    kinds = {"input": "text or a list of chat messages", "context": "text or a list of passages"}
-    raise ValueError(f"must be {kinds.get(field, 'text')}, not {type(value).__name__}")
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, Any]]:

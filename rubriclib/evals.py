@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rubriclib.config import resolve
+from rubriclib.errors import Problem
 from rubriclib.evalfile import Condition, Eval, Grader, JudgeSettings
 from rubriclib.item import Item, missing_fields
-from rubriclib.result import GradeResult, not_judged
+from rubriclib.judgments import judgments, letta_row_checker, row_rubric
+from rubriclib.result import GradeResult, combine_turns, not_judged
 
 if TYPE_CHECKING:
     from rubriclib.datasets import Row
@@ -232,9 +234,11 @@ async def arun_eval(
     )
     report.cases = [] if keep_cases else None
     stats = {s.grader.name: s for s in report.graders}
-    kept = read_resumable(out, report) if resume and out is not None else {}
+    kept = read_resumable(out, report, own_rubrics(ev)) if resume and out is not None else {}
     results = ResultsFile(out, list(kept.values())) if out is not None else None
-    pending: dict[int, tuple[Row, Grader]] = {}
+    pending: dict[int, tuple[Row, Grader, int, int]] = {}
+    """Each job's row, grader, turn and number of turns (1 unless letta grades per turn)."""
+    turns_so_far: dict[tuple[str, str], dict[int, GradeResult]] = {}
     outputs = _Outputs(target, kept)
 
     def record(row: Row, grader: Grader, result: GradeResult, write: bool = True) -> None:
@@ -266,9 +270,12 @@ async def arun_eval(
                     cause = f"row {row.id} has no {' and no '.join(missing)}"
                     record(row, grader, not_judged(grader.rubric, judges[grader.name].model, cause))
                 else:
-                    pending[index] = (row, grader)
-                    index += 1
-                    yield Job(grader.rubric, outputs.item(row), judge=judges[grader.name])
+                    parts = judgments(row, grader)
+                    for turn, part in enumerate(parts):
+                        pending[index] = (row, grader, turn, len(parts))
+                        index += 1
+                        item = outputs.item(row) if row.sample is None else part.item
+                        yield Job(part.rubric, item, judge=judges[grader.name])
 
     first = judges[ev.graders[0].name]
     stream = judge_stream(
@@ -279,7 +286,15 @@ async def arun_eval(
     )
     try:
         async for index, result in stream:
-            row, grader = pending.pop(index)
+            row, grader, turn, turns = pending.pop(index)
+            if turns > 1:  # a row letta grades per turn is one result once every turn is in
+                done = turns_so_far.setdefault((row.id, grader.name), {})
+                done[turn] = result
+                if len(done) < turns:
+                    continue
+                del turns_so_far[(row.id, grader.name)]
+                rubric = row_rubric(row, grader)
+                result = combine_turns(rubric, [done[n] for n in range(turns)])
             record(row, grader, result)
     except asyncio.CancelledError:
         if interrupt is None or interrupt.signal is None:
@@ -376,10 +391,14 @@ def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
     }
 
 
-def read_resumable(path: Path, report: EvalReport) -> dict[tuple[str, str], dict[str, Any]]:
+def read_resumable(
+    path: Path, report: EvalReport, own_rubrics: dict[tuple[str, str], str] | None = None
+) -> dict[tuple[str, str], dict[str, Any]]:
     """The lines of a results file worth keeping: valid JSON, a verdict (not an error), and the
-    same rubric digest, judge model and votes as the grader now has. First line of a pair wins."""
+    same rubric digest (`own_rubrics`: that of a row's own rubric, by row and grader), judge
+    model and votes as the grader now has. First line of a pair wins."""
     expected = {s.grader.name: (s.grader.rubric.digest, s.model, s.votes) for s in report.graders}
+    own_rubrics = own_rubrics or {}
     kept: dict[tuple[str, str], dict[str, Any]] = {}
     if not path.exists():
         return kept
@@ -393,7 +412,10 @@ def read_resumable(path: Path, report: EvalReport) -> dict[tuple[str, str], dict
                 key = (str(line["row"]), str(line["grader"]))
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short by a kill, or not ours
-            if expected.get(key[1]) == identity and line.get("verdict") in ("pass", "fail"):
+            wanted = expected.get(key[1])
+            if wanted is not None and key in own_rubrics:
+                wanted = (own_rubrics[key], *wanted[1:])
+            if wanted == identity and line.get("verdict") in ("pass", "fail"):
                 kept.setdefault(key, line)
     return kept
 
@@ -449,20 +471,42 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
             if missing := missing_fields(grader.rubric.requires, row.item):
                 plan.missing.append(f"{row.where}: {grader.name} needs {', '.join(missing)}")
                 continue
-            item = row.item
-            messages = render(
-                grader.rubric,
-                item.output,
-                item.input,
-                item.context,
-                item.reference,
-                baseline=item.baseline,
-            )
-            plan.first_prompts.setdefault(grader.name, messages)
-            plan.judgments += 1
-            plan.by_grader[grader.name] += 1
-            characters = sum(len(message["content"]) for message in messages) + tools[grader.name]
-            orders = 2 if grader.rubric.scale == "pairwise" else 1  # both orders, same length
-            plan.prompt_tokens += orders * characters // 4
-            plan.tokens_by_grader[grader.name] += orders * characters // 4
+            for part in judgments(row, grader):
+                item = part.item
+                messages = render(
+                    part.rubric,
+                    item.output,
+                    item.input,
+                    item.context,
+                    item.reference,
+                    baseline=item.baseline,
+                    variables=item.variables,
+                )
+                plan.first_prompts.setdefault(grader.name, messages)
+                plan.judgments += 1
+                plan.by_grader[grader.name] += 1
+                characters = sum(len(message["content"]) for message in messages)
+                characters += tools[grader.name]
+                orders = 2 if grader.rubric.scale == "pairwise" else 1  # both orders, one length
+                plan.prompt_tokens += orders * characters // 4
+                plan.tokens_by_grader[grader.name] += orders * characters // 4
     return plan
+
+
+def check_dataset(ev: Eval) -> tuple[list[Problem], int]:
+    """Every problem of the eval's rows, with what keeps a letta prompt from being filled for a
+    row, and the number of rows: all found in one read, before any request."""
+    return ev.dataset.check(letta_row_checker(ev.graders))
+
+
+def own_rubrics(ev: Eval) -> dict[tuple[str, str], str]:
+    """The digest of each letta row's own rubric, by row and prompt grader (for --resume)."""
+    graders = [grader for grader in ev.graders if grader.rubric.template == "letta"]
+    if not graders or ev.dataset.letta_base is None:
+        return {}
+    return {
+        (row.id, grader.name): row_rubric(row, grader).digest
+        for row in ev.dataset.rows()
+        if row.sample is not None and row.sample.rubric is not None
+        for grader in graders
+    }

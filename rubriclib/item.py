@@ -22,6 +22,9 @@ class Item(BaseModel):
     baseline: str | None = None
     id: str | int | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    variables: dict[str, str] | None = None
+    """The values a letta-evals prompt places by name (`{input}`, `{ground_truth}`,
+    `{submission}`, the row's rubric_vars); read only by a letta template rubric."""
 
 
 def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
@@ -39,7 +42,7 @@ def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
             if problem["type"] == "extra_forbidden":
                 message = (
                     "unknown key; items have output, input, context, reference, baseline, id, "
-                    "metadata"
+                    "metadata, variables"
                 )
             elif problem["type"] == "missing":
                 message = "is required"
@@ -50,7 +53,12 @@ def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
 
 
 def _expected(field: str) -> str:
-    kinds = {"output": "a string", "metadata": "a dict", "id": "a string, an integer or None"}
+    kinds = {
+        "output": "a string",
+        "metadata": "a dict",
+        "id": "a string, an integer or None",
+        "variables": "a dict of strings or None",
+    }
     return kinds.get(field, "a string or None")
 
 
@@ -66,3 +74,25 @@ def missing_fields(requires: Sequence[str], item: Item) -> list[str]:
 
 class NoOutput(Exception):
     """An item's output could not be produced (a target model failed); the message says why."""
+
+
+def field_text(field: str, value: Any) -> str | None:
+    """A row value as the text the judge sees: lists of passages numbered, chat messages shown
+    as a transcript; a ValueError saying why when it cannot be text."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    is_list = isinstance(value, list) and bool(value)
+    if is_list and field == "input" and all(isinstance(m, Mapping) for m in value):
+        lines = []
+        for message in value:
+            role, content = message.get("role"), message.get("content")
+            if not isinstance(role, str) or not isinstance(content, str):
+                raise ValueError("chat messages need a 'role' and a text 'content'")
+            lines.append(f"{role}: {content}")
+        return "\n".join(lines)
+    if is_list and field == "context" and all(isinstance(passage, str) for passage in value):
+        return "\n\n".join(f"[{n}] {passage}" for n, passage in enumerate(value, start=1))
+    kinds = {"input": "text or a list of chat messages", "context": "text or a list of passages"}
+    raise ValueError(f"must be {kinds.get(field, 'text')}, not {type(value).__name__}")

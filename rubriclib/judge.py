@@ -586,7 +586,7 @@ def _rendered(rubric: Rubric, item: Item) -> list[list[dict[str, Any]]]:
     (the output as Response A, then the baseline as Response A)."""
     fields = (item.input, item.context, item.reference)
     if rubric.scale != "pairwise":
-        return [render(rubric, item.output, *fields)]
+        return [render(rubric, item.output, *fields, variables=item.variables)]
     return [
         render(rubric, item.output, *fields, baseline=item.baseline, swapped=swapped)
         for swapped in (False, True)

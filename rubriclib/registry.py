@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from rubriclib.config import find_project, search_paths
 from rubriclib.errors import Problem, RubricError
@@ -323,19 +323,35 @@ def _clause_checks(
     return [compare[operator]]
 
 
-def rubric_from_prompt(text: str, name: str, source: str, path: Path) -> Rubric:
-    """An unversioned pass-fail rubric from a plain judge prompt (a letta-evals `.txt` prompt or
-    an inline `prompt:`). Its identity says so: version 0.0.0, `source` such as `prompt:FILE`,
-    and a digest of its text like any rubric's. `{input}`, `{context}`, `{ground_truth}` and
-    `{submission}` in the text place the values, as in any rubric body."""
+def rubric_from_prompt(
+    text: str,
+    name: str,
+    source: str,
+    path: Path,
+    *,
+    template: Literal["rubriclib", "letta"] = "rubriclib",
+    system_prompt: str | None = None,
+) -> Rubric:
+    """An unversioned pass-fail rubric from a plain judge prompt (an inline `prompt:`, a waza
+    prompt, a letta-evals prompt). Its identity says so: version 0.0.0, `source` such as
+    `prompt:FILE`, and a digest of its text (and system prompt) like any rubric's.
+    `{input}`, `{context}`, `{ground_truth}` and `{submission}` in the text place the values,
+    as in any rubric body; a `letta` template keeps its text exactly and is filled as letta
+    fills it (see `render`)."""
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "prompt"
+    body = text if template == "letta" else text.strip("\n")
+    judged = body if system_prompt is None else f"{system_prompt}\n\n{body}"
+    if template == "letta":  # the same text, filled another way, is another rubric
+        judged = f"letta-evals template\n{judged}"
     return Rubric(
         name=slug,
         version="0.0.0",
         scale="pass-fail",
         description=f"The judge prompt of {name}, not a versioned rubric.",
-        body=text.strip("\n"),
+        body=body,
         source=source,
         path=path,
-        digest=judged_digest("pass-fail", None, [], text.strip("\n")),
+        digest=judged_digest("pass-fail", None, [], judged),
+        template=template,
+        system_prompt=system_prompt,
     )

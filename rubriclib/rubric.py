@@ -156,6 +156,11 @@ class Rubric(_Frontmatter):
     """The file the rubric was read from."""
     digest: str
     """sha256 over what decides a verdict (see `judged_digest`)."""
+    template: Literal["rubriclib", "letta"] = "rubriclib"
+    """`letta`: the body is a letta-evals prompt, filled by `str.format` from the item's
+    variables and sent as the whole user message, as letta-evals sends it."""
+    system_prompt: str | None = None
+    """Text the eval file puts before rubriclib's own system message (letta's system_prompt)."""
 
     @property
     def tool_names(self) -> tuple[str, str]:

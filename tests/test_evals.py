@@ -237,97 +237,6 @@ def test_a_bad_dataset_row_stops_the_run_before_any_request(
     assert f"rubriclib: error: {rows}:5: output: is required" in result.stderr
 
 
-LETTA = """\
-name: letta-suite
-dataset: dataset.jsonl
-target: {kind: agent, agent_file: agent.af}
-graders:
-  quality:
-    kind: rubric
-    prompt_path: rubric.txt
-    model: letta-judge
-    provider: openai
-    extractor: last_assistant
-  grounded:
-    kind: model_judge
-    prompt_path: grounded.md
-  ascii:
-    kind: tool
-    function: ascii_printable_only
-gate: {metric_key: quality, metric: avg_score, op: gte, value: 0.5}
-max_samples: 2
-"""
-
-
-def test_a_letta_suite_reads_prompts_rubrics_and_its_gate(
-    write_file: Callable[..., Path], endpoint: JudgeServer
-) -> None:
-    write_file("rubric.txt", "Is {submission} a good answer to {input}? Reference: {ground_truth}")
-    write_file(
-        "grounded.md", (Path(__file__).parent.parent / "rubrics" / "groundedness.md").read_text()
-    )
-    rows = [
-        {"input": f"q{n}", "ground_truth": "r", "context": "c", "submission": "verdict:pass"}
-        for n in range(3)
-    ]
-    write_file("dataset.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
-    suite = write_file("suite.yaml", LETTA)
-    ev = load_eval(suite)
-    assert ev.shape == "letta" and ev.limit == 2
-    quality = ev.graders[0].rubric
-    assert quality.source == f"prompt:{suite.parent / 'rubric.txt'}" and quality.version == "0.0.0"
-    assert ev.graders[1].rubric.name == "groundedness"
-    assert ev.gate == [Condition("quality", "mean_score", ">=", 0.5)]
-    assert any("ascii" in line for line in ev.skipped)
-    result = run(str(suite), "--no-cache", "--format", "json")
-    assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
-    assert report["run"]["rows"] == 2 and report["gate"][0]["holds"] is True
-    assert len(endpoint.requests) == 4
-
-
-def test_a_letta_suite_naming_rubrics_through_our_grader_file_is_judged_by_eval(
-    write_file: Callable[..., Path], endpoint: JudgeServer, library: Path
-) -> None:
-    """The suite letta-evals itself runs (`kind: tool`, `function: rubriclib_grader.py:REF`)
-    is judged by `rubriclib eval` with the same rubric; a tool grader of any other file is not."""
-    from rubriclib.integrations.letta import SHIM_TEXT
-
-    write_file("rubriclib_grader.py", SHIM_TEXT)
-    write_file("other_graders.py", "def keywords(sample, submission): ...\n")
-    rows = [{"input": "q", "ground_truth": "r", "submission": "verdict:pass"}]
-    write_file("dataset.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
-    suite = write_file(
-        "suite.yaml",
-        "name: s\ndataset: dataset.jsonl\ngraders:\n"
-        "  judged: {kind: tool, function: 'rubriclib_grader.py:keywords@^2'}\n"
-        "  skipped: {kind: tool, function: 'other_graders.py:keywords'}\n"
-        "reward: {kind: metric, metric_key: judged}\n",
-    )
-    ev = load_eval(suite)
-    assert [(g.name, g.rubric.name, g.rubric.version) for g in ev.graders] == [
-        ("judged", "keywords", "2.1.0")
-    ]
-    assert any(line.startswith("graders.skipped: kind 'tool'") for line in ev.skipped)
-    result = run(str(suite), "--no-cache", "--format", "json")
-    assert result.exit_code == 0, result.output
-    assert len(endpoint.requests) == 1
-
-
-def test_unsupported_letta_settings_are_reported(write_file: Callable[..., Path]) -> None:
-    write_file("rubric.txt", "x")
-    suite = write_file(
-        "suite.yaml",
-        LETTA.replace("provider: openai", "provider: anthropic").replace(
-            "max_samples: 2", "setup_script: s.py:f"
-        ),
-    )
-    with pytest.raises(EvalError) as caught:
-        load_eval(suite)
-    fields = [problem.field for problem in caught.value.problems]
-    assert "graders.quality.provider" in fields and "setup_script" in fields
-
-
 def test_the_python_api_gives_the_numbers_the_cli_prints(
     support: Path, endpoint: JudgeServer, tmp_path: Path
 ) -> None:
@@ -501,7 +410,7 @@ EXAMPLES = Path(__file__).parent.parent / "examples"
     [
         (["support/eval.yaml"], 60),
         (["waza/eval.yaml", "--dataset", "waza/outputs.jsonl"], 16),
-        (["letta/suite.yaml"], 12),
+        (["letta/suite.yaml"], 14),
     ],
 )
 def test_every_example_runs(

@@ -54,10 +54,10 @@ def _offline(
     from rubriclib.batch import batch_refusals
     from rubriclib.config import cache_setting
     from rubriclib.evalfile import load_eval
-    from rubriclib.evals import make_judges
+    from rubriclib.evals import check_dataset, make_judges
 
     ev = load_eval(eval_file, dataset)
-    problems, _ = ev.dataset.check()
+    problems, _ = check_dataset(ev)
     if problems:
         raise EvalError(problems)
     if refusals := batch_refusals(ev, f"{eval_file}: batch files"):

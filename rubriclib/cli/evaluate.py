@@ -103,7 +103,7 @@ def eval_command(
     from rubriclib.config import cache_setting
     from rubriclib.engine import interruptible
     from rubriclib.evalfile import load_eval
-    from rubriclib.evals import arun_eval, make_judges, make_target
+    from rubriclib.evals import arun_eval, check_dataset, make_judges, make_target
 
     if resume and out is None:
         raise click.UsageError("--resume needs --out: the results file to resume from")
@@ -112,7 +112,7 @@ def eval_command(
     ev = load_eval(eval_file, dataset)
     if frozen:
         refuse_unlocked([g.rubric for g in ev.graders if not g.rubric.source.startswith("prompt:")])
-    problems, rows = ev.dataset.check()
+    problems, rows = check_dataset(ev)
     if problems:
         raise EvalError(problems)
     if use_batch:  # before the plan, any key or request, and before a state file is touched

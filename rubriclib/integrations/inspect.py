@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rubriclib.datasets import field_text
+from rubriclib.item import field_text
 from rubriclib.judge import Judge
 from rubriclib.registry import load_rubric
 from rubriclib.result import GradeResult

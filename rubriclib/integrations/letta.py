@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rubriclib.datasets import field_text
+from rubriclib.item import field_text
 from rubriclib.judge import Judge
+from rubriclib.letta_rows import rubric_fields
 from rubriclib.registry import load_rubric
 from rubriclib.result import GradeResult as Result
 from rubriclib.result import not_judged
@@ -109,20 +110,11 @@ def graders_for(shim: str) -> Callable[[str], Callable[..., Any]]:
 def sample_fields(sample: Any) -> dict[str, str | None]:
     """A letta Sample's fields as the rubric's: input (several turns as a transcript),
     ground_truth as the reference, rubric_vars.context as the context."""
-    turns = sample.input
-    if isinstance(turns, list):
-        turns = [{"role": "user", "content": turn} for turn in turns]
-    truth = sample.ground_truth
-    context = (sample.rubric_vars or {}).get("context")
     try:
-        context = field_text("context", context)
+        context = field_text("context", (sample.rubric_vars or {}).get("context"))
     except ValueError as error:
         raise ValueError(f"rubric_vars.context: {error}") from None
-    return {
-        "input": field_text("input", turns) if turns else None,
-        "context": context,
-        "reference": "\n".join(truth) if isinstance(truth, list) else truth,
-    }
+    return rubric_fields(sample.input, sample.ground_truth, context)
 
 
 def to_letta(result: Result) -> dict[str, Any]:

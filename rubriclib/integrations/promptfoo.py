@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rubriclib.datasets import field_text
 from rubriclib.errors import InputError, JudgeConfigError
+from rubriclib.item import field_text
 from rubriclib.judge import Judge
 from rubriclib.registry import load_rubric
 from rubriclib.result import GradeResult, not_judged
