@@ -94,5 +94,12 @@ def field_text(field: str, value: Any) -> str | None:
         return "\n".join(lines)
     if is_list and field == "context" and all(isinstance(passage, str) for passage in value):
         return "\n\n".join(f"[{n}] {passage}" for n, passage in enumerate(value, start=1))
-    kinds = {"input": "text or a list of chat messages", "context": "text or a list of passages"}
-    raise ValueError(f"must be {kinds.get(field, 'text')}, not {type(value).__name__}")
+    kinds = {
+        "input": "text or a list of chat messages ({role, content})",
+        "context": "text or a list of passages (texts)",
+    }
+    expected = kinds.get(field, "text")
+    if isinstance(value, list) and value:  # say what the list holds, not that it is a list
+        held = sorted({type(part).__name__ for part in value})
+        raise ValueError(f"must be {expected}; this list holds {', '.join(held)}")
+    raise ValueError(f"must be {expected}, not {type(value).__name__}")

@@ -74,7 +74,7 @@ def test_bad_rows_are_all_reported_with_line_and_field(write_file: Callable[...,
         f"{path}:2: output: is required (or output, submission, response)",
         f"{path}:3: row: invalid JSON: Expecting property name enclosed in double quotes (column 2)",
         f"{path}:4: response: given twice, as output and response",
-        f"{path}:5: context: must be text or a list of passages, not dict",
+        f"{path}:5: context: must be text or a list of passages (texts), not dict",
         f"{path}:7: id: duplicate row id 'x'",
         f"{path}:8: row: must be a mapping of keys, not list",
     ]
@@ -128,3 +128,11 @@ def test_jsonl_is_streamed_not_loaded_whole(write_file: Callable[..., Path]) -> 
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert count == 20_000 and peak < 2_000_000  # a few rows at a time, not 20 MB
+
+
+def test_a_list_is_described_by_what_it_holds_never_as_not_a_list() -> None:
+    problems, _ = Dataset(inline=[{"input": ["a", "b"], "context": [1], "output": "o"}]).check()
+    assert [str(p) for p in problems] == [
+        "rows[0]: input: must be text or a list of chat messages ({role, content}); this list holds str",
+        "rows[0]: context: must be text or a list of passages (texts); this list holds int",
+    ]

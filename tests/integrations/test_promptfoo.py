@@ -303,7 +303,7 @@ def test_problems_found_before_judging(library: Path, endpoint: JudgeServer) -> 
     keywords = {"rubric": "keywords"}
     assert reason("x", {"vars": {"context": {"a": 1}}, "config": keywords}) == (
         "rubriclib judge error (keywords@2.1.0): not judged: vars.context: must be text or a "
-        "list of passages, not dict"
+        "list of passages (texts), not dict"
     )
     assert reason("verdict:pass", {"config": {"rubric": "groundedness"}}).endswith(
         "not judged: no context (the rubric groundedness requires it)"
