@@ -1,5 +1,6 @@
 """rubriclib.lock: the version and digest of every rubric a project uses, so a wording change
-without a version bump is caught (`check`), and a frozen run refuses rubrics that moved.
+without a version bump is caught (`check`), and a frozen run refuses rubrics that moved. Both
+ask one question, `lock_problem`, so `check` passes exactly when a frozen run would start.
 
 The lock sits at the project root. It is YAML, sorted by name then source, with file sources
 relative to the project root, so it diffs cleanly and means the same on every machine.
@@ -8,6 +9,7 @@ relative to the project root, so it diffs cleanly and means the same on every ma
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ HEADER = (
     "# rubriclib.lock: the rubric versions and digests this project was checked against.\n"
     "# Written by `rubriclib lock`; `rubriclib check` compares the project with it.\n"
 )
+RELOCK = "run `rubriclib lock`"
 SKIPPED_FOLDERS = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".e2e"}
 
 
@@ -59,10 +62,9 @@ class Locked:
 
 @dataclass
 class CheckReport:
-    """What `check` found: problems fail it; new rubrics are only listed."""
+    """What `check` found: any problem fails it."""
 
     problems: list[str] = field(default_factory=list)
-    new: list[str] = field(default_factory=list)
     ok: list[str] = field(default_factory=list)
 
 
@@ -118,11 +120,36 @@ def _has_graders(path: Path) -> bool:
     return isinstance(data, dict) and "graders" in data
 
 
-def write_lock(rubrics: list[Rubric], root: Path | None = None) -> Path:
-    """Write the lock for `rubrics` (sorted, one entry per name and source) and return it."""
+def lock_entries(refs: list[str], root: Path | None = None) -> list[Locked]:
+    """What `rubriclib lock [REF...]` writes. With no REF, every rubric the project uses. With
+    REFs (as `cargo update -p`): those entries added or refreshed, every rubric the project
+    uses that the lock lacks added, every other entry kept as it was."""
     root = root or project_root()
-    entries = sorted({Locked.of(r, root) for r in rubrics}, key=lambda e: (e.name, e.source))
-    data = {"lock_version": 1, "rubrics": [_entry_data(entry) for entry in entries]}
+    if not refs:
+        return _sorted(Locked.of(rubric, root) for rubric in project_rubrics())
+    entries = {(e.name, e.source): e for e in read_lock(root)} if _has_lock(root) else {}
+    for rubric in project_rubrics():
+        now = Locked.of(rubric, root)
+        entries.setdefault((now.name, now.source), now)
+    for rubric in project_rubrics(refs):
+        now = Locked.of(rubric, root)
+        entries[(now.name, now.source)] = now
+    return _sorted(entries.values())
+
+
+def _has_lock(root: Path) -> bool:
+    return (root / LOCK_NAME).is_file()
+
+
+def _sorted(entries: Iterable[Locked]) -> list[Locked]:
+    """One entry per name and source, sorted by name then source."""
+    return sorted(set(entries), key=lambda entry: (entry.name, entry.source))
+
+
+def write_lock(entries: Iterable[Locked], root: Path | None = None) -> Path:
+    """Write the lock holding `entries` (sorted, one per name and source) and return it."""
+    root = root or project_root()
+    data = {"lock_version": 1, "rubrics": [_entry_data(entry) for entry in _sorted(entries)]}
     text = HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
     path = root / LOCK_NAME
     temporary = path.with_name(f".{LOCK_NAME}.{os.getpid()}.tmp")
@@ -159,30 +186,79 @@ def read_lock(root: Path | None = None) -> list[Locked]:
     entries = []
     for index, row in enumerate(rows):
         try:
-            entries.append(Locked(**{**row, "requires": tuple(row.get("requires", ()))}))
-        except (TypeError, AttributeError):
+            entry = Locked(**{**row, "requires": tuple(row.get("requires", ()))})
+            semver.Version.parse(entry.version)
+        except (TypeError, AttributeError, ValueError):
             raise RubricError.single(label, f"rubrics[{index}]", "is not a lock entry") from None
+        entries.append(entry)
     return entries
 
 
 def check(rubrics: list[Rubric], locked: list[Locked], root: Path | None = None) -> CheckReport:
-    """Compare the project's rubrics with the lock (see `rubriclib check`)."""
+    """Compare the project's rubrics with the lock (see `rubriclib check`): every rubric the
+    project uses through `lock_problem`, then each other locked entry against the rubric it
+    still resolves to (it may be locked for a command line the project scan cannot see)."""
     root = root or project_root()
     report = CheckReport()
     current = {(e.name, e.source): e for e in (Locked.of(r, root) for r in rubrics)}
-    for entry in locked:
-        now = current.pop((entry.name, entry.source), None) or _find(entry, root)
-        if now is None:
+    unused = list(locked)
+    for now in _sorted(current.values()):
+        entry = entry_for(locked, now)
+        if entry in unused:
+            unused.remove(entry)
+        _record(report, lock_problem(entry, now), now)
+    for entry in unused:
+        found = _find(entry, root)
+        if found is None:
             report.problems.append(
-                f"{entry.name}: locked at {entry.version} from {entry.source}, "
-                "but it can no longer be found"
+                f"{entry.name}: locked at {entry.version} from {entry.source}, but it can no "
+                f"longer be found; {RELOCK} if it was removed on purpose"
             )
-            continue
-        report.problems.extend(_compare(entry, now))
-        if now.digest == entry.digest and now.version == entry.version:
-            report.ok.append(f"{entry.name}@{entry.version}")
-    report.new = sorted(f"{e.name}@{e.version} ({e.source})" for e in current.values())
+        elif (found.name, found.source) not in current:  # else the project's entry covers it
+            _record(report, lock_problem(entry, found), found)
     return report
+
+
+def _record(report: CheckReport, problem: str | None, now: Locked) -> None:
+    if problem is None:
+        report.ok.append(f"{now.name}@{now.version}")
+    else:
+        report.problems.append(problem)
+
+
+def entry_for(locked: list[Locked], now: Locked) -> Locked | None:
+    """The lock's entry for a rubric: the one of its name and source, else one of its name
+    (the name now resolves somewhere else), else None."""
+    same_name = [entry for entry in locked if entry.name == now.name]
+    exact = [entry for entry in same_name if entry.source == now.source]
+    return (exact or same_name)[0] if same_name else None
+
+
+def lock_problem(entry: Locked | None, now: Locked) -> str | None:
+    """Why the lock does not hold the rubric `now` as it is (None when it does): the one
+    comparison behind `rubriclib check` and a --frozen run, so the two cannot disagree."""
+    if entry is None:
+        return f"{now.name}@{now.version} ({now.source}) is not in the lock; {RELOCK}"
+    if entry.source != now.source:
+        return (
+            f"{now.name}: locked from {entry.source}, now from {now.source} (locked at "
+            f"{entry.version}, now {now.version}); {RELOCK}"
+        )
+    if (entry.version, entry.digest) == (now.version, now.digest):
+        return None
+    was, version = semver.Version.parse(entry.version), semver.Version.parse(now.version)
+    if version < was:
+        return f"{entry.name}: version went down from {entry.version} to {now.version}"
+    if version == was:
+        return (
+            f"{entry.name}@{entry.version}: the judged text changed (digest "
+            f"{entry.digest[:12]} -> {now.digest[:12]}) but the version did not; "
+            f"{suggest_bump(entry, now)}"
+        )
+    return (
+        f"{now.name}: locked at {entry.version}, now {now.version} (digest {entry.digest[:12]} "
+        f"-> {now.digest[:12]}); {RELOCK}"
+    )
 
 
 def _find(entry: Locked, root: Path) -> Locked | None:
@@ -193,18 +269,6 @@ def _find(entry: Locked, root: Path) -> Locked | None:
         return Locked.of(load_rubric(reference), root)
     except InputError:
         return None
-
-
-def _compare(entry: Locked, now: Locked) -> list[str]:
-    was, version = semver.Version.parse(entry.version), semver.Version.parse(now.version)
-    if version < was:
-        return [f"{entry.name}: version went down from {entry.version} to {now.version}"]
-    if now.digest == entry.digest or version != was:
-        return []
-    return [
-        f"{entry.name}@{entry.version}: the judged text changed (digest {entry.digest[:12]} -> "
-        f"{now.digest[:12]}) but the version did not; {suggest_bump(entry, now)}"
-    ]
 
 
 def suggest_bump(entry: Locked, now: Locked) -> str:
@@ -221,28 +285,17 @@ def suggest_bump(entry: Locked, now: Locked) -> str:
 
 
 def frozen_problems(rubrics: list[Rubric], root: Path | None = None) -> list[Problem]:
-    """One problem per rubric whose version or digest differs from the lock (or that the lock
-    does not hold): a frozen run refuses to start on any of them."""
+    """One problem per rubric the lock does not hold as it is (`lock_problem`, as `check`
+    finds it): a frozen run refuses to start on any of them."""
     root = root or project_root()
     label = str(root / LOCK_NAME)
     try:
-        locked = {(e.name, e.source): e for e in read_lock(root)}
+        locked = read_lock(root)
     except RubricError as error:
         return error.problems
     problems = []
     for rubric in rubrics:
         now = Locked.of(rubric, root)
-        entry = locked.get((now.name, now.source))
-        where = f"{now.name}@{now.version} ({now.source})"
-        if entry is None:
-            problems.append(Problem(label, now.name, f"{where} is not in the lock (--frozen)"))
-        elif (entry.version, entry.digest) != (now.version, now.digest):
-            problems.append(
-                Problem(
-                    label,
-                    now.name,
-                    f"{where} differs from the lock ({entry.version}, digest "
-                    f"{entry.digest[:12]}; now digest {now.digest[:12]}) (--frozen)",
-                )
-            )
+        if (problem := lock_problem(entry_for(locked, now), now)) is not None:
+            problems.append(Problem(label, now.name, f"{problem} (--frozen)"))
     return problems

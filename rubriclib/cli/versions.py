@@ -18,18 +18,20 @@ def lock(refs: Sequence[str]) -> None:
     """Write rubriclib.lock at the project root: name, version, digest and source of each rubric.
 
     With no REF: every rubric in the project's rubrics/ folder and every rubric its eval files
-    (YAML files with `graders`) name. Run it again after a version bump.
+    (YAML files with `graders`) name. With REFs: those entries added or refreshed, every other
+    entry kept, and any rubric the project uses that the lock lacks added. Run it again after
+    a version bump.
 
     \b
     Examples:
       rubriclib lock
       rubriclib lock groundedness@^1 ./rubrics/house-style.md
     """
-    from rubriclib.lockfile import project_rubrics, write_lock
+    from rubriclib.lockfile import lock_entries, write_lock
 
-    rubrics = project_rubrics(list(refs))
-    path = write_lock(rubrics)
-    click.echo(f"Locked {len(rubrics)} rubric(s) in {path}")
+    entries = lock_entries(list(refs))
+    path = write_lock(entries)
+    click.echo(f"Locked {len(entries)} rubric(s) in {path}")
 
 
 @main.command()
@@ -37,9 +39,10 @@ def lock(refs: Sequence[str]) -> None:
 def check(refs: Sequence[str]) -> None:
     """Compare the project's rubrics with rubriclib.lock.
 
-    Fails (exit 1) when a rubric's judged text changed but its version did not, when a version
-    went down, or when a locked rubric can no longer be found. Rubrics not yet locked are
-    listed, not failed.
+    Fails (exit 1) whenever a --frozen run would refuse: a rubric the project uses is not in
+    the lock, or its version, digest or source differs from it (a changed text without a bump
+    names the bump to make; a bump names `rubriclib lock`), or a locked rubric can no longer
+    be found.
 
     \b
     Example (CI, or the pre-commit hook):
@@ -51,13 +54,8 @@ def check(refs: Sequence[str]) -> None:
     report = check_lock(project_rubrics(list(refs)), read_lock())
     for line in report.problems:
         click.echo(f"FAIL {line}")
-    for line in report.new:
-        click.echo(f"new  {line}: not in the lock yet (run `rubriclib lock`)")
     verdict = "FAILED" if report.problems else "OK"
-    click.echo(
-        f"{verdict}: {len(report.ok)} unchanged, {len(report.problems)} problem(s), "
-        f"{len(report.new)} new"
-    )
+    click.echo(f"{verdict}: {len(report.ok)} unchanged, {len(report.problems)} problem(s)")
     sys.exit(1 if report.problems else 0)
 
 
