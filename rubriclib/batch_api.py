@@ -12,7 +12,6 @@ A resumed run polls the batches its state file records instead of submitting the
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from rubriclib.batch import (
     split_lines,
     write_atomically,
 )
+from rubriclib.config import credential
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import EndpointError, describe, from_sdk
 
@@ -314,7 +314,7 @@ def attach(
 def api_key_for(batch: dict[str, Any]) -> str:
     """The key for a recorded batch, from the environment variable its record names."""
     name = batch.get("api_key_env") or "OPENAI_API_KEY"
-    key = os.environ.get(name)
+    key = credential(name)
     if key:
         return key
     if str(batch.get("endpoint", "")).startswith("https://api.openai.com"):

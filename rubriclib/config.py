@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rubriclib.errors import Problem, RubricError
+from rubriclib.errors import JudgeConfigError, Problem, RubricError
 
 DEFAULTS: dict[str, Any] = {
     "model": "gpt-4o-mini",
@@ -30,6 +30,8 @@ ENVIRONMENT = {
 }
 """The environment variable of each setting."""
 CONFIG_FILES = ("rubriclib.toml", "pyproject.toml")
+HEADER_VARIABLES = ("OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+"""Variables whose values every client (ours and the SDK's) sends as request headers."""
 
 
 @dataclass(frozen=True)
@@ -169,3 +171,45 @@ def cache_setting(no_cache: bool) -> bool | str:
         return False
     setting = resolve("cache")
     return setting.value if isinstance(setting.value, str) else bool(setting.value)
+
+
+def check_header_value(name: str, value: str) -> str:
+    """`value` if it can travel in an HTTP header as it is (visible ASCII only); else a
+    JudgeConfigError naming `name` and what is wrong, never the value."""
+    kinds = (
+        ("a line break", lambda c: c in "\r\n"),
+        ("a control character", lambda c: c < " " or c == "\x7f"),
+        ("a non-ASCII character", lambda c: not c.isascii()),
+        ("a space", lambda c: c.isspace()),
+    )
+    if value.endswith(("\r", "\n")):
+        problem = "ends with a line break (a key file saved with Windows line endings?)"
+    elif found := next(
+        ((kind, at) for kind, test in kinds for at, c in enumerate(value, 1) if test(c)), None
+    ):
+        problem = f"holds {found[0]} at character {found[1]} of {len(value)}"
+    else:
+        return value
+    raise JudgeConfigError(
+        f"{name}: {problem}; an HTTP header cannot carry it (the value is not shown): "
+        "fix the value and run again"
+    )
+
+
+def credential(variable: str, *, named_by: str | None = None) -> str | None:
+    """The value of the environment variable holding a key (None when unset or empty),
+    checked with the header values the clients take from the environment (HEADER_VARIABLES)
+    before any request is made. A variable a file names (`named_by`, e.g. "api_key_env") must
+    be set: falling back to OPENAI_API_KEY would send that key to another endpoint."""
+    check_environment_headers()
+    value = os.environ.get(variable)
+    if not value and named_by:
+        raise JudgeConfigError(f"{named_by}: ${variable} is not set")
+    return check_header_value(variable, value) if value else None
+
+
+def check_environment_headers() -> None:
+    """Check every HEADER_VARIABLES value that is set (check_header_value)."""
+    for variable in HEADER_VARIABLES:
+        if value := os.environ.get(variable):
+            check_header_value(variable, value)

@@ -158,6 +158,7 @@ def make_judges(
     """One Judge per grader (graders with the same settings share one); `model` and `votes`
     override every grader's. Credentials come only from the environment; `offline` judges
     never send (batch files), so they need none and are given none."""
+    from rubriclib.config import credential
     from rubriclib.judge import Judge
 
     built: dict[JudgeSettings, Judge] = {}
@@ -170,9 +171,9 @@ def make_judges(
                 for key, value in vars(settings).items()
                 if value is not None and key not in ("api_key_env", "model", "base_url")
             }
-            api_key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
-            if offline:
-                api_key = "offline-no-key"
+            api_key = "offline-no-key" if offline else None
+            if not offline and settings.api_key_env:
+                api_key = credential(settings.api_key_env, named_by="api_key_env")
             built[settings] = Judge(
                 settings.model, settings.base_url, api_key, cache=cache, **options
             )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rubriclib.cache import VerdictCache, cache_key, cached_result, stored_verdict
-from rubriclib.config import resolve
+from rubriclib.config import check_environment_headers, check_header_value, credential, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import (
     SignalKind,
@@ -192,7 +192,11 @@ class Judge(ManyJudgments):
             urllib.parse.urlsplit(self.base_url or "").port  # noqa: B018 - checks the port
         except ValueError as error:
             raise JudgeConfigError(f"the judge base URL has a bad port: {error}") from None
-        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if api_key:
+            key: str | None = check_header_value("api_key", api_key)
+            check_environment_headers()
+        else:
+            key = credential("OPENAI_API_KEY")
         if not key and self.base_url is None:
             raise JudgeConfigError(
                 "no API key: set OPENAI_API_KEY, or OPENAI_BASE_URL for a server that needs none"

@@ -4,11 +4,10 @@ row's input before the graders judge it (`target:` in an eval file)."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from typing import Any
 
-from rubriclib.config import resolve
+from rubriclib.config import credential, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item, NoOutput
 
@@ -33,7 +32,7 @@ class Target:
     def __init__(self, settings: TargetSettings) -> None:
         self.settings = settings
         variable = settings.api_key_env or "OPENAI_API_KEY"
-        key = os.environ.get(variable)
+        key = credential(variable)
         base_url = settings.base_url or resolve("base_url").value or None
         if not key and base_url is None:
             raise JudgeConfigError(f"no API key for the target: set {variable}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -100,3 +101,103 @@ def test_the_config_sets_concurrency_and_cache_for_commands(
     assert result.exit_code == 1  # says-fail is judged pass
     assert judge_server.max_in_flight == 1
     assert not (project / "xdg").exists()  # cache = false: no cache was opened
+
+
+BAD_HEADER_VALUES = [
+    ("sk-te st\nx-injected: 1", "line break"),
+    ("sk-test\r\n", "ends with a line break (a key file saved with Windows line endings?)"),
+    ("sk-te st", "space"),
+    ("sk-t\tst", "control character"),
+    ("sk-tést", "non-ASCII"),
+]
+
+
+@pytest.mark.parametrize(("value", "problem"), BAD_HEADER_VALUES)
+def test_a_header_value_is_refused_naming_the_variable_never_the_value(
+    value: str, problem: str
+) -> None:
+    from rubriclib.config import check_header_value
+    from rubriclib.errors import JudgeConfigError
+
+    assert check_header_value("MY_KEY", "sk-test-0123") == "sk-test-0123"
+    with pytest.raises(JudgeConfigError) as raised:
+        check_header_value("MY_KEY", value)
+    assert str(raised.value).startswith("MY_KEY: ") and problem in str(raised.value)
+    assert value.strip() not in str(raised.value) and "sk-t" not in str(raised.value)
+
+
+def eval_with_key_variable(write_file: Any, url: str, variable: str) -> Path:
+    write_file("rows.jsonl", '{"id": "r1", "output": "verdict:pass"}\n')
+    key = f", api_key_env: {variable}" if variable == "MY_JUDGE_KEY" else ""
+    return write_file(
+        "eval.yaml",
+        f"name: e\ndataset: rows.jsonl\njudge: {{model: judge-model{key}, base_url: '{url}'}}\n"
+        "graders:\n  - {name: g, rubric: keywords}\n",
+    )
+
+
+@pytest.mark.parametrize(("value", "problem"), BAD_HEADER_VALUES)
+@pytest.mark.parametrize(
+    "variable", ["OPENAI_API_KEY", "MY_JUDGE_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"]
+)
+def test_a_bad_credential_stops_judge_and_eval_before_any_request(
+    endpoint: JudgeServer,
+    library: Path,
+    write_file: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+    value: str,
+    problem: str,
+) -> None:
+    monkeypatch.setenv(variable, value)
+    path = eval_with_key_variable(write_file, endpoint.url, variable)
+    commands = [["judge", "keywords", "--output", "verdict:pass"], ["eval", str(path)]]
+    if variable == "MY_JUDGE_KEY":
+        commands = commands[1:]  # only the eval file names that variable
+    for command in commands:
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code == 2, (command, result.output)
+        assert f"{variable}: " in result.stderr and problem in result.stderr
+        assert value.strip() not in result.output and "Traceback" not in result.output
+    assert endpoint.requests == [] and endpoint.headers == []
+
+
+def test_a_targets_bad_key_stops_the_eval_before_any_request(
+    endpoint: JudgeServer, library: Path, write_file: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WRITER_KEY", "sk-writer\r\n")
+    write_file("rows.jsonl", '{"id": "r1", "input": "hi"}\n')
+    path = write_file(
+        "eval.yaml",
+        "name: e\ndataset: rows.jsonl\njudge: {model: judge-model}\n"
+        f"target: {{model: writer, api_key_env: WRITER_KEY, base_url: '{endpoint.url}'}}\n"
+        "graders:\n  - {name: g, rubric: keywords}\n",
+    )
+    result = CliRunner().invoke(main, ["eval", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "WRITER_KEY: ends with a line break" in result.stderr
+    assert endpoint.requests == []
+
+
+def test_a_bad_key_never_reaches_the_socket_through_the_sdk_client(
+    endpoint: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rubriclib.errors import JudgeConfigError
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-te st\nx-injected: 1")
+    for transport in ("auto", "sdk"):
+        with pytest.raises(JudgeConfigError, match="OPENAI_API_KEY: "):
+            Judge(base_url=endpoint.url, transport=transport)  # type: ignore[arg-type]
+    with pytest.raises(JudgeConfigError, match="api_key: "):
+        Judge(base_url=endpoint.url, api_key="sk-te st\nx-injected: 1")
+    assert endpoint.headers == []
+
+
+def test_a_named_key_variable_that_is_unset_never_falls_back_to_openai_api_key(
+    endpoint: JudgeServer, library: Path, write_file: Any
+) -> None:
+    path = eval_with_key_variable(write_file, endpoint.url, "MY_JUDGE_KEY")
+    result = CliRunner().invoke(main, ["eval", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "api_key_env: $MY_JUDGE_KEY is not set" in result.stderr
+    assert endpoint.headers == []

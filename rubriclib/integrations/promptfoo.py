@@ -10,18 +10,18 @@ assertion: it counts as a failed one, never a pass). The rubric identity is in `
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rubriclib.config import credential
 from rubriclib.errors import InputError, JudgeConfigError
 from rubriclib.item import field_text
 from rubriclib.judge import Judge
 from rubriclib.registry import load_rubric
 from rubriclib.result import GradeResult, not_judged
-from rubriclib.rubric import problems_from_validation
+from rubriclib.validation import problems_from_validation
 
 SHIM_FILENAME = "rubriclib_assert.py"
 SHIM_TEXT = '''\
@@ -130,9 +130,7 @@ def _judge(config: AssertConfig) -> Judge:
     """The judge: rubriclib's settings (environment, rubriclib.toml) overridden by `config`."""
     api_key = None
     if config.api_key_env is not None:
-        api_key = os.environ.get(config.api_key_env)
-        if not api_key:
-            raise JudgeConfigError(f"config.api_key_env: ${config.api_key_env} is not set")
+        api_key = credential(config.api_key_env, named_by="config.api_key_env")
     names = ("temperature", "max_tokens", "timeout", "max_retries")
     options = {name: getattr(config, name) for name in names if getattr(config, name) is not None}
     return Judge(config.model, config.base_url, api_key, **options)
