@@ -4,7 +4,8 @@
 not the work pending), yields `(index, result)` as each judgment finishes, and shares one
 `Pacer` between all requests of the run: a 429 slows the whole run, and an endpoint that cannot
 serve the run at all (bad key, unknown model, nothing listening) stops it, every job not yet
-judged getting an error result at once. `interruptible` turns SIGINT/SIGTERM into a clean stop.
+judged getting an error result at once. `interruptible` turns SIGINT/SIGTERM into a clean stop
+and a report written whole, however many signals come.
 """
 
 from __future__ import annotations
@@ -195,30 +196,51 @@ async def _judge_one(judge: Judge, job: Job, pacer: Pacer) -> GradeResult:
         return not_judged(job.rubric, judge.model, f"unexpected {type(error).__name__}")
 
 
+STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 class Interrupted:
     """Which signal stopped a run, if any (see `interruptible`)."""
 
-    signal: str | None = None
+    def __init__(self) -> None:
+        self.signal: str | None = None
+        self._stop: Callable[[], object] | None = None
+
+    def _note(self, number: int, frame: object) -> None:
+        if self.signal is not None:
+            return
+        self.signal = signal.Signals(number).name
+        for ignored in STOPPING_SIGNALS:  # SIG_IGN, unlike a Python handler, outlasts finalization
+            signal.signal(ignored, signal.SIG_IGN)
+        if self._stop is not None:
+            self._stop()
+
+    @contextlib.contextmanager
+    def cancelling_current_task(self) -> Iterator[Interrupted]:
+        """While inside (in a coroutine), the first signal cancels the current task: it catches
+        the CancelledError, keeps what it has, and reads `.signal` to report."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        self._stop = lambda: loop.call_soon_threadsafe(task.cancel)
+        if self.signal is not None:  # it came before the run began: stop at the first await
+            task.cancel()
+        try:
+            yield self
+        finally:
+            self._stop = None
 
 
 @contextlib.contextmanager
 def interruptible() -> Iterator[Interrupted]:
-    """While inside, SIGINT and SIGTERM cancel the current task instead of killing the process;
-    the task catches the CancelledError, keeps what it has, and reads `.signal` to report."""
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
+    """While inside (a command: its run and its report), SIGINT and SIGTERM never kill the
+    process: the first is recorded and stops the run, later ones are ignored (until the exit it
+    causes), so the report is written whole and once."""
     stopped = Interrupted()
-
-    def stop(name: str) -> None:
-        if stopped.signal is None and task is not None:
-            stopped.signal = name
-            task.cancel()
-
-    names = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
-    for number, name in names.items():
-        loop.add_signal_handler(number, stop, name)
+    previous = {number: signal.signal(number, stopped._note) for number in STOPPING_SIGNALS}
     try:
         yield stopped
     finally:
-        for number in names:
-            loop.remove_signal_handler(number)
+        if stopped.signal is None:
+            for number, handler in previous.items():
+                signal.signal(number, handler)

@@ -198,3 +198,34 @@ def test_a_requests_per_minute_quota_paces_test_goldens(
     )
     assert result.exit_code == 0 and len(endpoint.requests) == 2
     assert time.monotonic() - started >= 0.2  # two starts, 0.2 s apart
+
+
+@pytest.mark.parametrize("command", ["test-goldens", "calibrate"])
+@pytest.mark.parametrize("gap", [0.01, 0.05])
+def test_two_signals_close_together_still_write_the_report(
+    library: Path,
+    endpoint: JudgeServer,
+    write_file: Callable[..., Path],
+    tmp_path: Path,
+    command: str,
+    gap: float,
+) -> None:
+    endpoint.responder = keyword_responder(delay=0.05)
+    out = tmp_path / "report.json"
+    if command == "test-goldens":
+        extra = goldens_file(write_file, ["verdict:pass"] * 60, "pass")
+        arguments = ["test-goldens", "keywords", "--goldens", str(extra)]
+    else:
+        rows = [{"output": f"verdict:pass {n}", "label": "pass"} for n in range(60)]
+        labels = write_file("labels.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+        arguments = ["calibrate", "keywords", "--labels", str(labels)]
+    arguments += ["--concurrency", "2", "--format", "json", "--out", str(out)]
+    process = start(arguments, endpoint, library)
+    wait_for_requests(endpoint, 6)
+    process.send_signal(signal.SIGINT)
+    time.sleep(gap)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Aborted!" not in stderr and "interrupted by SIGINT: judged " in stderr
+    assert json.loads(out.read_text())["run"]["interrupted"] == "SIGINT"

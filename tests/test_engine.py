@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,7 +17,7 @@ from conftest import SECRET_KEY, VALID_RUBRIC
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
 from rubriclib import Item, Rubric, RubricError, load_rubric
-from rubriclib.engine import Job, judge_stream
+from rubriclib.engine import Interrupted, Job, interruptible, judge_stream
 from rubriclib.judge import Judge
 
 
@@ -195,3 +197,51 @@ def test_agrade_many_is_the_async_form(
     results = asyncio.run(judge.agrade_many(rubric, [{"output": "good"}, {"output": "bad"}]))
     assert [r.verdict for r in results] == ["pass", "fail"]
     assert judge.grade_many(rubric, []) == []
+
+
+@pytest.fixture
+def signal_handlers() -> Iterator[None]:
+    """Give back this process's SIGINT and SIGTERM handlers, whatever a test left."""
+    kept = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for number, handler in kept.items():
+        signal.signal(number, handler)
+
+
+async def stopped_by_signals(interrupt: Interrupted, *sent: signal.Signals) -> str:
+    with interrupt.cancelling_current_task():
+        try:
+            for number in sent:
+                os.kill(os.getpid(), number)
+            await asyncio.sleep(5)
+            return "not stopped"
+        except asyncio.CancelledError:
+            return "stopped"
+
+
+def test_the_first_signal_stops_the_run_and_later_ones_change_nothing(
+    signal_handlers: None,
+) -> None:
+    with interruptible() as interrupt:
+        assert asyncio.run(stopped_by_signals(interrupt, signal.SIGTERM, signal.SIGINT)) == (
+            "stopped"
+        )
+        os.kill(os.getpid(), signal.SIGINT)  # while the report is written: no KeyboardInterrupt
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.01)
+    assert interrupt.signal == "SIGTERM"
+    assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN  # until the exit it causes
+
+
+def test_a_signal_before_the_run_stops_it_at_once(signal_handlers: None) -> None:
+    with interruptible() as interrupt:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert asyncio.run(stopped_by_signals(interrupt)) == "stopped"
+    assert interrupt.signal == "SIGINT"
+
+
+def test_a_run_with_no_signal_gives_the_handlers_back(signal_handlers: None) -> None:
+    before = signal.getsignal(signal.SIGINT)
+    with interruptible() as interrupt:
+        assert signal.getsignal(signal.SIGINT) != before
+    assert signal.getsignal(signal.SIGINT) == before and interrupt.signal is None

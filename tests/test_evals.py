@@ -424,3 +424,115 @@ def test_every_example_runs(
     result = run(*paths, "--out", str(out), "--no-cache")
     assert result.exit_code == 0, result.output
     assert len(results_of(out)) == results
+
+
+def many_rows(support: Path, count: int) -> None:
+    """Replace the support eval's rows with `count` rows that pass."""
+    rows = [
+        {"id": f"x{n}", "input": "q", "context": "c", "output": f"verdict:pass {n}"}
+        for n in range(count)
+    ]
+    (support.parent / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def start_eval(*arguments: str) -> subprocess.Popen[str]:
+    """`rubriclib eval ...` as a real process (signals reach it as they reach a user's)."""
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "rubriclib"), "eval", *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("gap", [0.0, 0.01, 0.05, 0.2])
+def test_signals_close_together_write_the_report_once(
+    support: Path,
+    endpoint: JudgeServer,
+    tmp_path: Path,
+    sent: signal.Signals,
+    code: int,
+    gap: float,
+) -> None:
+    endpoint.responder = keyword_responder(delay=0.05)
+    many_rows(support, 200)
+    report = tmp_path / "eval.xml"
+    arguments = ["--format", "junit", "--report", str(report), "--concurrency", "2"]
+    process = start_eval(str(support), "--out", str(tmp_path / "r.jsonl"), *arguments)
+    deadline = time.monotonic() + 30
+    while len(endpoint.requests) < 6:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    process.send_signal(sent)
+    time.sleep(gap)
+    process.send_signal(sent)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == code, (stdout, stderr)
+    assert "Aborted!" not in stderr and "Traceback" not in stderr
+    assert stdout.count(f"INTERRUPTED ({sent.name})") == 1
+    assert ElementTree.parse(report).getroot().get("tests") is not None
+
+
+def test_signals_that_keep_coming_never_cut_the_report_short(
+    support: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    many_rows(support, 400)
+    report = tmp_path / "eval.json"
+    arguments = ["--format", "json", "--report", str(report), "--concurrency", "4"]
+    process = start_eval(str(support), *arguments)
+    deadline = time.monotonic() + 30
+    while len(endpoint.requests) < 20:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    sent = 0
+    while process.poll() is None:  # through the stop, the report's writing and the exit
+        process.send_signal(signal.SIGINT if sent % 2 else signal.SIGTERM)
+        sent += 1
+        time.sleep(0.001)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 143 and sent > 5, (stdout, stderr)
+    assert "Aborted!" not in stderr and "Traceback" not in stderr
+    assert json.loads(report.read_text())["run"]["interrupted"] == "SIGTERM"
+
+
+def test_ctrl_c_before_the_run_exits_130_not_the_gates_1(
+    support: Path, endpoint: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*arguments: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("rubriclib.evalfile.load_eval", interrupted)
+    result = run(str(support))
+    assert result.exit_code == 130 and "Aborted!" not in result.output
+    assert result.stderr == "rubriclib: interrupted by SIGINT\n"
+
+
+def test_every_problem_of_file_rubrics_and_dataset_comes_in_one_exit_2(
+    write_file: Callable[..., Path], endpoint: JudgeServer
+) -> None:
+    write_file("rows.jsonl", '{"output": "ok"}\n{"id": 2}\n')
+    path = write_file(
+        "eval.yaml",
+        """name: staged
+bogus: 1
+dataset: rows.jsonl
+graders:
+  - name: a
+    rubric: no-such-rubric
+  - name: b
+    rubric: groundedness
+    votes: many
+gate:
+  nobody: {min_pass_rate: 0.5}
+""",
+    )
+    result = run(str(path))
+    assert result.exit_code == 2 and endpoint.requests == []
+    lines = [line.removeprefix("rubriclib: error: ") for line in result.stderr.splitlines()]
+    assert lines[0].startswith(f"{path}:2: bogus: unknown key")
+    assert lines[1].startswith(f"{path}:6: graders[0].rubric: ") and "no-such-rubric" in lines[1]
+    assert lines[2].startswith(f"{path}:9: graders[1].votes: ")
+    assert lines[3] == f"{path}:11: gate.nobody: names no grader of this eval"
+    assert lines[4].startswith(f"{path.parent / 'rows.jsonl'}:2: output: is required")
+    assert len(lines) == 5

@@ -51,6 +51,9 @@ class _Group(click.Group):
             raise BadInput(*(str(problem) for problem in error.problems)) from None
         except JudgeConfigError as error:
             raise BadInput(str(error)) from None
+        except KeyboardInterrupt:  # Ctrl-C before a run began (a run stops cleanly on its own)
+            click.echo("rubriclib: interrupted by SIGINT", err=True)
+            sys.exit(SIGNAL_EXIT_CODES["SIGINT"])
 
 
 def one_stdin(**options: str | None) -> None:

@@ -13,6 +13,7 @@ from rubriclib.cli.app import FORMAT_OPTION, NO_CACHE_HELP, BadInput, main, writ
 from rubriclib.errors import EvalError
 
 if TYPE_CHECKING:
+    from rubriclib.engine import Interrupted
     from rubriclib.evalfile import Eval
     from rubriclib.judge import Judge
 
@@ -139,8 +140,8 @@ def collect_command(
     report_target = writable(report_path, "--report") if report_path else None
     ev, judges = _offline(eval_file, dataset, model, votes, no_cache)
 
-    async def run() -> Any:
-        with interruptible() as interrupt:
+    async def run(interrupt: Interrupted) -> Any:
+        with interrupt.cancelling_current_task():
             return await acollect(
                 ev,
                 judges,
@@ -151,15 +152,16 @@ def collect_command(
                 interrupt=interrupt,
             )
 
-    collected = asyncio.run(run())
-    for problem in collected.problems:
-        click.echo(f"rubriclib: {problem}", err=True)
-    click.echo(
-        f"rubriclib: {collected.answered} answer(s) used, {collected.unused} unused (votes "
-        f"decided early), {len(collected.problems)} problem(s)",
-        err=True,
-    )
-    finish(collected.report, report_format, report_path, report_target)
+    with interruptible() as interrupt:  # through the report: a second signal cannot cut it
+        collected = asyncio.run(run(interrupt))
+        for problem in collected.problems:
+            click.echo(f"rubriclib: {problem}", err=True)
+        click.echo(
+            f"rubriclib: {collected.answered} answer(s) used, {collected.unused} unused (votes "
+            f"decided early), {len(collected.problems)} problem(s)",
+            err=True,
+        )
+        finish(collected.report, report_format, report_path, report_target)
 
 
 def _state(results: str | None, state: str | None) -> Any:

@@ -22,6 +22,7 @@ from rubriclib.cli.app import (
 
 if TYPE_CHECKING:
     from rubriclib.calibration import Calibration
+    from rubriclib.engine import Interrupted
 
 
 @main.command("calibrate")
@@ -111,8 +112,8 @@ def calibrate(
     rows = load_labels(Path(labels_file), rubric)  # every bad row: exit 2 before any request
     judge = Judge(model=model, cache=cache_setting(no_cache))  # a missing key stops here
 
-    async def run_all(progress: Callable[[], None] | None) -> Calibration:
-        with interruptible() as interrupt:
+    async def run_all(progress: Callable[[], None] | None, interrupt: Interrupted) -> Calibration:
+        with interrupt.cancelling_current_task():
             try:
                 return await run_calibration(
                     judge,
@@ -127,25 +128,26 @@ def calibrate(
             finally:
                 await judge.aclose()
 
-    if sys.stderr.isatty():
-        with click.progressbar(length=len(rows), label="judging", file=sys.stderr) as bar:
-            calibration = asyncio.run(run_all(lambda: bar.update(1)))
-    else:
-        calibration = asyncio.run(run_all(None))
-    report = FORMATTERS[report_format](calibration)
-    if goldens_path is not None:
-        _write_goldens(goldens_path, goldens_yaml(calibration))
-    if destination is not None:
-        write_atomically(destination, report + "\n")
-        click.echo(f"{last_line(calibration)} (report: {out})")
-    else:
-        click.echo(report)
-    if goldens_path is not None:
-        count = len(calibration.disagreements)
-        click.echo(
-            f"rubriclib: wrote {count} disagreement(s) as goldens to {goldens_out}", err=True
-        )
-    sys.exit(_exit_code(calibration, min_kappa))
+    with interruptible() as interrupt:  # through the report: a second signal cannot cut it
+        if sys.stderr.isatty():
+            with click.progressbar(length=len(rows), label="judging", file=sys.stderr) as bar:
+                calibration = asyncio.run(run_all(lambda: bar.update(1), interrupt))
+        else:
+            calibration = asyncio.run(run_all(None, interrupt))
+        report = FORMATTERS[report_format](calibration)
+        if goldens_path is not None:
+            _write_goldens(goldens_path, goldens_yaml(calibration))
+        if destination is not None:
+            write_atomically(destination, report + "\n")
+            click.echo(f"{last_line(calibration)} (report: {out})")
+        else:
+            click.echo(report)
+        if goldens_path is not None:
+            count = len(calibration.disagreements)
+            click.echo(
+                f"rubriclib: wrote {count} disagreement(s) as goldens to {goldens_out}", err=True
+            )
+        sys.exit(_exit_code(calibration, min_kappa))
 
 
 def _goldens_destination(path: str | None, force: bool, out: Path | None) -> Path | None:

@@ -24,6 +24,7 @@ from rubriclib.cli.app import (
 from rubriclib.errors import EvalError
 
 if TYPE_CHECKING:
+    from rubriclib.engine import Interrupted
     from rubriclib.evalfile import Eval
     from rubriclib.evals import EvalReport
     from rubriclib.result import GradeResult
@@ -151,8 +152,10 @@ def eval_command(
         )
         batch_size = max(1, min(total, MAX_REQUESTS))
 
-    async def run_all(progress: Callable[[GradeResult], None] | None) -> EvalReport:
-        with interruptible() as interrupt:
+    async def run_all(
+        progress: Callable[[GradeResult], None] | None, interrupt: Interrupted
+    ) -> EvalReport:
+        with interrupt.cancelling_current_task():
             try:
                 return await arun_eval(
                     ev,
@@ -171,20 +174,21 @@ def eval_command(
                 for transport in transports:
                     await transport.aclose()
 
-    if sys.stderr.isatty():
-        with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
-            errors = 0
+    with interruptible() as interrupt:  # through the report: a second signal cannot cut it
+        if sys.stderr.isatty():
+            with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
+                errors = 0
 
-            def advance(result: GradeResult) -> None:
-                nonlocal errors
-                errors += result.verdict == "error"
-                bar.label = f"judging ({errors} error(s))"
-                bar.update(1)
+                def advance(result: GradeResult) -> None:
+                    nonlocal errors
+                    errors += result.verdict == "error"
+                    bar.label = f"judging ({errors} error(s))"
+                    bar.update(1)
 
-            report = asyncio.run(run_all(advance))
-    else:
-        report = asyncio.run(run_all(None))
-    finish(report, report_format, report_path, targets[-1] if report_path else None)
+                report = asyncio.run(run_all(advance, interrupt))
+        else:
+            report = asyncio.run(run_all(None, interrupt))
+        finish(report, report_format, report_path, targets[-1] if report_path else None)
 
 
 def finish(

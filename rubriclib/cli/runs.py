@@ -30,6 +30,7 @@ from rubriclib.cli.app import (
 from rubriclib.errors import Problem, RubricError
 
 if TYPE_CHECKING:
+    from rubriclib.engine import Interrupted
     from rubriclib.goldens import RunReport
     from rubriclib.result import GradeResult
 
@@ -102,8 +103,8 @@ def judge_command(
     judge = Judge(model=model, cache=cache_setting(no_cache), votes=votes, temperature=temperature)
     other = option_text(baseline, "--baseline")
 
-    async def judge_once() -> GradeResult | str:
-        with interruptible() as interrupt:
+    async def judge_once(interrupt: Interrupted) -> GradeResult | str:
+        with interrupt.cancelling_current_task():
             try:
                 candidate = option_text(output, "--output") or ""
                 return await judge.agrade(rubric, candidate, *texts, baseline=other)
@@ -114,19 +115,20 @@ def judge_command(
             finally:
                 await judge.aclose()
 
-    result = asyncio.run(judge_once())
-    if isinstance(result, str):
-        click.echo(f"rubriclib: interrupted by {result}; nothing was judged", err=True)
-        sys.exit(SIGNAL_EXIT_CODES[result])
-    if as_json:
-        click.echo(result.model_dump_json(indent=2))
-    else:
-        colour = {"pass": "green", "fail": "red", "error": "yellow"}[result.verdict]
-        click.echo(
-            f"{click.style(result.verdict.upper(), fg=colour, bold=True)} "
-            f"{rubric.name}@{rubric.version}: {result.reason}"
-        )
-    sys.exit({"pass": 0, "fail": 1, "error": 3}[result.verdict])
+    with interruptible() as interrupt:  # a second signal cannot cut the answer short
+        result = asyncio.run(judge_once(interrupt))
+        if isinstance(result, str):
+            click.echo(f"rubriclib: interrupted by {result}; nothing was judged", err=True)
+            sys.exit(SIGNAL_EXIT_CODES[result])
+        if as_json:
+            click.echo(result.model_dump_json(indent=2))
+        else:
+            colour = {"pass": "green", "fail": "red", "error": "yellow"}[result.verdict]
+            click.echo(
+                f"{click.style(result.verdict.upper(), fg=colour, bold=True)} "
+                f"{rubric.name}@{rubric.version}: {result.reason}"
+            )
+        sys.exit({"pass": 0, "fail": 1, "error": 3}[result.verdict])
 
 
 @main.command("test-goldens")
@@ -214,9 +216,9 @@ def test_goldens(
     from rubriclib.config import cache_setting, resolve
     from rubriclib.engine import interruptible
     from rubriclib.goldens import run_goldens
+    from rubriclib.goldens_reports import FORMATTERS, format_table
     from rubriclib.judge import Judge
     from rubriclib.registry import list_rubrics, load_goldens, load_rubric
-    from rubriclib.reports import FORMATTERS, format_table
     from rubriclib.rubric import (
         duplicate_name_problems,
         pairwise_golden_problems,
@@ -280,8 +282,8 @@ def test_goldens(
         transports = attach([judge], state, resume=resume, poll_seconds=poll_seconds, progress=show)
         in_flight, requests_per_minute = max(1, min(total, MAX_REQUESTS)), None  # one wave
 
-    async def run_all(progress: Callable[[], None] | None) -> RunReport:
-        with interruptible() as interrupt:
+    async def run_all(progress: Callable[[], None] | None, interrupt: Interrupted) -> RunReport:
+        with interrupt.cancelling_current_task():
             try:
                 return await run_goldens(
                     judge, plan, trials, in_flight, progress, interrupt, requests_per_minute
@@ -291,18 +293,19 @@ def test_goldens(
                     await transport.aclose()
                 await judge.aclose()
 
-    if sys.stderr.isatty():
-        with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
-            run = asyncio.run(run_all(lambda: bar.update(1)))
-    else:
-        run = asyncio.run(run_all(None))
-    report = FORMATTERS[report_format](run)
-    if destination is not None:
-        write_atomically(destination, report + "\n")
-        click.echo(format_table(run).splitlines()[-1] + f" (report: {out})")
-    else:
-        click.echo(report)
-    sys.exit(_exit_code(run))
+    with interruptible() as interrupt:  # through the report: a second signal cannot cut it
+        if sys.stderr.isatty():
+            with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
+                run = asyncio.run(run_all(lambda: bar.update(1), interrupt))
+        else:
+            run = asyncio.run(run_all(None, interrupt))
+        report = FORMATTERS[report_format](run)
+        if destination is not None:
+            write_atomically(destination, report + "\n")
+            click.echo(format_table(run).splitlines()[-1] + f" (report: {out})")
+        else:
+            click.echo(report)
+        sys.exit(_exit_code(run))
 
 
 def _exit_code(run: RunReport) -> int:
