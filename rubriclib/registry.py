@@ -18,7 +18,6 @@ from rubriclib.rubric import (
     NAME_PATTERN,
     Golden,
     Rubric,
-    duplicate_name_problems,
     judged_digest,
     pairwise_golden_problems,
     parse_goldens_file,
@@ -159,7 +158,16 @@ def load_goldens(rubric: Rubric) -> list[Golden]:
     )
     extra = parse_goldens_file(path, label)
     goldens = list(rubric.goldens) + extra
-    problems = duplicate_name_problems(goldens, label, "goldens")
+    own = {golden.name for golden in rubric.goldens}  # the file's own: parse_goldens_file
+    problems = [
+        Problem(
+            label,
+            f"goldens[{index}].name",
+            f"duplicate golden name {golden.name!r} (the rubric's own goldens have it)",
+        )
+        for index, golden in enumerate(extra)
+        if golden.name in own
+    ]
     problems += required_field_problems(extra, rubric.requires, label)
     problems += pairwise_golden_problems(rubric.scale, extra, label)
     if problems:

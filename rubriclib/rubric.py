@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import re
@@ -22,6 +21,7 @@ from pydantic import (
 )
 
 from rubriclib.errors import InputError, Problem, RubricError
+from rubriclib.validation import LineFinder, problems_from_validation, valid_parts
 
 MAX_FILE_BYTES = 1024 * 1024
 """Rubric and goldens files larger than this are refused unread (1 MiB)."""
@@ -199,29 +199,37 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
     problems: list[Problem] = []
     try:
         fields = _Frontmatter.model_validate(data)
-    except ValidationError as error:
+    except ValidationError as error:  # what is valid is still checked, so all come at once
         problems.extend(problems_from_validation(error, label, _Frontmatter))
-        fields = None
+        fields = valid_parts(_Frontmatter, data)
+    found = {problem.field for problem in problems}
     if not body.strip():
         problems.append(Problem(label, "body", "must not be empty: it is what the judge is told"))
-    if fields is not None:
-        problems.extend(_scale_problems(fields, label))
-        problems.extend(duplicate_name_problems(fields.goldens, label, "goldens"))
-        if fields.scale == "pairwise" and "baseline" not in fields.requires:
-            fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
-        problems.extend(required_field_problems(fields.goldens, fields.requires, label))
-        if fields.scale == "pairwise" and "{submission}" in body:
-            problems.append(
-                Problem(
-                    label,
-                    "body",
-                    "a pairwise rubric cannot place {submission}: both responses are shown "
-                    "as Response A and Response B",
-                )
+    checks = _scale_problems(fields, label) if fields.scale is not None else []
+    checks.extend(duplicate_name_problems(fields.goldens, label, "goldens"))
+    if fields.scale == "pairwise" and "baseline" not in fields.requires:
+        fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
+    checks.extend(required_field_problems(fields.goldens, fields.requires, label))
+    problems.extend(check for check in checks if check.field not in found)
+    if fields.scale == "pairwise" and "{submission}" in body:
+        problems.append(
+            Problem(
+                label,
+                "body",
+                "a pairwise rubric cannot place {submission}: both responses are shown "
+                "as Response A and Response B",
             )
+        )
     if problems:
-        raise RubricError(problems)
-    assert fields is not None
+        lines = LineFinder(header, label)  # the header starts on the '---' line
+        body_line = header.count("\n") + 2  # the line after the closing ---
+        header_problems = lines.in_file_order([p for p in problems if p.field != "body"])
+        body_problems = [
+            Problem(f"{label}:{body_line}", p.field, p.message)
+            for p in problems
+            if p.field == "body"
+        ]
+        raise RubricError(header_problems + body_problems)
     judged_body = body.strip("\n")
     return Rubric(
         **fields.model_dump(),
@@ -260,7 +268,8 @@ def judged_digest(
 
 def parse_goldens_file(path: Path, label: str) -> list[Golden]:
     """Read a goldens YAML file: a list of goldens, or a mapping with a `goldens` list."""
-    data = load_yaml(decode_text(read_limited(path, label), label), label, "goldens")
+    text = decode_text(read_limited(path, label), label)
+    data = raw = load_yaml(text, label, "goldens")
     if isinstance(data, dict) and set(data) == {"goldens"}:
         data = data["goldens"]
     if not isinstance(data, list):
@@ -272,8 +281,13 @@ def parse_goldens_file(path: Path, label: str) -> list[Golden]:
             goldens.append(Golden.model_validate(item))
         except ValidationError as error:
             problems.extend(problems_from_validation(error, label, Golden, f"goldens[{index}]"))
+            goldens.append(valid_parts(Golden, item))  # its name still counts for duplicates
+    found = {problem.field for problem in problems}
+    duplicates = duplicate_name_problems(goldens, label, "goldens")
+    problems.extend(problem for problem in duplicates if problem.field not in found)
     if problems:
-        raise RubricError(problems)
+        lines = LineFinder(text, label, root="" if isinstance(raw, dict) else "goldens")
+        raise RubricError(lines.in_file_order(problems))
     return goldens
 
 
@@ -385,7 +399,7 @@ def _scale_problems(fields: _Frontmatter, label: str) -> list[Problem]:
         where = f"goldens[{index}].expected_score"
         if fields.scale != "1-5":
             problems.append(Problem(label, where, "applies only to scale 1-5"))
-        elif fields.pass_threshold is not None:
+        elif fields.pass_threshold is not None and golden.expected is not None:
             passes = golden.expected_score >= fields.pass_threshold
             if passes != (golden.expected == "pass"):
                 problems.append(
@@ -447,61 +461,3 @@ def duplicate_name_problems(goldens: list[Golden], label: str, field: str) -> li
             )
         seen.add(golden.name)
     return problems
-
-
-def problems_from_validation(
-    error: ValidationError, label: str, model: type[BaseModel], prefix: str = ""
-) -> list[Problem]:
-    """Turn pydantic's errors into Problems with dotted field paths and plain messages."""
-    problems = []
-    for item in error.errors():
-        location = list(item["loc"])
-        field = prefix
-        for part in location:
-            field += f"[{part}]" if isinstance(part, int) else (f".{part}" if field else str(part))
-        problems.append(Problem(label, field or "frontmatter", _message(item, location, model)))
-    return problems
-
-
-def _message(item: Any, location: list[Any], model: type[BaseModel]) -> str:
-    kind = item["type"]
-    if kind == "missing":
-        return "is required"
-    if kind == "extra_forbidden":
-        known = list(_model_at(model, location[:-1]).model_fields)
-        close = difflib.get_close_matches(str(location[-1]), known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
-        return f"unknown key{hint}"
-    if kind == "string_pattern_mismatch":
-        return f"{item['input']!r} must be kebab-case (lowercase letters, digits and hyphens)"
-    if kind == "literal_error":
-        return f"{item['input']!r} is not allowed; {item['msg'][0].lower()}{item['msg'][1:]}"
-    if kind == "value_error":
-        return str(item["ctx"]["error"])
-    if kind.endswith("_type"):
-        return f"{item['msg'].lower()}, not {type(item['input']).__name__}"
-    message = str(item["msg"])
-    return message[0].lower() + message[1:]
-
-
-def _model_at(model: type[BaseModel], location: list[Any]) -> type[BaseModel]:
-    """The pydantic model that holds the field at `location` inside `model` (walking through
-    lists, dicts and optionals), so an unknown key gets suggestions from the right keys."""
-    for part in location:
-        if isinstance(part, int) or part not in model.model_fields:
-            continue  # a list index or a dict key: the model stays the one inside
-        annotation = model.model_fields[part].annotation
-        nested = _nested_model(annotation)
-        if nested is None:
-            break
-        model = nested
-    return model
-
-
-def _nested_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for argument in getattr(annotation, "__args__", ()):
-        if (found := _nested_model(argument)) is not None:
-            return found
-    return None

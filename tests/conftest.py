@@ -31,6 +31,11 @@ def integration_tool(*parts: str) -> Path:
     return path
 
 
+def without_lines(text: str) -> str:
+    """Problems with the `:LINE` after each file name dropped, for tests about fields alone."""
+    return re.sub(r"(?m)^(.*?\S):\d+: ", r"\1: ", text)
+
+
 def readme_snippet(name: str) -> str:
     """The code block after `<!-- snippet: NAME -->` in README.md, so the README's examples are
     the ones the tests run."""

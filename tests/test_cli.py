@@ -85,8 +85,8 @@ def test_validate_exit_codes(runner: CliRunner, write_file: Callable[..., Path])
     assert ok.exit_code == 0 and "groundedness: ok (groundedness@1.1.0, 15 goldens)" in ok.output
     result = runner.invoke(main, ["validate", str(good), str(bad)])
     assert result.exit_code == 1
-    assert f"{bad}: version: YAML read 1.0 as a number" in result.output
-    assert f"{bad}: scale: 'ternary' is not allowed" in result.output
+    assert f"{bad}:3: version: YAML read 1.0 as a number" in result.output
+    assert f"{bad}:4: scale: 'ternary' is not allowed" in result.output
     assert runner.invoke(main, ["validate"]).exit_code == 2
     entries = json.loads(runner.invoke(main, ["validate", str(good), str(bad), "--json"]).output)
     assert entries[0] == {
@@ -97,7 +97,7 @@ def test_validate_exit_codes(runner: CliRunner, write_file: Callable[..., Path])
     }
     assert entries[1]["valid"] is False
     assert {
-        "source": str(bad),
+        "source": f"{bad}:4",
         "field": "scale",
         "message": "'ternary' is not allowed; input should be 'pass-fail', '1-5' or 'pairwise'",
     } in entries[1]["problems"]

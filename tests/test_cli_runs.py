@@ -89,7 +89,7 @@ def test_many_problems_print_one_per_line(
     assert result.exit_code == 2 and endpoint.requests == []
     lines = result.stderr.splitlines()
     assert len(lines) == 200
-    assert lines[7] == f"rubriclib: error: {bad}: goldens[7].expected: is required"
+    assert lines[7] == f"rubriclib: error: {bad}:8: goldens[7].expected: is required"
 
 
 def test_a_goldens_file_error_names_the_index_in_that_file(

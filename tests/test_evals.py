@@ -536,3 +536,44 @@ gate:
     assert lines[3] == f"{path}:11: gate.nobody: names no grader of this eval"
     assert lines[4].startswith(f"{path.parent / 'rows.jsonl'}:2: output: is required")
     assert len(lines) == 5
+
+
+@pytest.mark.parametrize("text", ["", "\n\n"])
+@pytest.mark.parametrize("arguments", [[], ["--dry-run"], ["--format", "json"]])
+def test_an_empty_dataset_is_bad_input_not_a_pass(
+    support: Path, endpoint: JudgeServer, text: str, arguments: list[str]
+) -> None:
+    rows = support.parent / "rows.jsonl"
+    rows.write_text(text)
+    result = run(str(support), *arguments)
+    assert result.exit_code == 2 and endpoint.requests == []
+    assert result.stderr == f"rubriclib: error: {rows}: dataset: no rows, nothing to judge\n"
+    with pytest.raises(EvalError, match="no rows, nothing to judge"):
+        rubriclib.run_eval(load_eval(support))
+    assert endpoint.requests == []
+
+
+def test_an_empty_rows_list_is_bad_input(
+    write_file: Callable[..., Path], endpoint: JudgeServer
+) -> None:
+    path = write_file("eval.yaml", "name: e\nrows: []\ngraders: [{name: g, rubric: helpfulness}]\n")
+    result = run(str(path))
+    assert result.exit_code == 2 and endpoint.requests == []
+    assert result.stderr == f"rubriclib: error: {path}: rows: no rows, nothing to judge\n"
+
+
+def test_rows_no_grader_judges_are_bad_input(
+    write_file: Callable[..., Path], endpoint: JudgeServer
+) -> None:
+    write_file("tasks/billing.yaml", "id: billing\ninputs: {prompt: q}\n" + WAZA_TASK_GRADER)
+    rows = write_file("outputs.jsonl", '{"id": "w1", "task": "other", "output": "verdict:pass"}\n')
+    path = write_file("eval.yaml", "name: w\nskill: s\ntasks: ['tasks/*.yaml']\ngraders: []\n")
+    result = run(str(path), "--dataset", str(rows))
+    assert result.exit_code == 2 and endpoint.requests == []
+    assert result.stderr == (
+        f"rubriclib: error: {rows}: dataset: 1 row(s), none for any grader's task, "
+        "nothing to judge\n"
+    )
+
+
+WAZA_TASK_GRADER = "graders:\n  - {name: helps, type: prompt, config: {rubric: helpfulness}}\n"

@@ -342,7 +342,10 @@ def test_pairwise_shape_problems_are_reported(write_file: Callable[..., Path]) -
 
 def test_a_golden_with_no_expectation_is_a_problem(write_file: Callable[..., Path]) -> None:
     text = VERSUS.replace("    expected_winner: output\n", "")
-    assert problems_of(write_file("bad.md", text)) == ["goldens[0].expected: is required"]
+    assert problems_of(write_file("bad.md", text)) == [
+        "goldens[0].expected: is required",
+        "goldens[0].expected_winner: is required for scale pairwise (output, baseline or tie)",
+    ]
 
 
 def test_a_golden_without_a_baseline_is_a_problem(write_file: Callable[..., Path]) -> None:

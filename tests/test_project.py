@@ -171,4 +171,4 @@ def test_validate_takes_a_goldens_file_on_its_own(project: Path) -> None:
     result = CliRunner().invoke(main, ["validate", str(good), str(bad)])
     assert result.exit_code == 1
     assert f"{good}: ok (1 goldens)" in result.output
-    assert f"{bad}: goldens[0].expected: is required" in result.output
+    assert f"{bad}:1: goldens[0].expected: is required" in result.output

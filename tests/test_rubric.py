@@ -25,6 +25,7 @@ def with_header(header: str, body: str = "# Body\n\nJudge it.\n") -> str:
     return f"---\n{header.strip()}\n---\n{body}"
 
 
+BODY_EMPTY = "must not be empty: it is what the judge is told"
 BASE = "name: tiny\nversion: 1.0.0\nscale: pass-fail\ndescription: Tiny.\n"
 
 
@@ -92,7 +93,8 @@ def test_missing_fields_are_all_reported_together(write_file: Callable[..., Path
     assert any("scale: is required" in p for p in problems)
     assert any("description: is required" in p for p in problems)
     assert any("body: must not be empty" in p for p in problems)
-    assert all(p.startswith(f"{path}: ") for p in problems)
+    assert all(p.startswith(f"{path}") for p in problems)
+    assert [p for p in problems if "body:" in p] == [f"{path}:4: body: {BODY_EMPTY}"]
 
 
 def test_unknown_key_suggests_the_close_match(write_file: Callable[..., Path]) -> None:
@@ -134,11 +136,8 @@ def test_golden_rules(write_file: Callable[..., Path]) -> None:
     assert "goldens[2].output: is required" in text
     assert "goldens[3].expectd: unknown key; did you mean 'expected'?" in text
     assert "goldens[4].output: input should be a valid string, not int" in text
-    # Duplicate names are checked once the goldens themselves are valid.
-    fixed = goldens.replace("maybe", "pass").replace("  - name: two\n    expected: fail\n", "")
-    fixed = fixed.replace("    expectd: pass\n", "").replace("output: 5", "output: '5'")
-    [duplicate] = problems_of(write_file("g2.md", with_header(BASE + fixed)))
-    assert "goldens[1].name: duplicate golden name 'one'" in duplicate
+    # Duplicate names come in the same pass, though golden 0 is itself invalid.
+    assert "goldens[1].name: duplicate golden name 'one'" in text
 
 
 def test_golden_optional_fields_load(write_file: Callable[..., Path]) -> None:
@@ -306,3 +305,25 @@ def test_the_digest_covers_scale_and_threshold() -> None:
         judged_digest("1-5", 3, [], body),
     }
     assert len(digests) == 3
+
+
+def test_every_problem_comes_at_once_with_its_line(write_file: Callable[..., Path]) -> None:
+    header = """name: tiny
+version: 1.0.0
+scale: 1-5
+description: Tiny.
+colour: red
+goldens:
+  - {name: a, output: x, expected: pass}
+  - {name: a, output: y, expected: maybe}
+  - {name: a, output: z, expected: fail}
+"""
+    path = write_file("all.md", with_header(header))
+    assert problems_of(path) == [  # in file order; a missing key (no line) first
+        f"{path}: pass_threshold: is required for scale 1-5 (an integer 1 to 5)",
+        f"{path}:6: colour: unknown key; known keys: name, version, scale, description, "
+        "pass_threshold, requires, goldens",
+        f"{path}:9: goldens[1].expected: 'maybe' is not allowed; input should be 'pass' or 'fail'",
+        f"{path}:9: goldens[1].name: duplicate golden name 'a'",
+        f"{path}:10: goldens[2].name: duplicate golden name 'a'",
+    ]

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from rubriclib.errors import EvalError, Problem
@@ -23,7 +22,8 @@ from rubriclib.evalfile.model import (
     Metric,
     PanelSettings,
 )
-from rubriclib.rubric import decode_text, load_yaml, problems_from_validation, read_limited
+from rubriclib.rubric import decode_text, load_yaml, read_limited
+from rubriclib.validation import LineFinder, problems_from_validation
 
 __all__ = [
     "Condition",
@@ -47,7 +47,7 @@ def load_eval(path: str | Path, dataset: str | Path | None = None) -> Eval:
     data = load_yaml(text, label, "eval file", EvalError)
     if not isinstance(data, dict):
         raise EvalError.single(label, "eval file", "must be a mapping of keys")
-    lines = _LineFinder(text, label)
+    lines = LineFinder(text, label)
     override = Path(dataset).expanduser().absolute() if dataset is not None else None
     reader, spec = _shape_of(data)
     problems: list[Problem] = []
@@ -57,7 +57,7 @@ def load_eval(path: str | Path, dataset: str | Path | None = None) -> Eval:
         problems += problems_from_validation(error, label, spec)
         result = None
     if problems or result is None:
-        raise EvalError([lines.locate(problem) for problem in problems])
+        raise EvalError(lines.in_file_order(problems))
     return result
 
 
@@ -76,36 +76,3 @@ def _shape_of(data: dict[str, Any]) -> tuple[Reader, type[BaseModel]]:
     if "tasks" in data or "skill" in data:
         return waza.read, ours.EvalSpec
     return ours.read, ours.EvalSpec
-
-
-class _LineFinder:
-    """Adds the line of the field a problem names (`graders[1].rubric`) to its source."""
-
-    def __init__(self, text: str, label: str) -> None:
-        self.label = label
-        try:
-            self.root: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:
-            self.root = None
-
-    def locate(self, problem: Problem) -> Problem:
-        line = self._line(problem.field) if problem.source == self.label else None
-        if line is None:
-            return problem
-        return Problem(f"{problem.source}:{line}", problem.field, problem.message)
-
-    def _line(self, dotted: str) -> int | None:
-        node, line = self.root, None
-        for part in dotted.replace("[", ".[").split("."):
-            if node is None or not part:
-                continue
-            child: yaml.Node | None = None
-            if part.startswith("[") and isinstance(node, yaml.SequenceNode):
-                index = int(part.strip("[]"))
-                child = node.value[index] if index < len(node.value) else None
-            elif isinstance(node, yaml.MappingNode):
-                child = next((v for k, v in node.value if k.value == part), None)
-            if child is None:
-                break
-            node, line = child, child.start_mark.line + 1
-        return line

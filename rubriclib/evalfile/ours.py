@@ -6,13 +6,26 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
+from rubriclib.config import base_url_problem
 from rubriclib.errors import Problem
 from rubriclib.evalfile.model import Condition, Eval, Grader, JudgeSettings, PanelSettings, Strict
-from rubriclib.evalfile.sources import dataset_source, duplicate_graders, grader_rubric
+from rubriclib.evalfile.sources import (
+    dataset_problems,
+    dataset_source,
+    duplicate_graders,
+    grader_rubric,
+)
 from rubriclib.result import Rule
 from rubriclib.target import TargetSettings
+from rubriclib.validation import problems_from_validation, valid_parts
+
+
+def _usable_base_url(url: str | None) -> str | None:
+    if url is not None and (problem := base_url_problem(url)):
+        raise ValueError(problem)
+    return url
 
 
 class _JudgeSpec(Strict):
@@ -26,6 +39,7 @@ class _JudgeSpec(Strict):
     votes: int | None = Field(default=None, ge=1, strict=True)
     concurrency: int | None = Field(default=None, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
+    _base_url = field_validator("base_url")(_usable_base_url)
 
     def settings(self) -> JudgeSettings:
         return JudgeSettings(**self.model_dump(exclude={"concurrency", "requests_per_minute"}))
@@ -60,6 +74,7 @@ class _TargetSpec(Strict):
     max_tokens: int | None = Field(default=None, ge=1)
     api_key_env: str | None = None
     timeout: float = Field(default=120.0, gt=0)
+    _base_url = field_validator("base_url")(_usable_base_url)
 
 
 class EvalSpec(Strict):
@@ -76,32 +91,47 @@ class EvalSpec(Strict):
 def read(
     data: dict[str, Any], path: Path, override: Path | None, problems: list[Problem]
 ) -> Eval | None:
-    spec = EvalSpec.model_validate(data)
+    """Our shape; a file that fails validation is still checked as far as its valid parts go
+    (each grader's rubric, the gate's names, the dataset's rows), so every problem comes at
+    once."""
     label = str(path)
+    try:
+        spec = EvalSpec.model_validate(data)
+    except ValidationError as error:
+        problems += problems_from_validation(error, label, EvalSpec)
+        spec = valid_parts(EvalSpec, data)
+    found = {problem.field for problem in problems}
     graders = []
     defaults = spec.judge.settings() if spec.judge else JudgeSettings()
-    for index, grader in enumerate(spec.graders):
+    for index, grader in enumerate(spec.graders or []):
         settings = defaults.overridden_by(grader.judge.settings()) if grader.judge else defaults
         settings = settings.overridden_by(JudgeSettings(votes=grader.votes))
         panel = _panel(grader, settings, label, problems, index)
+        if grader.rubric is None and grader.prompt is None:
+            continue  # reported by validation
         rubric = grader_rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
         if rubric is not None:
             graders.append(Grader(grader.name, rubric, settings, panel))
-    problems += duplicate_graders([g.name for g in spec.graders], label)
+    names = [g.name for g in spec.graders or []]
+    problems += [p for p in duplicate_graders(names, label) if p.field not in found]
     gate = []
-    for name, condition in spec.gate.items():
-        if name not in {g.name for g in spec.graders}:
+    for name, condition in (spec.gate or {}).items():
+        if name not in names:
             problems.append(Problem(label, f"gate.{name}", "names no grader of this eval"))
         if condition.min_pass_rate is not None:
             gate.append(Condition(name, "pass_rate", ">=", condition.min_pass_rate))
         if condition.min_mean_score is not None:
             gate.append(Condition(name, "mean_score", ">=", condition.min_mean_score))
-    source = dataset_source(spec.dataset, spec.rows, path, override, problems)
+    source = None
+    if not found & {"dataset", "rows"}:
+        source = dataset_source(spec.dataset, spec.rows, path, override, problems)
+    target = TargetSettings(**spec.target.model_dump()) if spec.target else None
+    if target is not None and source is not None:
+        source = replace(source, needs_output=False)
+    if problems and source is not None:
+        problems += dataset_problems(source)
     if problems or source is None:
         return None
-    target = TargetSettings(**spec.target.model_dump()) if spec.target else None
-    if target is not None:
-        source = replace(source, needs_output=False)
     judge = spec.judge or _JudgeSpec()
     return Eval(
         spec.name,

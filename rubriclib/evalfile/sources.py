@@ -53,6 +53,15 @@ def dataset_source(
     return None
 
 
+def dataset_problems(source: Dataset) -> list[Problem]:
+    """Every problem of the rows, for an eval file that has problems of its own, so that all
+    come at once (a good file's rows are checked by `evals.check_dataset`)."""
+    try:
+        return source.check()[0]
+    except InputError as error:
+        return error.problems
+
+
 def duplicate_graders(names: list[str], label: str) -> list[Problem]:
     seen: set[str] = set()
     problems = []

@@ -17,6 +17,7 @@ from typing import Any
 from rubriclib.errors import EvalError, InputError, Problem
 from rubriclib.evalfile.waza_rubric import unknown_keys
 from rubriclib.rubric import decode_text, load_yaml, read_limited
+from rubriclib.validation import LineFinder
 
 TASK_KEYS = (
     "id",
@@ -54,9 +55,7 @@ class Task:
     def report(self) -> None:
         """Hand this task's problems to the eval's, each with its line in the task file."""
         if self.text is not None and self.problems:
-            from rubriclib.evalfile import _LineFinder  # the package's, loaded by now
-
-            finder = _LineFinder(self.text, self.label)
+            finder = LineFinder(self.text, self.label)
             self.problems = [finder.locate(problem) for problem in self.problems]
         self.sink += self.problems
         self.problems = []
