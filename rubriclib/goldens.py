@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rubriclib.agreement import Interval, Pair, accuracy, bootstrap_interval, cohen_kappa
 from rubriclib.item import Item
@@ -17,6 +17,14 @@ from rubriclib.rubric import Golden, Rubric
 if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
     from rubriclib.judge import Judge
+
+WINNER_ORDER = {
+    "output": ("output", "tie", "baseline"),
+    "baseline": ("baseline", "tie", "output"),
+    "tie": ("tie", "output", "baseline"),
+}
+"""Each expected winner of a pairwise golden, and the judged winners it is counted against
+(the expected one first)."""
 
 
 @dataclass(frozen=True)
@@ -51,15 +59,6 @@ class GoldenOutcome:
         """The judgments did not all give the same verdict (pairwise: winner)."""
         return len(set(self.answers)) > 1
 
-    @property
-    def winner_misses(self) -> int:
-        """Judgments whose verdict matched but whose winner did not (a pairwise golden that
-        expects the baseline to win, judged a tie): misses the pass/fail counts cannot show."""
-        return sum(
-            result.verdict == self.golden.expected and answer != self.expected_answer
-            for result, answer in zip(self.results, self.answers, strict=True)
-        )
-
 
 @dataclass(frozen=True)
 class RubricReport:
@@ -69,17 +68,37 @@ class RubricReport:
     outcomes: list[GoldenOutcome]
 
     @property
-    def counts(self) -> dict[str, int]:
-        """true/false pass/fail (judged vs expected) and judge errors, over every judgment."""
-        counts = Counter(
-            _confusion_cell(outcome.golden.expected, verdict)
-            for outcome in self.outcomes
-            for verdict in outcome.verdicts
-        )
-        return {
-            cell: counts[cell]
-            for cell in ("true_pass", "false_pass", "true_fail", "false_fail", "errors")
+    def counts(self) -> dict[str, Any]:
+        """Every judgment counted once, on the basis `accuracy` uses. Pass-fail and 1-5: true /
+        false pass / fail and judge errors. Pairwise: for each expected winner present
+        (`expected_output`, ...), the judged winners (the expected one first), and errors."""
+        cells = Counter(self.pairs)
+        errors = sum(count for (_, answer), count in cells.items() if answer == "error")
+        if self.rubric.scale != "pairwise":
+            return {
+                "true_pass": cells["pass", "pass"],
+                "false_pass": cells["fail", "pass"],
+                "true_fail": cells["fail", "fail"],
+                "false_fail": cells["pass", "fail"],
+                "errors": errors,
+            }
+        expected = {winner for winner, _ in cells}
+        counts: dict[str, Any] = {
+            f"expected_{winner}": {answer: cells[winner, answer] for answer in answers}
+            for winner, answers in WINNER_ORDER.items()
+            if winner in expected
         }
+        return {**counts, "errors": errors}
+
+    @property
+    def misses(self) -> int:
+        """Judgments that gave a verdict (pairwise: a winner) other than the golden's."""
+        return sum(expected != answer != "error" for expected, answer in self.pairs)
+
+    @property
+    def errors(self) -> int:
+        """Judgments that ended in a judge error."""
+        return sum(answer == "error" for _, answer in self.pairs)
 
     @property
     def corrected(self) -> int:
@@ -197,14 +216,12 @@ class RunReport:
     @property
     def misses(self) -> int:
         """Judgments that gave a verdict (pairwise: a winner) other than the golden's."""
-        return sum(r.counts["false_pass"] + r.counts["false_fail"] for r in self.rubrics) + sum(
-            outcome.winner_misses for r in self.rubrics for outcome in r.outcomes
-        )
+        return sum(report.misses for report in self.rubrics)
 
     @property
     def errors(self) -> int:
         """Judgments that ended in a judge error."""
-        return sum(report.counts["errors"] for report in self.rubrics)
+        return sum(report.errors for report in self.rubrics)
 
     @property
     def ok(self) -> bool:
@@ -281,9 +298,3 @@ def answer_of(golden: Golden, result: GradeResult) -> str:
         return result.verdict
     winner = pairwise.get("winner") if isinstance(pairwise, dict) else None
     return str(winner) if winner is not None else result.verdict
-
-
-def _confusion_cell(expected: str, verdict: str) -> str:
-    if verdict == "error":
-        return "errors"
-    return f"{'true' if verdict == expected else 'false'}_{verdict}"

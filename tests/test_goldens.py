@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,9 @@ from conftest import VALID_RUBRIC
 
 from rubriclib import Golden, GradeResult, Rubric, load_rubric
 from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, run_goldens
+from rubriclib.goldens_reports import format_table
 from rubriclib.item import Item
-from rubriclib.reports import format_table
-from rubriclib.result import judge_details, make_result
+from rubriclib.result import judge_details, make_result, pairwise_result
 
 
 @pytest.fixture
@@ -141,7 +142,7 @@ def test_corrected_judgments_are_counted_in_every_format(rubric: Rubric) -> None
     import json
     import xml.etree.ElementTree as ElementTree
 
-    from rubriclib.reports import format_json, format_junit
+    from rubriclib.goldens_reports import format_json, format_junit
 
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     corrected = make_result(
@@ -161,3 +162,47 @@ def test_corrected_judgments_are_counted_in_every_format(rubric: Rubric) -> None
     assert suite.find("properties/property[@name='corrected']").get("value") == "1"  # type: ignore[union-attr]
     marked = [case for case in suite.iter("testcase") if case.find("properties") is not None]
     assert len(marked) == 1
+
+
+def winner_outcome(rubric: Rubric, expected: str, *winners: str) -> GoldenOutcome:
+    """A pairwise golden expecting `expected` to win, judged once per winner given."""
+    golden = Golden(
+        name=f"g-{expected}-{'-'.join(winners)}", output="o", baseline="b", expected_winner=expected
+    )  # type: ignore[call-arg]
+    details = judge_details("m", "required", 1, 1, {"prompt_tokens": 0, "completion_tokens": 0})
+    pairwise = {"orders": [], "position_flip": False, "flips": 0, "comparisons": 1}
+    return GoldenOutcome(
+        golden,
+        [pairwise_result(rubric, details, w, "r", {**pairwise, "winner": w}) for w in winners],
+    )
+
+
+def test_pairwise_counts_are_winners_and_add_up_to_the_accuracy() -> None:
+    import xml.etree.ElementTree as ElementTree
+
+    from rubriclib.goldens_reports import format_json, format_junit
+
+    rubric = load_rubric("preference")
+    # 16 judgments: expected output 6 (output 4, tie 2); expected baseline 10 (baseline 6,
+    # tie 4). The pass/fail basis counted the 4 ties as true fails (14 of 16 "agreeing").
+    outcomes = [winner_outcome(rubric, "output", "output")] * 4
+    outcomes += [winner_outcome(rubric, "output", "tie")] * 2
+    outcomes += [winner_outcome(rubric, "baseline", "baseline")] * 6
+    outcomes += [winner_outcome(rubric, "baseline", "tie")] * 4
+    report = RubricReport(rubric, outcomes)
+    assert report.accuracy == pytest.approx(10 / 16)
+    assert report.counts == {
+        "expected_output": {"output": 4, "tie": 2, "baseline": 0},
+        "expected_baseline": {"baseline": 6, "tie": 4, "output": 0},
+        "errors": 0,
+    }
+    run = RunReport([report], trials=1)
+    assert run.misses == 6
+    summary = format_table(run).splitlines()[0]
+    assert "accuracy 62.5%" in summary and "true pass" not in summary
+    assert "expected output: got output 4, tie 2, baseline 0" in summary
+    assert "expected baseline: got baseline 6, tie 4, output 0; judge errors 0" in summary
+    assert json.loads(format_json(run))["rubrics"][0]["counts"] == report.counts
+    suite = ElementTree.fromstring(format_junit(run)).find("testsuite")
+    assert suite is not None and len(suite.findall("testcase/failure")) == 6
+    assert suite.get("failures") == "6"  # the totals count the failures the cases show

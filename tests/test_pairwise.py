@@ -18,10 +18,10 @@ from rubriclib.cli import main
 from rubriclib.datasets import Dataset
 from rubriclib.errors import RubricError
 from rubriclib.goldens import run_goldens
+from rubriclib.goldens_reports import format_json, format_table
 from rubriclib.judge import Judge
 from rubriclib.protocol import read_reply, verdict_tools
 from rubriclib.registry import load_goldens
-from rubriclib.reports import format_json, format_table
 from rubriclib.result import GradeResult, pairwise_stats
 from rubriclib.rubric import Rubric, parse_rubric
 

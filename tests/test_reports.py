@@ -19,15 +19,8 @@ from hypothesis import strategies as st
 import rubriclib
 from rubriclib import Golden, GradeResult, Rubric, load_rubric
 from rubriclib.goldens import GoldenOutcome, RubricReport, RunInfo, RunReport
-from rubriclib.reports import (
-    FORMATTERS,
-    format_json,
-    format_junit,
-    format_table,
-    printable,
-    to_json,
-    xml_safe,
-)
+from rubriclib.goldens_reports import FORMATTERS, format_json, format_junit, format_table, to_json
+from rubriclib.reports import printable, xml_safe
 from rubriclib.result import judge_details, make_result
 
 HOSTILE = (
@@ -341,6 +334,9 @@ def test_a_finished_run_is_unchanged_by_the_interrupt_support(rubric: Rubric) ->
 
 def test_formatters_by_name_and_module_direction() -> None:
     assert {"table": format_table, "json": format_json, "junit": format_junit} == FORMATTERS
-    probe = "import sys, rubriclib.goldens; print('rubriclib.reports' in sys.modules)"
+    probe = (
+        "import sys, rubriclib.goldens; "
+        "print('rubriclib.reports' in sys.modules, 'rubriclib.goldens_reports' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert result.stdout.strip() == "False"
+    assert result.stdout.strip() == "False False"
