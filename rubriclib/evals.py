@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rubriclib.config import resolve
-from rubriclib.errors import Problem
+from rubriclib.errors import EvalError, Problem
 from rubriclib.evalfile import Condition, Eval, Grader, JudgeSettings
 from rubriclib.item import Item, missing_fields
 from rubriclib.judgments import judgments, letta_row_checker, row_rubric
@@ -327,7 +327,11 @@ def run_eval(
     """Judge every row of `ev` with every grader through the engine, appending each result to
     `out` (JSONL) as it finishes; with `resume`, keep the results already in `out` whose row,
     grader, rubric digest, judge model and votes still match, and judge only the rest. `votes`
-    overrides every grader's."""
+    overrides every grader's. Every row is checked first (`check_dataset`): EvalError, no request
+    sent."""
+    problems, _ = check_dataset(ev)
+    if problems:
+        raise EvalError(problems)
     judges = make_judges(ev, model, cache, votes)
     writer = make_target(ev)
     destination = Path(out) if out is not None else None
@@ -496,8 +500,22 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
 
 def check_dataset(ev: Eval) -> tuple[list[Problem], int]:
     """Every problem of the eval's rows, with what keeps a letta prompt from being filled for a
-    row, and the number of rows: all found in one read, before any request."""
-    return ev.dataset.check(letta_row_checker(ev.graders))
+    row, and the number of rows: all found in one read, before any request. A dataset that
+    gives no grader a row to judge is a problem too: it would pass any gate."""
+    letta = letta_row_checker(ev.graders)
+    judged = 0
+
+    def row_problems(row: Row) -> list[Problem]:
+        nonlocal judged
+        judged += any(grader.judges(row.item) for grader in ev.graders)
+        return letta(row) if letta is not None else []
+
+    problems, rows = ev.dataset.check(row_problems)
+    if not problems and not judged:
+        where = (str(ev.dataset.path), "dataset") if ev.dataset.path else (str(ev.path), "rows")
+        why = "no rows" if not rows else f"{rows} row(s), none for any grader's task"
+        problems.append(Problem(*where, f"{why}, nothing to judge"))
+    return problems, rows
 
 
 def own_rubrics(ev: Eval) -> dict[tuple[str, str], str]:
