@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint integrations e2e bench clean
+.PHONY: install run test lint integrations browser screenshot e2e bench clean
 
 # The real-model e2e server (pinned: it builds from source, ~7 minutes on 2 cores). Built
 # portably: a native build crashed on a virtual CPU that reports AMX it may not use.
@@ -51,8 +51,30 @@ $(INTEGRATIONS)/promptfoo/.installed: $(PROMPTFOO_LOCK)
 integrations: install $(INTEGRATIONS)/inspect/.installed $(INTEGRATIONS)/letta/.installed \
 		$(INTEGRATIONS)/promptfoo/.installed
 
-test: lint integrations
+# The browser the HTML report's tests drive (tests/browser): Debian's chromium, installed with
+# apt-get when missing (as root, or with password-less sudo), and the `browser` extra's pinned
+# playwright, which drives it by path (never `playwright install`). Stamped once both are there;
+# where no browser can be installed, the browser tests skip with one line saying why.
+CHROMIUM := /usr/bin/chromium
+BROWSER := $(VENV)/.browser-installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
+
+$(BROWSER): pyproject.toml $(BIN)/rubriclib
+	[ -x $(CHROMIUM) ] || { $(SUDO) apt-get update -qq \
+		&& DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "browser: could not install Debian's chromium"
+	$(BIN)/pip install -q -e '.[dev,browser]' || echo "browser: could not install playwright"
+	[ -x $(CHROMIUM) ] && $(BIN)/python -c "import playwright" && touch $@ \
+		|| echo "browser: not installed; the browser tests will be skipped"
+
+browser: $(BROWSER)
+
+test: lint integrations browser
 	$(BIN)/pytest
+
+# docs/report.png, the README's picture of the report, taken by the same browser.
+screenshot: browser
+	$(BIN)/python tests/browser/screenshot.py docs/report.png
 
 $(E2E)/.installed:
 	$(PYTHON) -m venv $(E2E)
@@ -66,8 +88,9 @@ e2e: install $(E2E)/.installed
 
 # Speed: overhead per call; throughput at 16 and 64 in flight against a bare SDK loop and other
 # judge libraries (the `bench` extra, installed here when missing); a cached rerun; 500 vs 50,000
-# judgments streamed (`make bench LARGE=5000` for a quicker run); CLI start-up.
-bench: install
+# judgments streamed (`make bench LARGE=5000` for a quicker run); CLI start-up; the time a
+# 10,000-row HTML report takes to open and answer a filter and a click in Chromium.
+bench: install browser
 	$(BIN)/python -c "import autoevals, openevals" 2>/dev/null \
 		|| $(BIN)/pip install -q -e '.[dev,bench]' \
 		|| echo "bench: could not install the bench extra; those libraries are skipped"
@@ -75,6 +98,7 @@ bench: install
 	$(BIN)/python benchmarks/throughput.py
 	$(BIN)/python benchmarks/scale.py $(if $(LARGE),--large $(LARGE))
 	$(BIN)/python benchmarks/startup.py
+	$(BIN)/python benchmarks/report_load.py
 
 clean:
 	rm -rf $(VENV) .e2e $(INTEGRATIONS) dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -7,6 +7,7 @@ the same intervals.
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -125,3 +126,46 @@ def score_agreement(pairs: Iterable[tuple[int, int]]) -> tuple[float, float, int
     exact = sum(human == judge for human, judge in scored) / len(scored)
     error = sum(abs(human - judge) for human, judge in scored) / len(scored)
     return exact, error, len(scored)
+
+
+Z_95 = 1.959963984540054
+"""The standard normal quantile of a two-sided 95% interval."""
+
+
+def wilson_interval(successes: int, total: int, z: float = Z_95) -> Interval | None:
+    """The Wilson score 95% interval of a proportion (successes of total); None with none."""
+    if total <= 0:
+        return None
+    share = successes / total
+    spread = z * z / total
+    centre = (share + spread / 2) / (1 + spread)
+    half = z * math.sqrt(share * (1 - share) / total + spread / (4 * total)) / (1 + spread)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def paired_difference_interval(
+    both: int, only_new: int, only_old: int, neither: int
+) -> Interval | None:
+    """The 95% interval of new rate - old rate over paired outcomes (Newcombe 1998, method 10,
+    as in Altman's Statistics with Confidence: the Wilson limits of each rate joined through
+    their continuity-corrected correlation). `both`: pairs where old and new succeed;
+    `only_new`, `only_old`: where one does; `neither`. None with no pairs."""
+    total = both + only_new + only_old + neither
+    new = wilson_interval(both + only_new, total)
+    old = wilson_interval(both + only_old, total)
+    if new is None or old is None:
+        return None
+    new_rate, old_rate = (both + only_new) / total, (both + only_old) / total
+    margins = (both + only_new) * (only_old + neither) * (both + only_old) * (only_new + neither)
+    association: float = both * neither - only_new * only_old
+    if association > total / 2:
+        association -= total / 2
+    elif association > 0:
+        association = 0.0
+    phi = association / math.sqrt(margins) if margins else 0.0
+    low_new, high_new = new_rate - new[0], new[1] - new_rate
+    low_old, high_old = old_rate - old[0], old[1] - old_rate
+    below = math.sqrt(max(0.0, low_new**2 - 2 * phi * low_new * high_old + high_old**2))
+    above = math.sqrt(max(0.0, high_new**2 - 2 * phi * high_new * low_old + low_old**2))
+    difference = new_rate - old_rate
+    return max(-1.0, difference - below), min(1.0, difference + above)

@@ -3,7 +3,16 @@
 `app` holds the group and what commands share; each other module registers its commands.
 """
 
-from rubriclib.cli import batch, calibrate, evaluate, integrations, rubrics, runs, versions  # noqa: F401 - registers commands
+from rubriclib.cli import (  # noqa: F401 - registers commands
+    batch,
+    calibrate,
+    evaluate,
+    integrations,
+    report,
+    rubrics,
+    runs,
+    versions,
+)
 from rubriclib.cli.app import main
 
 __all__ = ["main"]

@@ -1,0 +1,43 @@
+"""`rubriclib report`: one self-contained HTML page from a results file, alone or against
+another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rubriclib.cli.app import main, writable, write_atomically
+
+
+@main.command()
+@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--against",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="An older results file of the same eval: show what changed since it.",
+)
+@click.option(
+    "-o",
+    "--out",
+    "out",
+    required=True,
+    help="The HTML file to write (written whole or not at all).",
+)
+@click.option(
+    "--expected",
+    type=click.IntRange(min=1),
+    help="Judgments the run should hold (rows x graders): say how many are missing.",
+)
+def report(results: Path, against: Path | None, out: str, expected: int | None) -> None:
+    """Build an HTML report from RESULTS (the JSONL `rubriclib eval --out` writes).
+
+    \b
+    Example:
+      rubriclib report results.jsonl --against last-week.jsonl -o report.html
+    """
+    from rubriclib.html_report import build_report
+
+    target = writable(out, "--out")
+    write_atomically(target, build_report(results, against, expected))
+    click.echo(f"wrote {target}", err=True)

@@ -1,0 +1,87 @@
+"""One self-contained HTML page from a report's data: the data as an inert JSON block, the
+page's own script and style inline, a summary for readers without scripts. No network."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import re
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from rubriclib import __version__
+from rubriclib.report_data import read_results, report_data
+from rubriclib.run_comparison import compare
+
+MARKER = re.compile(r"@@[A-Z_]+@@")
+JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
+"""Escapes that keep `</script>` or `<!--` in the data from ending or changing the block."""
+
+
+def embedded_json(data: Any) -> str:
+    """JSON safe inside a <script type="application/json"> block: no `<`, `>` or `&`."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for character, escape in JSON_ESCAPES.items():
+        text = text.replace(character, escape)
+    return text
+
+
+def noscript_summary(data: dict[str, Any]) -> str:
+    """The per-grader summary as escaped HTML, for a reader with scripts turned off."""
+    heads = ("grader", "rubric", "judged", "pass", "fail", "error", "pass rate")
+    cells = []
+    for grader in data["graders"]:
+        rate = grader["pass_rate"]
+        values = (
+            grader["name"],
+            ", ".join(grader["rubrics"]),
+            grader["judged"],
+            grader["pass"],
+            grader["fail"],
+            grader["error"],
+            "n/a" if rate is None else f"{rate:.1%}",
+        )
+        cells.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in values) + "</tr>")
+    head = "".join(f"<th>{name}</th>" for name in heads)
+    lines = f"{data['judgments']} judgments, {data['errors']} errors"
+    notes = "".join(f"<p class=note>{html.escape(note)}</p>" for note in data["notes"])
+    return (
+        f"<p>{html.escape(lines)}. Turn on scripts for the row-by-row matrix.</p>{notes}"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(cells)}</tbody></table>"
+    )
+
+
+def page(data: dict[str, Any]) -> str:
+    """The HTML page showing `data` (report_data's output)."""
+    package = files("rubriclib")
+    template = package.joinpath("html_report_page.html").read_text(encoding="utf-8")
+    script = package.joinpath("html_report_page.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    title = f"rubriclib report: {Path(data['file']['path']).name}"
+    if data["against"]:
+        title += f" against {Path(data['against']['path']).name}"
+    replacements = {
+        "@@SCRIPT_HASH@@": f"sha256-{digest}",
+        "@@VERSION@@": html.escape(__version__),
+        "@@TITLE@@": html.escape(title),
+        "@@NOSCRIPT@@": noscript_summary(data),
+        "@@DATA@@": embedded_json(data),
+        "@@SCRIPT@@": script,
+    }
+    # One pass over the template: text put in is never searched for markers again.
+    return MARKER.sub(lambda found: replacements[found.group()], template)
+
+
+def build_report(
+    results_path: Path, against_path: Path | None = None, expected: int | None = None
+) -> str:
+    """The HTML report of a results file, alone or against an older one; EvalError on a file
+    that is not a results file of ours."""
+    results = read_results(results_path)
+    against = read_results(against_path) if against_path else None
+    comparison = compare(results, against) if against else None
+    data = report_data(results, against, comparison, expected, __version__)
+    return page(data)

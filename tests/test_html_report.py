@@ -1,0 +1,269 @@
+"""The HTML report without a browser: the data it embeds (summary numbers, the comparison and
+its grouping, clipped texts), how the data block is escaped, and bad input."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from judge_server import JudgeServer
+from results_lines import HOSTILE_REASONS, results_line, write_results
+
+from rubriclib.agreement import paired_difference_interval, wilson_interval
+from rubriclib.cli import main
+from rubriclib.errors import EvalError
+from rubriclib.html_report import build_report, embedded_json
+from rubriclib.report_data import TEXT_LIMIT, read_results, report_data
+from rubriclib.run_comparison import SAME_RUN, compare
+
+ROOT = Path(__file__).parent.parent
+EVAL = """\
+name: report-test
+dataset: rows.jsonl
+judge: {model: judge-a}
+graders:
+  - name: kw
+    rubric: keywords
+  - name: grounded
+    rubric: groundedness@^1
+"""
+ROWS = [
+    {"id": "r1", "input": "q", "context": "c", "output": "verdict:pass", "team": "a"},
+    {"id": "r2", "input": "q", "context": "c", "output": "verdict:fail"},
+    {"id": "r3", "input": "q", "output": "verdict:pass"},  # no context: grounded errors
+    {"id": "r10", "input": "q", "context": "c", "output": "verdict:pass"},
+]
+
+
+def embedded_data(page: str) -> dict[str, Any]:
+    found = re.search(
+        r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S
+    )
+    assert found, "no data block"
+    return json.loads(found.group(1))  # type: ignore[no-any-return]
+
+
+def report_of(*arguments: str) -> Any:
+    return CliRunner().invoke(main, ["report", *arguments])
+
+
+@pytest.fixture
+def run_files(
+    endpoint: JudgeServer, library: Path, write_file: Callable[..., Path], tmp_path: Path
+) -> tuple[Path, dict[str, Any]]:
+    """A real eval run: its results file and its JSON report."""
+    write_file("rows.jsonl", "".join(json.dumps(row) + "\n" for row in ROWS))
+    eval_file = write_file("eval.yaml", EVAL)
+    out = tmp_path / "results.jsonl"
+    ran = CliRunner().invoke(main, ["eval", str(eval_file), "--out", str(out), "--format", "json"])
+    assert ran.exit_code in (0, 1, 3), ran.output
+    return out, json.loads(ran.stdout)
+
+
+def test_summary_numbers_match_the_eval_report(run_files: tuple[Path, dict[str, Any]]) -> None:
+    out, eval_report = run_files
+    data = report_data(read_results(out))
+    assert data["judgments"] == 8 and data["errors"] == 1
+    assert [row["id"] for row in data["rows"]] == ["r1", "r2", "r3", "r10"]  # natural order
+    assert [grader["name"] for grader in data["graders"]] == ["grounded", "kw"]
+    theirs_by_name = {grader["name"]: grader for grader in eval_report["graders"]}
+    for ours in data["graders"]:
+        theirs = theirs_by_name[ours["name"]]
+        for key in ("judged", "pass", "fail", "error", "pass_rate", "mean_score"):
+            assert ours[key] == theirs[key], key
+        assert ours["prompt_tokens"] == theirs["usage"]["prompt_tokens"]
+        rubric = theirs["rubric"]
+        assert ours["rubrics"] == [f"{rubric['name']}@{rubric['version']} {rubric['digest'][:8]}"]
+        assert ours["models"] == [theirs["judge_model"]]
+    grounded = data["graders"][0]
+    assert (grounded["pass"], grounded["fail"], grounded["error"]) == (2, 1, 1)
+    assert grounded["interval"] == pytest.approx(wilson_interval(2, 4))
+
+
+def test_wilson_interval_and_the_paired_difference() -> None:
+    assert wilson_interval(17, 20) == pytest.approx((0.6396, 0.9476), abs=1e-4)
+    assert wilson_interval(0, 0) is None
+    low, high = wilson_interval(0, 10) or (1, 1)
+    assert low == 0 and high == pytest.approx(0.2775, abs=1e-4)
+    same = paired_difference_interval(50, 0, 0, 50)
+    assert same is not None and same[0] < 0 < same[1]  # identical runs: within noise
+    worse = paired_difference_interval(60, 0, 30, 10)
+    assert worse is not None and worse[1] < 0  # 30 of 100 went pass -> fail: a real drop
+    noisy = paired_difference_interval(45, 3, 2, 50)
+    assert noisy is not None and noisy[0] < 0.01 < noisy[1]
+
+
+def test_the_comparison_groups_changes_by_what_differs(tmp_path: Path) -> None:
+    old_lines, new_lines = [], []
+    for index in range(40):
+        row = f"r{index}"
+        old_lines.append(results_line(row, "grounded", "pass", "old says pass", version="1.1.0"))
+        new_verdict = "fail" if index < 10 else "pass"
+        new_lines.append(
+            results_line(row, "grounded", new_verdict, digest="f" * 64, version="1.2.0")
+        )
+        old_lines.append(results_line(row, "style", "fail", model="gpt-4o-mini"))
+        new_lines.append(
+            results_line(row, "style", "pass" if index < 2 else "fail", model="gpt-4o")
+        )
+        old_lines.append(results_line(row, "tone", "pass"))
+        new_lines.append(results_line(row, "tone", "error" if index == 0 else "pass"))
+    new_lines.append(results_line("r-new", "tone", "pass"))
+    old = read_results(write_results(tmp_path / "old.jsonl", old_lines))
+    new = read_results(write_results(tmp_path / "new.jsonl", new_lines))
+    comparison = compare(new, old)
+    assert (comparison["matched"], comparison["only_new"], comparison["only_old"]) == (120, 1, 0)
+    groups = [(g["differs"], g["count"], g["kinds"]) for g in comparison["groups"]]
+    assert groups == [
+        ("rubric groundedness@1.1.0 → groundedness@1.2.0", 10, {"pass→fail": 10}),
+        ("judge gpt-4o-mini → gpt-4o", 2, {"fail→pass": 2}),
+        (SAME_RUN, 1, {"→error": 1}),
+    ]
+    change = next(c for c in comparison["changes"] if c["grader"] == "grounded")
+    assert (change["old"]["reason"], change["new"]["reason"]) == (
+        "old says pass",
+        "grounded says fail",
+    )
+    rates = {g["name"]: g for g in comparison["graders"]}
+    assert rates["grounded"]["change"] == pytest.approx(-0.25)
+    assert not rates["grounded"]["within_noise"]
+    assert rates["style"]["change"] == pytest.approx(0.05) and rates["style"]["within_noise"]
+    data = report_data(new, old, comparison)
+    changed = {row["id"]: row["changed"] for row in data["rows"]}
+    assert changed["r0"] == [True, True, True] and changed["r39"] == [False, False, False]
+
+
+def test_a_digest_change_without_a_version_bump_is_named(tmp_path: Path) -> None:
+    old = read_results(write_results(tmp_path / "old.jsonl", [results_line("r", "g", "pass")]))
+    new_line = results_line("r", "g", "fail", digest="a" * 64, metadata={"channel": "email"})
+    new = read_results(write_results(tmp_path / "new.jsonl", [new_line]))
+    [group] = compare(new, old)["groups"]
+    assert group["differs"] == (
+        "rubric groundedness@1.1.0 text changed, version not bumped (46c865e0 → aaaaaaaa); "
+        "row content (metadata or output)"
+    )
+
+
+def test_long_texts_are_clipped_with_their_length(tmp_path: Path) -> None:
+    line = results_line("r1", "g", "fail", "why " * 3000, metadata={"note": "x" * 5000})
+    line["output"] = "o" * 2500
+    data = report_data(read_results(write_results(tmp_path / "r.jsonl", [line])))
+    [row] = data["rows"]
+    reason = row["cells"][0]["reason"]
+    assert reason == {"clipped": ("why " * 3000)[:TEXT_LIMIT], "length": 12000}
+    assert row["output"]["length"] == 2500 and len(row["output"]["clipped"]) == TEXT_LIMIT
+    assert row["metadata"]["note"]["length"] == 5000
+
+
+def test_hostile_text_cannot_leave_the_data_block(tmp_path: Path) -> None:
+    lines = [results_line(f"r{i}", "g", "fail", reason) for i, reason in enumerate(HOSTILE_REASONS)]
+    lines.append(results_line("</script>", "<b>g</b>", "pass", metadata={"k": "<!-- & -->"}))
+    page = build_report(write_results(tmp_path / "r.jsonl", lines))
+    assert page.count("<script") == 2 and page.count("</script>") == 2
+    block = page.split('id="report-data">', 1)[1].split("</script>", 1)[0]
+    assert not set(block) & set("<>&")
+    data = embedded_data(page)
+    reasons = [cell["reason"] for row in data["rows"] for cell in row["cells"] if cell]
+    assert HOSTILE_REASONS[0] in reasons and HOSTILE_REASONS[1] in reasons
+    assert "bell\\x07 escape\\x1b[31m null\\x00 end" in reasons  # controls shown, not sent
+    assert "<b>g</b>" not in page.split("<noscript>")[1].split("</noscript>")[0]
+    assert embedded_json({"a": "</script>"}) == '{"a":"\\u003c/script\\u003e"}'
+
+
+def test_the_page_allows_only_its_own_script(tmp_path: Path) -> None:
+    page = build_report(write_results(tmp_path / "r.jsonl", [results_line("r", "g", "pass")]))
+    script = page.rsplit("<script>", 1)[1].split("</script>", 1)[0]
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in page
+    assert "default-src 'none'" in page  # no network: nothing but the page's own parts loads
+    assert not re.search(r"\.innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(", script)
+    assert "http" not in script and "fetch(" not in script
+
+
+def test_the_command_writes_the_page(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl", [results_line("r1", "g", "pass")])
+    out = tmp_path / "report.html"
+    ran = report_of(str(results), "-o", str(out), "--expected", "3")
+    assert ran.exit_code == 0, ran.output
+    data = embedded_data(out.read_text(encoding="utf-8"))
+    assert data["notes"] == ["1 of 3 expected judgments: 2 missing"]
+    assert data["file"]["lines"] == 1 and data["against"] is None
+
+
+def test_an_interrupted_file_says_so(tmp_path: Path) -> None:
+    path = write_results(tmp_path / "r.jsonl", [results_line("r1", "g", "pass")] * 2)
+    with path.open("a") as handle:
+        handle.write('{"row": "r2", "grader": "g", "verd')
+    results = read_results(path)
+    assert results.notes == [
+        "line 3 was cut short: the run was interrupted",
+        "1 line(s) repeat a row and grader: the last of each is shown",
+    ]
+    assert results.count == 2 and len(results.lines) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json\n{}\n", "r.jsonl:1: line: not JSON: Expecting value"),
+        ('[1]\n{"row": 1}\n', "r.jsonl:1: line: a results line is a JSON object, not list"),
+        (
+            '{"row": "a", "grader": "g", "verdict": "ok", "result": {}}\n',
+            "r.jsonl:1: verdict: must be pass, fail or error, not 'ok'",
+        ),
+        (
+            '{"row": "a", "grader": "g", "verdict": "pass"}\n',
+            "r.jsonl:1: result: missing: not a line of a rubriclib results file",
+        ),
+        ("", "r.jsonl: file: holds no results line"),
+        ("\xff\xfe", "r.jsonl:1: line: not UTF-8 text"),
+        (
+            '{"row": "a"}\n{"row',
+            "r.jsonl:1: grader: missing: not a line of a rubriclib results file",
+        ),
+    ],
+)
+def test_bad_input_exits_2_naming_the_line(tmp_path: Path, content: str, message: str) -> None:
+    results = tmp_path / "r.jsonl"
+    results.write_text(content, encoding="latin-1")
+    out = tmp_path / "report.html"
+    out.write_text("the previous report")
+    ran = report_of(str(results), "-o", str(out))
+    assert ran.exit_code == 2, ran.output
+    assert ran.stderr.splitlines()[0] == f"rubriclib: error: {tmp_path}/{message}"
+    assert "Traceback" not in ran.output
+    assert out.read_text() == "the previous report"  # never half-written, never clobbered
+
+
+def test_every_bad_line_is_named_up_to_a_limit(tmp_path: Path) -> None:
+    results = tmp_path / "r.jsonl"
+    results.write_text("nope\n" * 30 + "{}\n")
+    with pytest.raises(EvalError) as raised:
+        read_results(results)
+    problems = [str(problem) for problem in raised.value.problems]
+    assert len(problems) == 21 and problems[-1] == f"{results}: lines: 11 more bad line(s)"
+    ran = report_of(str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "x.html"))
+    assert ran.exit_code == 2 and "missing.jsonl: file: cannot read: No such file" in ran.stderr
+    ran = report_of(str(results), "-o", str(tmp_path / "no-such-folder" / "x.html"))
+    assert ran.exit_code == 2 and "folder" in ran.stderr
+
+
+def test_the_wheel_ships_the_page(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation"]
+        + ["-q", "-w", str(tmp_path)],
+        check=True,
+    )
+    [wheel] = tmp_path.glob("rubriclib-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {"rubriclib/html_report_page.html", "rubriclib/html_report_page.js"} <= set(names)
