@@ -10,6 +10,7 @@ ignore it). Every other key is kept as the row's metadata.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 from collections.abc import Callable, Iterator, Mapping
@@ -20,7 +21,7 @@ from typing import Any
 from rubriclib.errors import EvalError, Problem
 from rubriclib.item import Item, field_text
 from rubriclib.letta_rows import USED_KEYS, LettaSample, read_sample
-from rubriclib.rubric import load_yaml
+from rubriclib.rubric import load_yaml, not_utf8
 
 ALIASES = {
     "reference": ("reference", "ground_truth", "expected_output"),
@@ -135,10 +136,6 @@ class Dataset:
             raise EvalError.single(
                 str(self.path), "dataset", f"cannot be read: {error.strerror or error}"
             ) from None
-        except UnicodeDecodeError as error:
-            raise EvalError.single(
-                str(self.path), "dataset", f"is not valid UTF-8 (bad byte at offset {error.start})"
-            ) from None
 
 
 def parse_letta_row(
@@ -198,12 +195,26 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
     return Row(number, where, item)
 
 
+def _lines(path: Path, field: str = "row") -> Iterator[tuple[int, str | Problem]]:
+    """Each line of a file, decoded on its own (a UTF-8 BOM dropped): a line that is not UTF-8
+    is a Problem naming its line and column, and the lines after it are still read."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = raw.removeprefix(codecs.BOM_UTF8)
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                yield number, Problem(f"{path}:{number}", field, not_utf8(raw, error.start))
+
+
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, Any]]:
     """One row per non-blank line, read line by line (a 1 GB file needs no 1 GB of memory)."""
-    with path.open(encoding="utf-8-sig") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
+    for line_number, line in _lines(path):
+        if isinstance(line, Problem):
+            yield line.source, line
+            continue
+        if line.strip():
             where = f"{path}:{line_number}"
             try:
                 yield where, json.loads(line)
@@ -215,15 +226,28 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[str, Any]]:
-    """One row per record after the header; empty cells are absent values."""
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        for record in reader:
-            where = f"{path}:{reader.line_num}"
-            if None in record:
-                yield where, Problem(where, "row", "has more cells than the header row")
-                continue
-            yield where, {key: value for key, value in record.items() if value not in ("", None)}
+    """One row per record after the header; empty cells are absent values. A record on a line
+    that is not UTF-8 is that problem (read on, with the bad bytes replaced, to find the next)."""
+    bad: dict[int, Problem] = {}
+
+    def texts() -> Iterator[str]:
+        for number, line in _lines(path):
+            if isinstance(line, Problem):
+                bad[number] = line
+            yield line if isinstance(line, str) else "-\n"  # a stand-in cell, never read
+
+    reader = csv.DictReader(texts())
+    end = 0
+    for record in reader:
+        start, end = end + 1, reader.line_num
+        where = f"{path}:{end}"
+        if found := [bad[n] for n in range(start, end + 1) if n in bad]:
+            yield found[0].source, found[0]
+            continue
+        if None in record:
+            yield where, Problem(where, "row", "has more cells than the header row")
+            continue
+        yield where, {key: value for key, value in record.items() if value not in ("", None)}
 
 
 def _whole_file_rows(path: Path, suffix: str) -> Iterator[tuple[str, Any]]:
@@ -233,7 +257,10 @@ def _whole_file_rows(path: Path, suffix: str) -> Iterator[tuple[str, Any]]:
         raise EvalError.single(
             str(path), "dataset", f"is {size} bytes; datasets that large must be JSONL (streamed)"
         )
-    text = path.read_text(encoding="utf-8-sig")
+    lines = list(_lines(path, "dataset"))
+    if problems := [line for _, line in lines if isinstance(line, Problem)]:
+        raise EvalError(problems)
+    text = "".join(line for _, line in lines if isinstance(line, str))
     if suffix == ".json":
         try:
             data = json.loads(text)

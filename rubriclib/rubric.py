@@ -316,10 +316,17 @@ def decode_text(raw: bytes, label: str) -> str:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise RubricError.single(
-            label, "file", f"is not valid UTF-8 (bad byte at offset {error.start})"
-        ) from None
+        line = raw[: error.start].count(b"\n") + 1
+        start = raw.rfind(b"\n", 0, error.start) + 1
+        message = f"is {not_utf8(raw[start:], error.start - start)}"
+        raise RubricError.single(f"{label}:{line}", "file", message) from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def not_utf8(line: bytes, start: int) -> str:
+    """What is wrong with a line whose byte at `start` is not UTF-8: the byte and its column."""
+    column = len(line[:start].decode("utf-8-sig", "replace")) + 1
+    return f"not UTF-8 (byte 0x{line[start]:02x} at column {column})"
 
 
 def load_yaml(

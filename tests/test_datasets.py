@@ -96,7 +96,6 @@ def test_numbers_are_text_and_csv_extra_cells_are_caught(write_file: Callable[..
         ("rows.txt", "x", "unknown format '.txt'"),
         ("rows.json", "{", "invalid JSON (line 1)"),
         ("rows.json", '{"a": 1}', "must be a list of rows"),
-        ("rows.jsonl", b"\xff\xfe{}", "is not valid UTF-8"),
         ("missing.jsonl", None, "cannot be read"),
     ],
 )
@@ -135,4 +134,37 @@ def test_a_list_is_described_by_what_it_holds_never_as_not_a_list() -> None:
     assert [str(p) for p in problems] == [
         "rows[0]: input: must be text or a list of chat messages ({role, content}); this list holds str",
         "rows[0]: context: must be text or a list of passages (texts); this list holds int",
+    ]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_every_line_that_is_not_utf8_is_named_and_the_rest_are_read(
+    write_file: Callable[..., Path], suffix: str
+) -> None:
+    good = {".jsonl": b'{"output": "fine"}\n', ".csv": b"fine\n"}[suffix]
+    bad = {".jsonl": b'{"output": "caf\xe9"}\n', ".csv": b"caf\xe9\n"}[suffix]
+    header = b"output\n" if suffix == ".csv" else b""
+    path = write_file(f"latin1{suffix}", header + good + bad + good + b"\xff" + bad)
+    first = 2 if suffix == ".csv" else 1
+    problems, rows = Dataset(path=path).check()
+    column = 16 if suffix == ".jsonl" else 4
+    assert [str(p) for p in problems] == [
+        f"{path}:{first + 1}: row: not UTF-8 (byte 0xe9 at column {column})",
+        f"{path}:{first + 3}: row: not UTF-8 (byte 0xff at column 1)",
+    ]
+    assert rows == 4
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_a_whole_file_dataset_names_each_line_that_is_not_utf8(
+    write_file: Callable[..., Path], suffix: str
+) -> None:
+    path = write_file(
+        f"rows{suffix}", b'[\n {"output": "caf\xe9"},\n {"output": "ok"},\n "\xff"]\n'
+    )
+    with pytest.raises(EvalError) as caught:
+        Dataset(path=path).check()
+    assert [str(p) for p in caught.value.problems] == [
+        f"{path}:2: dataset: not UTF-8 (byte 0xe9 at column 17)",
+        f"{path}:4: dataset: not UTF-8 (byte 0xff at column 3)",
     ]

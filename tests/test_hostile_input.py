@@ -55,7 +55,7 @@ EXPECTED = {
     "name-path-traversal.md": "name: '../../etc/passwd' must be kebab-case",
     "name-uppercase.md": "name: 'BadName' must be kebab-case",
     "no-frontmatter.md": "frontmatter: missing: the file must start with a '---' line",
-    "non-utf8.md": "file: is not valid UTF-8",
+    "non-utf8.md": "file: is not UTF-8 (byte 0xe9 at column 17)",
     "only-opening-dashes.md": "frontmatter: is not closed",
     "recursive-alias.md": "frontmatter: YAML expands to more than 100000 values",
     "scale-1-5-no-threshold.md": "pass_threshold: is required for scale 1-5",
