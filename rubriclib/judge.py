@@ -392,7 +392,13 @@ class Judge(ManyJudgments):
         ) -> GradeResult:
             latency_ms = round((time.monotonic() - started) * 1000)
             details = judge_details(
-                self.model, answered_mode, attempts, latency_ms, dict(usage), correction
+                self.model,
+                answered_mode,
+                attempts,
+                latency_ms,
+                dict(usage),
+                correction,
+                retries=retries,
             )
             return _with_winner(
                 make_result(rubric, details, verdict, self._redact(reason), raw), winner

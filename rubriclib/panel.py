@@ -306,6 +306,7 @@ def _entry(judge: Judge, result: GradeResult, rubric: Rubric) -> dict[str, Any]:
         entry["votes"] = result.details["votes"]
     block = result.details.get("judge", {})
     entry["attempts"] = block.get("attempts", 0)
+    entry["retries"] = block.get("retries", 0)
     entry["usage"] = block.get("usage", {})
     return entry
 

@@ -52,14 +52,17 @@ def judge_details(
     usage: dict[str, int],
     correction: str | None = None,
     cached: bool = False,
+    retries: int = 0,
 ) -> dict[str, Any]:
-    """The `details.judge` block. `mode` is how the verdict call was forced (None when no
+    """The `details.judge` block. `attempts` counts every request sent, `retries` those sent
+    again after a retryable failure; `mode` is how the verdict call was forced (None when no
     request was answered); `correction` is why a corrective turn was needed, if one was;
     `cached` says the verdict came from the verdict cache, with no request."""
     details: dict[str, Any] = {
         "model": model,
         "mode": mode,
         "attempts": attempts,
+        "retries": retries,
         "cached": cached,
         "corrected": correction is not None,
         "latency_ms": latency_ms,
@@ -110,13 +113,16 @@ def combine_orders(rubric: Rubric, orders: list[GradeResult]) -> GradeResult:
     """One pairwise comparison from its judgments in each order (`orders`: output first, then
     baseline first; only the first when it errored). The winner stands only when both orders
     agree; a disagreement is a tie and a position flip, so position never decides. The verdict
-    is pass only when the output wins (a tie is not a win); the score is 1, 0.5 or 0."""
+    is pass only when the output wins (a tie is not a win); the score is 1, 0.5 or 0. Each
+    order keeps its own attempts and retries; `details.judge` sums them (requests sent)."""
     judge = summed_judge(orders)
     entries = [
         {
             "order": ORDERS[index],
             "winner": result.details.get("winner") if result.verdict != "error" else None,
             "reason": result.reason,
+            "attempts": result.details.get("judge", {}).get("attempts", 0),
+            "retries": result.details.get("judge", {}).get("retries", 0),
         }
         for index, result in enumerate(orders)
     ]
@@ -367,8 +373,8 @@ def _answer(vote: GradeResult) -> Any:
 
 
 def summed_judge(votes: list[GradeResult]) -> dict[str, Any]:
-    """`details.judge` over every vote: attempts, latency and usage summed; the first answered
-    vote's mode; cached when every vote was; corrected when any was."""
+    """`details.judge` over every vote: attempts, retries, latency and usage summed; the first
+    answered vote's mode; cached when every vote was; corrected when any was."""
     blocks = [vote.details.get("judge", {}) for vote in votes]
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     for block in blocks:
@@ -383,6 +389,7 @@ def summed_judge(votes: list[GradeResult]) -> dict[str, Any]:
         usage,
         corrections[0] if corrections else None,
         cached=bool(blocks) and all(block.get("cached") for block in blocks),
+        retries=sum(int(block.get("retries", 0)) for block in blocks),
     )
     details["corrected"] = any(block.get("corrected") for block in blocks)
     return details

@@ -120,6 +120,21 @@ def test_a_consistent_judge_lets_the_better_output_win(
     assert result.details["rubric"]["scale"] == "pairwise"
 
 
+def test_attempts_are_per_order_and_a_retry_shows_only_when_there_was_one(
+    judge: Judge, judge_server: JudgeServer, versus: Rubric
+) -> None:
+    judge_server.responder = prefers("GOOD")
+    plain = judge.grade(versus, "GOOD answer", input="q", baseline="plain answer")
+    assert [o["attempts"] for o in plain.details["pairwise"]["orders"]] == [1, 1]
+    assert plain.details["judge"]["attempts"] == 2, "requests actually sent"
+    assert plain.details["judge"]["retries"] == 0, "two orders are not a retry"
+    judge_server.script(error_reply(500, "busy"))  # the first request fails once
+    retried = judge.grade(versus, "GOOD answer", input="q2", baseline="plain answer")
+    orders = retried.details["pairwise"]["orders"]
+    assert [(o["attempts"], o["retries"]) for o in orders] == [(2, 1), (1, 0)]
+    assert (retried.details["judge"]["attempts"], retried.details["judge"]["retries"]) == (3, 1)
+
+
 def test_the_baseline_winning_both_orders_is_a_loss(
     judge: Judge, judge_server: JudgeServer, versus: Rubric
 ) -> None:
@@ -234,6 +249,11 @@ def test_the_cache_keeps_both_orders(
     again = cached_judge().grade(versus, "GOOD answer", input="q", baseline="plain answer")
     assert len(judge_server.requests) == 2, "a rerun sends nothing"
     assert again.details["judge"]["cached"] is True
+
+    def sent(pairwise: dict[str, Any]) -> list[int]:
+        return [order.pop("attempts") for order in pairwise["orders"]]
+
+    assert (sent(first.details["pairwise"]), sent(again.details["pairwise"])) == ([1, 1], [0, 0])
     assert again.details["pairwise"] == first.details["pairwise"]
     assert (again.verdict, again.score) == ("fail", 0.5)
 
