@@ -76,9 +76,11 @@ def last_line(report: EvalReport) -> str:
     """The one-line verdict of the run."""
     judged = sum(stats.judged for stats in report.graders)
     if report.interrupted:
+        planned, done = report.rows_planned, report.rows_judged
         return (
-            f"INTERRUPTED ({report.interrupted}): judged {judged} result(s) over "
-            f"{report.rows} row(s); the gate was not decided"
+            f"INTERRUPTED ({report.interrupted}): {done} of {planned} rows judged; "
+            f"{planned - done} not judged (interrupted); {judged} result(s); the gate was not "
+            "decided"
         )
     errors = sum(stats.errors for stats in report.graders)
     if not report.eval.gate:
@@ -120,10 +122,25 @@ def format_table(report: EvalReport) -> str:
         total = len(report.graders)
         for row_id, count in report.most_failed_rows:
             lines.append(f"  row {one_line(row_id, 60)}: failed {count} of {total}")
+        if (more := len(report.failures_by_row) - len(report.most_failed_rows)) > 0:
+            lines.append(f"  ... and {more} more")
+    lines += _error_lines(report)
     if ev.skipped:
         lines += ["", "not run:"] + [f"  {printable(line)}" for line in ev.skipped]
     lines += ["", last_line(report)]
     return "\n".join(lines)
+
+
+def _error_lines(report: EvalReport) -> list[str]:
+    """The rows with judge errors (the first rows'), each with its error's first line."""
+    if not report.first_errors:
+        return []
+    lines = ["", "rows with judge errors (the first line of each error):"]
+    for _, row_id, grader, reason in report.first_errors:
+        first = reason.strip().splitlines()[0] if reason.strip() else "(no reason given)"
+        lines.append(f"  row {one_line(row_id, 60)}, {printable(grader)}: {one_line(first, 160)}")
+    more = sum(stats.errors for stats in report.graders) - len(report.first_errors)
+    return lines + ([f"  ... and {more} more"] if more > 0 else [])
 
 
 def to_json(report: EvalReport) -> dict[str, Any]:
@@ -138,6 +155,8 @@ def to_json(report: EvalReport) -> dict[str, Any]:
             "finished": iso_time(report.finished or report.started),
             "duration_seconds": round(max(report.finished - report.started, 0.0), 3),
             "rows": report.rows,
+            "rows_planned": report.rows_planned,
+            "rows_judged": report.rows_judged,
             "resumed": report.resumed,
             "interrupted": report.interrupted,
         },
@@ -174,12 +193,21 @@ def to_json(report: EvalReport) -> dict[str, Any]:
         ],
         "reward": ev.reward,
         "most_failed_rows": [{"row": r, "failed": n} for r, n in report.most_failed_rows],
+        "first_judge_errors": [
+            {"row": row, "grader": grader, "reason": reason}
+            for _, row, grader, reason in report.first_errors
+        ],
         "not_run": ev.skipped,
     }
 
 
 def format_json(report: EvalReport) -> str:
     return json.dumps(to_json(report), indent=2)
+
+
+def grader_class(stats: GraderStats) -> str:
+    """A grader's JUnit classname: dots split it for Jenkins, so the name is kept whole."""
+    return stats.grader.name.replace(".", "_")
 
 
 def format_junit(report: EvalReport) -> str:
@@ -208,11 +236,10 @@ def format_junit(report: EvalReport) -> str:
                 continue
             latency = float(result.details.get("judge", {}).get("latency_ms", 0) or 0) / 1000
             seconds += latency
-            # Dots in a classname split it for Jenkins: keep the grader name whole.
             case = xml_element(
                 suite,
                 "testcase",
-                classname=grader.replace(".", "_"),
+                classname=grader_class(stats),
                 name=f"row {row}",
                 time=f"{latency:.3f}",
             )
@@ -220,14 +247,22 @@ def format_junit(report: EvalReport) -> str:
                 xml_element(case, "error", result.reason, message="judge error")
             elif result.verdict == "fail":
                 xml_element(case, "failure", result.reason, message="fail")
-        junit_totals(suite, stats.judged, stats.failed, stats.errors, 0, seconds)
+        skipped = [row for row, grader in report.not_judged if grader == stats.grader.name]
+        for row in skipped:
+            case = xml_element(
+                suite, "testcase", classname=grader_class(stats), name=f"row {row}", time="0.000"
+            )
+            xml_element(case, "skipped", message="not judged: interrupted")
+        count = stats.judged + len(skipped)
+        junit_totals(suite, count, stats.failed, stats.errors, len(skipped), seconds)
         suite.set("timestamp", iso_time(report.started).removesuffix("Z")[:19])
         tests, failures, errors = (
-            tests + stats.judged,
+            tests + count,
             failures + stats.failed,
             errors + stats.errors,
         )
-    junit_totals(root, tests, failures, errors, 0, max(report.finished - report.started, 0.0))
+    elapsed = max(report.finished - report.started, 0.0)
+    junit_totals(root, tests, failures, errors, len(report.not_judged), elapsed)
     ElementTree.indent(root)
     return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
 

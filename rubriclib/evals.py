@@ -4,6 +4,7 @@ as it finishes, `--resume` from that file, per-grader statistics and the gate.""
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import os
 import time
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from rubriclib.target import Target
 
 Status = Literal["passed", "failed", "undecided", "interrupted"]
+LISTED_ERRORS = 10
+"""Judge errors a report lists by row (the first rows'); the rest are counted."""
 
 
 @dataclass
@@ -112,6 +115,20 @@ class EvalReport:
     failures_by_row: Counter[str] = field(default_factory=Counter)
     cases: list[tuple[str, str, GradeResult]] | None = None
     """(row id, grader, result) of every result, kept only when asked (JUnit needs them)."""
+    planned_rows: int | None = None
+    """The rows the run set out to judge (the dataset's, within the limit), when known."""
+    rows_judged: int = 0
+    """Rows whose every grader has its result (an interrupt leaves the others unjudged)."""
+    not_judged: list[tuple[str, str]] = field(default_factory=list)
+    """(row id, grader) of every judgment an interrupt left unmade, kept with `cases`."""
+    first_errors: list[tuple[int, str, str, str]] = field(default_factory=list)
+    """(row number, row id, grader, reason) of the judge errors of the first rows (at most
+    LISTED_ERRORS); the graders' stats count them all."""
+
+    @property
+    def rows_planned(self) -> int:
+        """The rows the run set out to judge: as planned, else as many as it read."""
+        return self.rows if self.planned_rows is None else self.planned_rows
 
     @property
     def gate(self) -> list[ConditionOutcome]:
@@ -223,17 +240,26 @@ async def arun_eval(
     interrupt: Interrupted | None = None,
     target: Target | None = None,
     batch_size: int | None = None,
+    planned_rows: int | None = None,
 ) -> EvalReport:
     """Judge every row with every grader; see `run_eval`. With `target`, each row's output is
     written by that model first (once per row, whatever the number of graders). `batch_size`
     (judges whose requests go to a batch) puts that many judgments in flight at once, with no
-    requests-per-minute spacing: one wave of requests per batch."""
+    requests-per-minute spacing: one wave of requests per batch. `planned_rows` (the dataset's
+    rows within the limit, from `check_dataset`) lets an interrupted run say what it left."""
     from rubriclib.engine import Job, judge_stream
 
     report = EvalReport(
         ev, [GraderStats(g, judges[g.name].model, judges[g.name].votes) for g in ev.graders]
     )
     report.cases = [] if keep_cases else None
+    report.planned_rows = planned_rows
+    rows_to_read = limit if limit is not None else ev.limit
+    if planned_rows is not None and rows_to_read is not None:
+        report.planned_rows = min(planned_rows, rows_to_read)
+    awaited: Counter[str] = Counter()
+    """Results each row read still waits for; a row is judged when it waits for none."""
+    row_numbers: dict[str, int] = {}
     stats = {s.grader.name: s for s in report.graders}
     kept = read_resumable(out, report, own_rubrics(ev)) if resume and out is not None else {}
     results = ResultsFile(out, list(kept.values())) if out is not None else None
@@ -244,6 +270,12 @@ async def arun_eval(
 
     def record(row: Row, grader: Grader, result: GradeResult, write: bool = True) -> None:
         stats[grader.name].add(result)
+        awaited[row.id] -= 1
+        report.rows_judged += awaited[row.id] == 0
+        if result.verdict == "error":
+            entry = (row_numbers[row.id], row.id, grader.name, result.reason)
+            bisect.insort(report.first_errors, entry)
+            del report.first_errors[LISTED_ERRORS:]
         if result.verdict == "fail":
             report.failures_by_row[row.id] += 1
         if report.cases is not None:
@@ -258,11 +290,13 @@ async def arun_eval(
 
     def jobs() -> Iterator[Job]:
         index = 0  # the engine numbers jobs in the order they are pulled
-        for row in islice(ev.dataset.rows(), limit if limit is not None else ev.limit):
+        for row in islice(ev.dataset.rows(), rows_to_read):
             report.rows += 1
-            for grader in ev.graders:
-                if not grader.judges(row.item):
-                    continue
+            row_numbers[row.id] = report.rows
+            graders = [grader for grader in ev.graders if grader.judges(row.item)]
+            awaited[row.id] = len(graders)
+            report.rows_judged += not graders
+            for grader in graders:
                 if (line := kept.get((row.id, grader.name))) is not None:
                     report.resumed += 1
                     result = GradeResult.model_validate(line["result"])
@@ -302,6 +336,8 @@ async def arun_eval(
             raise
         asyncio.current_task().uncancel()  # type: ignore[union-attr]
         report.interrupted = interrupt.signal
+        if report.cases is not None:
+            report.not_judged = _not_judged(ev, rows_to_read, report.cases)
     finally:
         if results is not None:
             results.close()
@@ -311,6 +347,19 @@ async def arun_eval(
             await target.aclose()
     report.finished = time.time()
     return report
+
+
+def _not_judged(
+    ev: Eval, rows: int | None, cases: list[tuple[str, str, GradeResult]]
+) -> list[tuple[str, str]]:
+    """(row id, grader) of every judgment the run would have made and has no result for."""
+    done = {(row, grader) for row, grader, _ in cases}
+    return [
+        (row.id, grader.name)
+        for row in islice(ev.dataset.rows(), rows)
+        for grader in ev.graders
+        if grader.judges(row.item) and (row.id, grader.name) not in done
+    ]
 
 
 def run_eval(
@@ -329,7 +378,7 @@ def run_eval(
     grader, rubric digest, judge model and votes still match, and judge only the rest. `votes`
     overrides every grader's. Every row is checked first (`check_dataset`): EvalError, no request
     sent."""
-    problems, _ = check_dataset(ev)
+    problems, rows = check_dataset(ev)
     if problems:
         raise EvalError(problems)
     judges = make_judges(ev, model, cache, votes)
@@ -344,6 +393,7 @@ def run_eval(
             resume=resume,
             limit=limit,
             target=writer,
+            planned_rows=rows,
         )
     )
 

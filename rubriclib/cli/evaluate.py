@@ -18,6 +18,7 @@ from rubriclib.cli.app import (
     BadInput,
     main,
     refuse_unlocked,
+    stop_if_refused,
     writable,
     write_atomically,
 )
@@ -169,6 +170,7 @@ def eval_command(
                     interrupt=interrupt,
                     target=target,
                     batch_size=batch_size,
+                    planned_rows=rows,
                 )
             finally:
                 for transport in transports:
@@ -188,6 +190,7 @@ def eval_command(
                 report = asyncio.run(run_all(advance, interrupt))
         else:
             report = asyncio.run(run_all(None, interrupt))
+        stop_if_refused(transports)
         finish(report, report_format, report_path, targets[-1] if report_path else None)
 
 
