@@ -148,6 +148,8 @@ class BatchState:
         if fresh and self.folder.is_dir():  # an earlier run's downloads must never answer this one
             for kept in self.folder.glob("*.jsonl"):
                 kept.unlink()
+        if fresh:  # nor its record: only a batch this run creates is written down
+            path.unlink(missing_ok=True)
         if path.exists() and not fresh:
             try:
                 loaded = json.loads(path.read_text(encoding="utf-8"))

@@ -31,6 +31,7 @@ from rubriclib.batch import (
 from rubriclib.config import credential
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import EndpointError, describe, from_sdk
+from rubriclib.judge import EndpointUnusable
 
 if TYPE_CHECKING:
     import openai
@@ -71,6 +72,9 @@ class BatchTransport:
         self._collecting = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._client: openai.AsyncOpenAI | None = None
+        self.refused: str | None = None
+        """Why the endpoint refused the batch upload (it has no Batch API, most likely): the
+        run's one cause, which stopped every judgment before any batch existed."""
 
     async def post(
         self, path: str, payload: dict[str, Any], timeout: float, custom_id: str
@@ -94,10 +98,11 @@ class BatchTransport:
             await asyncio.sleep(self.settle_seconds)
         self._collecting = False
         wave, self._waiting = self._waiting, {}
+        answers: dict[str, bytes | Exception]
         try:
-            answers = await self._run_wave({cid: body for cid, (body, _) in wave.items()})
+            answers = dict(await self._run_wave({cid: body for cid, (body, _) in wave.items()}))
         except Exception as error:  # the wave could not be sent or followed at all
-            failure = self._failure(error)
+            failure = error if isinstance(error, EndpointUnusable) else self._failure(error)
             answers = {custom_id: failure for custom_id in wave}
         for custom_id, (_, futures) in wave.items():
             answer = answers.get(custom_id) or line_failure(f"no answer for request {custom_id}")
@@ -149,18 +154,21 @@ class BatchTransport:
             )
         submitted = []
         client = self._sdk()
-        self.state.folder.mkdir(parents=True, exist_ok=True)
         for model, lines in by_model.items():
             for chunk in split_lines(lines):
                 data = b"".join(line for _, line in chunk)
                 name = f"requests-{len(self.state.batches) + 1}.jsonl"
-                write_atomically(self.state.folder / name, data)
-                uploaded = await client.files.create(
-                    file=(name, data, "application/jsonl"), purpose="batch"
-                )
+                try:
+                    uploaded = await client.files.create(
+                        file=(name, data, "application/jsonl"), purpose="batch"
+                    )
+                except Exception as error:
+                    raise self._refusal(error) from None
                 created = await client.batches.create(
                     input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window="24h"
                 )
+                self.state.folder.mkdir(parents=True, exist_ok=True)
+                write_atomically(self.state.folder / name, data)
                 batch = {
                     "id": created.id,
                     "status": created.status,
@@ -227,6 +235,23 @@ class BatchTransport:
         self.state.folder.mkdir(parents=True, exist_ok=True)
         write_atomically(kept, data)
         return data
+
+    def _refusal(self, error: BaseException) -> BaseException:
+        """An upload the endpoint answered with an error status: the whole run's cause (kept
+        in `refused`), raised as EndpointUnusable so no judgment waits on a batch that never
+        existed; any other failure (no connection) as it was."""
+        converted = from_sdk(error)
+        if not isinstance(converted, EndpointError) or converted.status is None:
+            return error
+        answer = converted.body if converted.body is not None else converted.message
+        if isinstance(answer, dict):
+            answer = answer.get("message") or answer
+        first_line = (str(answer).strip().splitlines() or ["(empty)"])[0][:200]
+        self.refused = self._redact(
+            f"the endpoint refused the batch upload (HTTP {converted.status}: {first_line}): "
+            f"does this endpoint support the Batch API? ({self.base_url})"
+        )
+        return EndpointUnusable(self.refused)
 
     def _failure(self, error: BaseException) -> EndpointError:
         converted = from_sdk(error)
@@ -309,6 +334,11 @@ def attach(
 
     use_poster(judges, make)
     return transports
+
+
+def refusal(transports: list[BatchTransport]) -> str | None:
+    """Why the endpoint refused a run's batch upload, if it did (see BatchTransport.refused)."""
+    return next((transport.refused for transport in transports if transport.refused), None)
 
 
 def api_key_for(batch: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 import tomllib
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -213,3 +214,37 @@ def check_environment_headers() -> None:
     for variable in HEADER_VARIABLES:
         if value := os.environ.get(variable):
             check_header_value(variable, value)
+
+
+def base_url_problem(url: str) -> str | None:
+    """What makes `url` unusable as an endpoint (it needs http:// or https://, a host and a
+    port that is a number, in visible ASCII), or None; the URL itself is never quoted."""
+    try:
+        check_header_value("url", url)
+    except JudgeConfigError as error:
+        return str(error).removeprefix("url: ").split(";")[0]
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return "is not a URL rubriclib can use: it needs http:// or https:// and a host"
+    try:
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        return "has a bad port (it must be a number up to 65535)"
+    return None if parts.hostname else "has no host (e.g. http://127.0.0.1:8000/v1)"
+
+
+def checked_base_url(flag: str | None = None, flag_name: str = "base_url") -> str | None:
+    """The base_url setting (see resolve), or a JudgeConfigError naming where it came from
+    (the flag as `flag_name`, the variable, or the config file and key) when it is unusable."""
+    setting = resolve("base_url", flag or None)
+    if not setting.value:
+        return None
+    if problem := base_url_problem(setting.value):
+        if setting.origin == "flag":
+            where = flag_name
+        elif setting.origin.startswith("env "):
+            where = setting.origin.removeprefix("env ")
+        else:
+            where = f"{setting.origin}: base_url"
+        raise JudgeConfigError(f"{where}: {problem}")
+    return str(setting.value)

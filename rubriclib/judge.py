@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rubriclib.cache import VerdictCache, cache_key, cached_result, stored_verdict
-from rubriclib.config import check_environment_headers, check_header_value, credential, resolve
+from rubriclib.config import (
+    check_environment_headers,
+    check_header_value,
+    checked_base_url,
+    credential,
+    resolve,
+)
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import (
     SignalKind,
@@ -187,11 +193,7 @@ class Judge(ManyJudgments):
         wins, a tie never passes, and voting stops once a majority is decided."""
         self._determinism_checked = False
         self.model = resolve("model", model or None).value
-        self.base_url = resolve("base_url", base_url or None).value or None
-        try:
-            urllib.parse.urlsplit(self.base_url or "").port  # noqa: B018 - checks the port
-        except ValueError as error:
-            raise JudgeConfigError(f"the judge base URL has a bad port: {error}") from None
+        self.base_url = checked_base_url(base_url)
         if api_key:
             key: str | None = check_header_value("api_key", api_key)
             check_environment_headers()

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from rubriclib.config import credential, resolve
+from rubriclib.config import checked_base_url, credential
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item, NoOutput
 
@@ -33,7 +33,7 @@ class Target:
         self.settings = settings
         variable = settings.api_key_env or "OPENAI_API_KEY"
         key = credential(variable)
-        base_url = settings.base_url or resolve("base_url").value or None
+        base_url = checked_base_url(settings.base_url, "target base_url")
         if not key and base_url is None:
             raise JudgeConfigError(f"no API key for the target: set {variable}")
         self._key = key or "not-needed"

@@ -5,7 +5,8 @@ POST /v1/batches/{id}/cancel, GET /v1/files/{id}/content. A batch moves validati
 in_progress -> completed over successive polls (`polls_to_finish`); on completion each request
 line is answered by `responder` (the same `Reply`-returning functions the judge server uses): a
 200 goes in the output file, any other status in the error file. `line_error` scripts error-file
-lines, `outcome` makes the next batch end `expired` or `failed` instead.
+lines, `outcome` makes the next batch end `expired` or `failed` instead, `refuse_uploads` makes
+POST /files answer an error (an endpoint without the Batch API).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class BatchServer:
         self.outcome: list[str] = []
         """Final statuses for the next batches to finish (`expired`, `failed`), in order."""
         self.polls_to_finish = 2
+        self.refuse_uploads: tuple[int, bytes] | None = None
+        """(status, body) that POST /files answers instead of storing the file: an endpoint
+        without the Batch API (a chat-only server answers 404, some 400 with a plain body)."""
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.submissions: list[str] = []
@@ -208,7 +212,9 @@ def _handler_for(server: BatchServer) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             parts = self.path.split("?")[0].strip("/").split("/")
             with server._lock:
-                if parts[1:] == ["files"]:
+                if parts[1:] == ["files"] and server.refuse_uploads is not None:
+                    self._send(*server.refuse_uploads)
+                elif parts[1:] == ["files"]:
                     fields = _multipart(self.headers["Content-Type"], body)
                     if fields.get("purpose", (None, b""))[1] != b"batch":
                         self._send(400, {"error": {"message": "purpose must be batch"}})

@@ -541,3 +541,33 @@ def test_prepare_removes_stale_numbered_request_files(eval_file: Path, tmp_path:
     assert not (tmp_path / "requests-2.jsonl").exists()
     assert not (tmp_path / "requests-3.jsonl").exists()
     assert all((tmp_path / name).read_text() == "keep\n" for name in kept)
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "first_line"),
+    [
+        (404, b"404 page not found\nno route /v1/files", "404 page not found"),
+        (400, b'{"error": {"message": "Unknown endpoint: files"}}', "Unknown endpoint: files"),
+    ],
+)
+def test_an_endpoint_that_refuses_the_batch_upload_is_one_line_and_no_state(
+    eval_file: Path,
+    tmp_path: Path,
+    batch_api: BatchServer,
+    status: int,
+    body: bytes,
+    first_line: str,
+) -> None:
+    out = tmp_path / "results.jsonl"
+    assert cli("eval", str(eval_file), "--out", str(out), "--batch", "--no-cache").exit_code == 0
+    state = tmp_path / "results.jsonl.batch.json"
+    assert state.exists()  # an earlier run's batches: this run's refusal must not keep them
+    batch_api.refuse_uploads = (status, body)
+    result = cli("eval", str(eval_file), "--out", str(out), "--batch", "--no-cache")
+    assert result.exit_code == 3, result.output
+    refusals = [line for line in result.stderr.splitlines() if "refused the batch upload" in line]
+    assert len(refusals) == 1, result.stderr
+    assert f"HTTP {status}" in refusals[0] and first_line in refusals[0]
+    assert "does this endpoint support the Batch API?" in refusals[0]
+    assert "body is not JSON" not in result.output and "no route" not in result.output
+    assert not state.exists() and len(batch_api.submissions) == 1

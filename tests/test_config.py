@@ -201,3 +201,50 @@ def test_a_named_key_variable_that_is_unset_never_falls_back_to_openai_api_key(
     assert result.exit_code == 2, result.output
     assert "api_key_env: $MY_JUDGE_KEY is not set" in result.stderr
     assert endpoint.headers == []
+
+
+BAD_BASE_URLS = [
+    ("not-a-url", "http:// or https://"),
+    ("ftp://127.0.0.1/v1", "http:// or https://"),
+    ("http:///v1", "no host"),
+    ("http://127.0.0.1:notaport/v1", "bad port"),
+    ("http://127.0.0.1/v1\r\nX-Injected: 1", "line break"),
+]
+
+
+@pytest.mark.parametrize(("url", "problem"), BAD_BASE_URLS)
+def test_a_base_url_from_the_environment_is_refused_naming_the_variable(
+    library: Path, monkeypatch: pytest.MonkeyPatch, url: str, problem: str
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    result = CliRunner().invoke(main, ["judge", "keywords", "--output", "verdict:pass"])
+    assert result.exit_code == 2, result.output
+    assert "OPENAI_BASE_URL: " in result.stderr and problem in result.stderr
+    assert "cannot connect" not in result.output
+
+
+def test_a_base_url_from_the_config_file_names_the_file_and_key(
+    project: Path, library: Path
+) -> None:
+    (project / "rubriclib.toml").write_text('base_url = "not-a-url"\n')
+    result = CliRunner().invoke(main, ["judge", "keywords", "--output", "verdict:pass"])
+    assert result.exit_code == 2, result.output
+    assert f"{project / 'rubriclib.toml'}: base_url: " in result.stderr
+
+
+@pytest.mark.parametrize("section", ["judge", "target"])
+def test_a_base_url_in_an_eval_file_is_refused_with_its_line(
+    endpoint: JudgeServer, library: Path, write_file: Any, section: str
+) -> None:
+    write_file("rows.jsonl", '{"id": "r1", "input": "hi", "output": "verdict:pass"}\n')
+    path = write_file(
+        "eval.yaml",
+        "name: e\ndataset: rows.jsonl\n"
+        f"{section}:\n  model: judge-model\n  base_url: not-a-url\n"
+        "graders:\n  - {name: g, rubric: keywords}\n",
+    )
+    result = CliRunner().invoke(main, ["eval", str(path)])
+    assert result.exit_code == 2, result.output
+    assert f"{path}:5: " in result.stderr and "base_url" in result.stderr
+    assert "http:// or https://" in result.stderr and endpoint.requests == []

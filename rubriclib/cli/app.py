@@ -43,6 +43,12 @@ class BadInput(click.ClickException):
             click.echo(f"rubriclib: error: {' '.join(problem.split())}", err=True)
 
 
+class RunRefused(BadInput):
+    """A run the endpoint refused as a whole (no Batch API, say): one line on stderr, exit 3."""
+
+    exit_code = 3
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -54,6 +60,15 @@ class _Group(click.Group):
         except KeyboardInterrupt:  # Ctrl-C before a run began (a run stops cleanly on its own)
             click.echo("rubriclib: interrupted by SIGINT", err=True)
             sys.exit(SIGNAL_EXIT_CODES["SIGINT"])
+
+
+def stop_if_refused(transports: list[Any]) -> None:
+    """Exit 3 with one line, and no report, when the endpoint refused a batch run as a whole."""
+    if transports:
+        from rubriclib.batch_api import refusal
+
+        if cause := refusal(transports):
+            raise RunRefused(cause)
 
 
 def one_stdin(**options: str | None) -> None:

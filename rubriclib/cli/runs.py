@@ -23,6 +23,7 @@ from rubriclib.cli.app import (
     one_stdin,
     option_text,
     refuse_unlocked,
+    stop_if_refused,
     with_judged_inputs,
     writable,
     write_atomically,
@@ -299,6 +300,7 @@ def test_goldens(
                 run = asyncio.run(run_all(lambda: bar.update(1), interrupt))
         else:
             run = asyncio.run(run_all(None, interrupt))
+        stop_if_refused(transports)
         report = FORMATTERS[report_format](run)
         if destination is not None:
             write_atomically(destination, report + "\n")
