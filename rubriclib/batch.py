@@ -416,13 +416,40 @@ async def acollect(
         batch_size=256,
     )
     problems = list(read.problems)
-    for custom_id, (where, _) in read.answers.items():
-        if custom_id not in expected:
-            problems.append(f"{where}: {custom_id} matches no request of this eval")
-    for custom_id in sorted(answerer.asked & expected - set(read.answers)):
+    unknown = [custom_id for custom_id in read.answers if custom_id not in expected]
+    missing = sorted(answerer.asked & expected - set(read.answers))
+    if unknown and missing:
+        problems.append(changed_since_prepare(read, unknown, len(missing), judges, names))
+    for custom_id in unknown:
+        problems.append(
+            f"{read.answers[custom_id][0]}: {custom_id} matches no request of this eval"
+        )
+    for custom_id in missing:
         problems.append(f"{names}: no answer for request {custom_id}")
     unused = len((expected & set(read.answers)) - answerer.asked)
     return Collected(report, len(answerer.asked & set(read.answers)), problems, unused)
+
+
+def changed_since_prepare(
+    read: OutputFile, unknown: list[str], missing: int, judges: dict[str, Judge], names: str
+) -> str:
+    """Why the answers match other requests than this run's: what a prepare depends on changed
+    (named when the answers' model is none this run asks)."""
+    line = (
+        f"{names}: {len(unknown)} answer(s) match no request of this run and {missing} "
+        "request(s) have no answer: the requests changed since `batch prepare` (the judge model, "
+        "a rubric's text, the rows or --votes); collect with what prepare used, or prepare again"
+    )
+    answered = set()
+    for custom_id in unknown:
+        body = read.answers[custom_id][1].get("response", {}).get("body")
+        if isinstance(body, dict) and isinstance(body.get("model"), str):
+            answered.add(body["model"])
+    asked = {judge.model for judge in judges.values()}
+    if answered and not any(a.startswith(m) or m.startswith(a) for a in answered for m in asked):
+        line += f" ({names} answers model {', '.join(sorted(answered))}; this run asks "
+        line += f"{', '.join(sorted(asked))})"
+    return line
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,11 @@ class EvalReport:
         return self.failures_by_row.most_common(10)
 
 
+OFFLINE_ENDPOINT = "http://offline-batch-file.invalid/v1"
+"""The endpoint offline judges (batch prepare / collect) name in their requests' custom_ids and
+cache keys, whatever OPENAI_BASE_URL says: a file prepared here is collected anywhere."""
+
+
 def make_judges(
     ev: Eval,
     model: str | None = None,
@@ -174,7 +179,7 @@ def make_judges(
 ) -> dict[str, Judge]:
     """One Judge per grader (graders with the same settings share one); `model` and `votes`
     override every grader's. Credentials come only from the environment; `offline` judges
-    never send (batch files), so they need none and are given none."""
+    never send (batch files), so they need none, are given none, and all name OFFLINE_ENDPOINT."""
     from rubriclib.config import credential
     from rubriclib.judge import Judge
 
@@ -191,9 +196,8 @@ def make_judges(
             api_key = "offline-no-key" if offline else None
             if not offline and settings.api_key_env:
                 api_key = credential(settings.api_key_env, named_by="api_key_env")
-            built[settings] = Judge(
-                settings.model, settings.base_url, api_key, cache=cache, **options
-            )
+            base_url = OFFLINE_ENDPOINT if offline else settings.base_url
+            built[settings] = Judge(settings.model, base_url, api_key, cache=cache, **options)
         return built[settings]
 
     for grader in ev.graders:

@@ -571,3 +571,52 @@ def test_an_endpoint_that_refuses_the_batch_upload_is_one_line_and_no_state(
     assert "does this endpoint support the Batch API?" in refusals[0]
     assert "body is not JSON" not in result.output and "no route" not in result.output
     assert not state.exists() and len(batch_api.submissions) == 1
+
+
+def test_prepare_and_collect_agree_wherever_the_environment_points(
+    eval_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The custom_ids of an offline batch name no endpoint: prepare with no OPENAI_BASE_URL,
+    collect with one set (or another), and every answer is found."""
+    to, output, results = tmp_path / "req.jsonl", tmp_path / "out.jsonl", tmp_path / "res.jsonl"
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert cli("batch", "prepare", str(eval_file), "--to", str(to), "--no-cache").exit_code == 0
+    output.write_text(answer_lines(lines_of(to), keyword_responder()))
+    for base_url in ("http://127.0.0.1:9/v1", "https://elsewhere.example/v1"):
+        monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+        result = cli(
+            "batch", "collect", str(eval_file), "--from", str(output), "--out", str(results),
+            "--no-cache",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert {row: v for row, (v, _) in verdicts(results).items()} == {
+            "r1": "pass",
+            "r2": "fail",
+            "r3": "pass",
+        }
+
+
+def test_collect_with_another_model_says_what_changed_since_prepare(
+    eval_file: Path, tmp_path: Path
+) -> None:
+    to, output, results = tmp_path / "req.jsonl", tmp_path / "out.jsonl", tmp_path / "res.jsonl"
+    assert cli("batch", "prepare", str(eval_file), "--to", str(to), "--no-cache").exit_code == 0
+    answers = [
+        json.loads(line) for line in answer_lines(lines_of(to), keyword_responder()).splitlines()
+    ]
+    for answer in answers:
+        answer["response"]["body"]["model"] = "judge-model-2026-01-01"
+    output.write_text("".join(json.dumps(answer) + "\n" for answer in answers))
+    result = cli(
+        "batch", "collect", str(eval_file), "--from", str(output), "--out", str(results),
+        "--no-cache", "--model", "other-judge",
+    )  # fmt: skip
+    assert result.exit_code != 0
+    assert (
+        "out.jsonl: 3 answer(s) match no request of this run and 3 request(s) have no answer: "
+        "the requests changed since `batch prepare`"
+    ) in result.output
+    assert (
+        "(out.jsonl answers model judge-model-2026-01-01; this run asks other-judge)"
+        in result.output
+    )
