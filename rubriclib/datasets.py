@@ -175,8 +175,10 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
             fields[field] = field_text(field, raw[present[0]] if present else None)
         except ValueError as error:
             problems.append(Problem(where, present[0], str(error)))
+            fields[field] = ""  # reported; not also "is required"
     if needs_output and fields.get("output") is None:
-        problems.append(Problem(where, "output", "is required (or output, submission, response)"))
+        others = ", ".join(ALIASES["output"][1:])
+        problems.append(Problem(where, "output", f"is required (or {others})"))
     row_id = raw.get("id", number)
     if isinstance(row_id, bool) or not isinstance(row_id, str | int) or str(row_id) == "":
         problems.append(Problem(where, "id", "must be a string or an integer"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 
 class Item(BaseModel):
@@ -25,6 +25,21 @@ class Item(BaseModel):
     variables: dict[str, str] | None = None
     """The values a letta-evals prompt places by name (`{input}`, `{ground_truth}`,
     `{submission}`, the row's rubric_vars); read only by a letta template rubric."""
+
+    @field_validator("output", "input", "context", "reference", "baseline", mode="before")
+    @classmethod
+    def _as_text(cls, value: Any, info: Any) -> Any:
+        """The same rule as a dataset row: numbers, chat messages and passages are text."""
+        return field_text(info.field_name, value)
+
+
+class ItemError(TypeError):
+    """A bad item among many, named by its index; `results` are those of the items before it,
+    in order: they were judged before it was reached, and are kept."""
+
+    def __init__(self, message: str, results: list[Any]) -> None:
+        super().__init__(message)
+        self.results = results
 
 
 def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
@@ -46,6 +61,8 @@ def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
                 )
             elif problem["type"] == "missing":
                 message = "is required"
+            elif problem["type"] == "value_error":
+                message = str(problem["ctx"]["error"])
             else:
                 message = f"must be {_expected(field)}, not {type(problem['input']).__name__}"
             problems.append(f"{where}.{field}: {message}")

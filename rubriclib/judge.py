@@ -9,7 +9,7 @@ import logging
 import os
 import time
 import urllib.parse
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -31,7 +31,7 @@ from rubriclib.failures import (
     quirk_in,
     signal_kind,
 )
-from rubriclib.item import Item, as_item, missing_fields
+from rubriclib.item import Item, ItemError, as_item, missing_fields
 from rubriclib.protocol import (
     POSITIONS,
     JudgeVerdict,
@@ -152,17 +152,30 @@ class ManyJudgments(abc.ABC):
         from rubriclib.engine import Job, judge_stream
 
         resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
-        jobs = [Job(resolved, as_item(item, f"items[{i}]")) for i, item in enumerate(items)]
-        results: list[GradeResult | None] = [None] * len(jobs)
+        bad: list[TypeError] = []
+
+        def jobs() -> Iterator[Job]:  # pulled as workers free up: a generator stays lazy
+            for index, item in enumerate(items):
+                try:
+                    checked = as_item(item, f"items[{index}]")
+                except TypeError as error:
+                    bad.append(error)  # no item after it is pulled; those before finish
+                    return
+                yield Job(resolved, checked)
+
+        results: dict[int, GradeResult] = {}
         stream = judge_stream(
             cast("Judge", self),
-            jobs,
+            jobs(),
             concurrency=concurrency,
             requests_per_minute=requests_per_minute,
         )
         async for index, result in stream:
             results[index] = result
-        return [result for result in results if result is not None]
+        ordered = [results[index] for index in sorted(results)]
+        if bad:
+            raise ItemError(str(bad[0]), ordered)
+        return ordered
 
 
 class Judge(ManyJudgments):

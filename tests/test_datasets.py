@@ -71,7 +71,7 @@ def test_bad_rows_are_all_reported_with_line_and_field(write_file: Callable[...,
     problems, rows = Dataset(path=path).check()
     assert rows == 8
     assert [str(p) for p in problems] == [
-        f"{path}:2: output: is required (or output, submission, response)",
+        f"{path}:2: output: is required (or submission, response, actual_output)",
         f"{path}:3: row: invalid JSON: Expecting property name enclosed in double quotes (column 2)",
         f"{path}:4: response: given twice, as output and response",
         f"{path}:5: context: must be text or a list of passages (texts), not dict",
@@ -168,3 +168,14 @@ def test_a_whole_file_dataset_names_each_line_that_is_not_utf8(
         f"{path}:2: dataset: not UTF-8 (byte 0xe9 at column 17)",
         f"{path}:4: dataset: not UTF-8 (byte 0xff at column 3)",
     ]
+
+
+def test_one_problem_per_field_and_the_true_aliases() -> None:
+    from rubriclib.datasets import parse_row
+
+    missing = parse_row({"input": "q"}, 1, "rows.jsonl:1")
+    assert [str(p) for p in missing] == [  # type: ignore[union-attr]
+        "rows.jsonl:1: output: is required (or submission, response, actual_output)"
+    ]
+    wrong = parse_row({"output": {"a": 1}}, 1, "rows.jsonl:1")
+    assert [str(p) for p in wrong] == ["rows.jsonl:1: output: must be text, not dict"]  # type: ignore[union-attr]

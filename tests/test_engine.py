@@ -181,13 +181,14 @@ def test_grade_takes_a_reference_and_checks_its_arguments(
     assert result.details["rubric"]["name"] == "groundedness"
     with pytest.raises(RubricError, match="no rubric named"):
         judge.grade("groundednes", output="x")
-    with pytest.raises(TypeError, match=r"grade.output: must be a string, not int"):
-        judge.grade("groundedness", output=5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"grade.output: must be text, not dict"):
+        judge.grade("groundedness", output={"a": 1})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"items\[1\].output: is required"):
-        judge.grade_many("groundedness", [{"output": "a"}, {"context": "b"}])
+        judge.grade_many("groundedness", [{"output": "a", "context": "a"}, {"context": "b"}])
+    sent = len(judge_server.requests)  # item 0's: a bad item is refused before its own request
     with pytest.raises(TypeError, match=r"items\[0\].outptu: unknown key"):
         judge.grade_many("groundedness", [{"outptu": "a"}])
-    assert len(judge_server.requests) == 1  # bad input is refused before any request
+    assert sent > 1 and len(judge_server.requests) == sent
 
 
 def test_agrade_many_is_the_async_form(
@@ -245,3 +246,43 @@ def test_a_run_with_no_signal_gives_the_handlers_back(signal_handlers: None) -> 
     with interruptible() as interrupt:
         assert signal.getsignal(signal.SIGINT) != before
     assert signal.getsignal(signal.SIGINT) == before and interrupt.signal is None
+
+
+def test_grade_many_pulls_a_generator_as_it_judges(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    pulled = 0
+    seen_at_first_request: list[int] = []
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if not seen_at_first_request:
+            seen_at_first_request.append(pulled)
+        return by_output()(body)
+
+    def items() -> Iterator[dict[str, str]]:
+        nonlocal pulled
+        for number in range(4000):
+            pulled += 1
+            yield {"output": f"good {number}"}
+
+    judge_server.responder = respond
+    results = judge.grade_many(rubric, items(), concurrency=4)
+    assert len(results) == 4000 and seen_at_first_request[0] <= 8
+
+
+def test_a_bad_item_in_a_generator_stops_the_run_and_keeps_what_was_judged(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    from rubriclib.item import ItemError
+
+    judge_server.responder = by_output()
+
+    def items() -> Iterator[dict[str, Any]]:
+        for number in range(10):
+            yield {"output": f"good {number}"} if number != 5 else {"output": {"a": 1}}
+
+    with pytest.raises(TypeError, match=r"items\[5\].output: must be text, not dict") as caught:
+        judge.grade_many(rubric, items(), concurrency=2)
+    assert isinstance(caught.value, ItemError)
+    assert [r.reason for r in caught.value.results] == [f"good {n}" for n in range(5)]
+    assert len(judge_server.requests) == 5  # items 0-4 judged; none after the bad one
