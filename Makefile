@@ -19,8 +19,9 @@ $(BIN)/rubriclib: pyproject.toml
 install: $(BIN)/rubriclib
 
 # The main job: validate the built-in library strictly, list every resolvable rubric, dry-run the
-# example eval (no key, no request). With OPENAI_API_KEY or OPENAI_BASE_URL set,
-# `.venv/bin/rubriclib eval examples/support/eval.yaml` judges it for real.
+# example eval (no key, no request), ending on its plan (add --show-prompts for the prompts).
+# With OPENAI_API_KEY or OPENAI_BASE_URL set, `.venv/bin/rubriclib eval examples/support/eval.yaml`
+# judges it for real.
 run: install
 	$(BIN)/rubriclib validate --strict $(sort $(wildcard rubrics/*.md))
 	$(BIN)/rubriclib list

@@ -21,6 +21,7 @@ DEFAULTS: dict[str, Any] = {
     "concurrency": 8,
     "cache": True,
     "paths": [],
+    "max_prompt_tokens": 128_000,
 }
 ENVIRONMENT = {
     "model": "RUBRICLIB_MODEL",
@@ -28,6 +29,7 @@ ENVIRONMENT = {
     "concurrency": "RUBRICLIB_CONCURRENCY",
     "cache": "RUBRICLIB_CACHE_DIR",
     "paths": "RUBRICLIB_PATH",
+    "max_prompt_tokens": "RUBRICLIB_MAX_PROMPT_TOKENS",
 }
 """The environment variable of each setting."""
 CONFIG_FILES = ("rubriclib.toml", "pyproject.toml")
@@ -98,6 +100,7 @@ def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
         "model": lambda v: isinstance(v, str) and v != "",
         "base_url": lambda v: isinstance(v, str),
         "concurrency": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "max_prompt_tokens": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
         "cache": lambda v: isinstance(v, bool | str),
         "paths": lambda v: isinstance(v, list) and all(isinstance(f, str) for f in v),
     }
@@ -105,6 +108,7 @@ def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
         "model": "a model name",
         "base_url": "a URL",
         "concurrency": "an integer of at least 1",
+        "max_prompt_tokens": "an integer of at least 1",
         "cache": "true, false or a folder",
         "paths": "a list of folders",
     }
@@ -133,7 +137,7 @@ def resolve(name: str, flag: Any = None) -> Setting:
 def _from_environment(name: str, raw: str) -> Any:
     if name == "paths":
         return [entry for entry in raw.split(os.pathsep) if entry.strip()]
-    if name == "concurrency":
+    if name in ("concurrency", "max_prompt_tokens"):
         try:
             return max(1, int(raw))
         except ValueError:

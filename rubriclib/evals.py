@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import json
 import os
 import time
 from collections import Counter
@@ -17,9 +16,11 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rubriclib.config import resolve
 from rubriclib.errors import EvalError, Problem
+from rubriclib.eval_results import ResultsFile, read_resumable, result_line
 from rubriclib.evalfile import Condition, Eval, Grader, JudgeSettings
 from rubriclib.item import Item, missing_fields
 from rubriclib.judgments import judgments, letta_row_checker, row_rubric
+from rubriclib.plan import max_prompt_tokens, prompt_tokens, too_large
 from rubriclib.result import GradeResult, combine_turns, not_judged
 
 if TYPE_CHECKING:
@@ -264,6 +265,7 @@ async def arun_eval(
     awaited: Counter[str] = Counter()
     """Results each row read still waits for; a row is judged when it waits for none."""
     row_numbers: dict[str, int] = {}
+    token_limit = max_prompt_tokens(ev)
     stats = {s.grader.name: s for s in report.graders}
     kept = read_resumable(out, report, own_rubrics(ev)) if resume and out is not None else {}
     results = ResultsFile(out, list(kept.values())) if out is not None else None
@@ -308,6 +310,8 @@ async def arun_eval(
                 elif missing := missing_fields(grader.rubric.requires, row.item):
                     cause = f"row {row.id} has no {' and no '.join(missing)}"
                     record(row, grader, not_judged(grader.rubric, judges[grader.name].model, cause))
+                elif target is None and (why := _too_large(row, grader, token_limit)) is not None:
+                    record(row, grader, not_judged(grader.rubric, judges[grader.name].model, why))
                 else:
                     parts = judgments(row, grader)
                     for turn, part in enumerate(parts):
@@ -351,6 +355,12 @@ async def arun_eval(
             await target.aclose()
     report.finished = time.time()
     return report
+
+
+def _too_large(row: Row, grader: Grader, limit: int) -> str | None:
+    """Why the row's prompt for `grader` is not sent: over `limit` tokens (None: it fits)."""
+    sizes = [prompt_tokens(part.rubric, part.item) for part in judgments(row, grader)]
+    return too_large(max(sizes, default=0), limit)
 
 
 def _not_judged(
@@ -437,119 +447,6 @@ class _Outputs:
             return row.item.model_copy(update={"output": output})
 
         return produce
-
-
-def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
-    """One line of the results file."""
-    return {
-        "row": row.id,
-        "grader": grader,
-        "verdict": result.verdict,
-        "result": result.model_dump(mode="json"),
-        "metadata": row.item.metadata,
-    }
-
-
-def read_resumable(
-    path: Path, report: EvalReport, own_rubrics: dict[tuple[str, str], str] | None = None
-) -> dict[tuple[str, str], dict[str, Any]]:
-    """The lines of a results file worth keeping: valid JSON, a verdict (not an error), and the
-    same rubric digest (`own_rubrics`: that of a row's own rubric, by row and grader), judge
-    model and votes as the grader now has. First line of a pair wins."""
-    expected = {s.grader.name: (s.grader.rubric.digest, s.model, s.votes) for s in report.graders}
-    own_rubrics = own_rubrics or {}
-    kept: dict[tuple[str, str], dict[str, Any]] = {}
-    if not path.exists():
-        return kept
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for text in handle:
-            try:
-                line = json.loads(text)
-                details = line["result"]["details"]
-                votes = details.get("votes", {}).get("asked", 1)
-                identity = (details["rubric"]["digest"], details["judge"]["model"], votes)
-                key = (str(line["row"]), str(line["grader"]))
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut short by a kill, or not ours
-            wanted = expected.get(key[1])
-            if wanted is not None and key in own_rubrics:
-                wanted = (own_rubrics[key], *wanted[1:])
-            if wanted == identity and line.get("verdict") in ("pass", "fail"):
-                kept.setdefault(key, line)
-    return kept
-
-
-class ResultsFile:
-    """The results JSONL: the kept lines first (rewritten whole, through a temporary file),
-    then one line per result, flushed as it is written, so an interrupt leaves a valid file."""
-
-    def __init__(self, path: Path, kept: list[dict[str, Any]]) -> None:
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with temporary.open("w", encoding="utf-8") as handle:
-            for line in kept:
-                handle.write(json.dumps(line) + "\n")
-        os.replace(temporary, path)
-        self._handle = path.open("a", encoding="utf-8")
-
-    def write(self, line: dict[str, Any]) -> None:
-        self._handle.write(json.dumps(line) + "\n")
-        self._handle.flush()
-
-    def close(self) -> None:
-        self._handle.close()
-
-
-@dataclass
-class Plan:
-    """What a run would do, worked out with no request: for `--dry-run`."""
-
-    rows: int = 0
-    judgments: int = 0
-    prompt_tokens: int = 0
-    """Estimated at four characters a token over every rendered request."""
-    missing: list[str] = field(default_factory=list)
-    """`WHERE: grader needs FIELD` for each row and grader that would be an error."""
-    first_prompts: dict[str, list[dict[str, str]]] = field(default_factory=dict)
-    by_grader: Counter[str] = field(default_factory=Counter)
-    """Judgments per grader (each casts its grader's votes)."""
-    tokens_by_grader: Counter[str] = field(default_factory=Counter)
-
-
-def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
-    """Render every judgment the run would make, without sending any."""
-    from rubriclib.protocol import verdict_tools
-    from rubriclib.render import render
-
-    plan = Plan()
-    tools = {g.name: len(json.dumps(verdict_tools(g.rubric, "required"))) for g in ev.graders}
-    for row in islice(ev.dataset.rows(), limit if limit is not None else ev.limit):
-        plan.rows += 1
-        for grader in ev.graders:
-            if not grader.judges(row.item):
-                continue
-            if missing := missing_fields(grader.rubric.requires, row.item):
-                plan.missing.append(f"{row.where}: {grader.name} needs {', '.join(missing)}")
-                continue
-            for part in judgments(row, grader):
-                item = part.item
-                messages = render(
-                    part.rubric,
-                    item.output,
-                    item.input,
-                    item.context,
-                    item.reference,
-                    baseline=item.baseline,
-                    variables=item.variables,
-                )
-                plan.first_prompts.setdefault(grader.name, messages)
-                plan.judgments += 1
-                plan.by_grader[grader.name] += 1
-                characters = sum(len(message["content"]) for message in messages)
-                characters += tools[grader.name]
-                orders = 2 if grader.rubric.scale == "pairwise" else 1  # both orders, one length
-                plan.prompt_tokens += orders * characters // 4
-                plan.tokens_by_grader[grader.name] += orders * characters // 4
-    return plan
 
 
 def check_dataset(ev: Eval) -> tuple[list[Problem], int]:

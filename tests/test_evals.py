@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -171,7 +172,7 @@ def test_resume_needs_out(support: Path, endpoint: JudgeServer) -> None:
 
 
 def test_dry_run_needs_no_key_and_sends_nothing(support: Path, judge_server: JudgeServer) -> None:
-    result = run(str(support), "--dry-run")
+    result = run(str(support), "--dry-run", "--show-prompts")
     assert result.exit_code == 0, result.stderr
     assert "4 row(s) x 2 grader(s) = 7 judgment(s), about " in result.output
     assert "rows.jsonl:3: grounded needs context" in result.output
@@ -577,3 +578,64 @@ def test_rows_no_grader_judges_are_bad_input(
 
 
 WAZA_TASK_GRADER = "graders:\n  - {name: helps, type: prompt, config: {rubric: helpfulness}}\n"
+
+
+def huge_row(support: Path, characters: int) -> None:
+    """Make row r1's output `characters` long (r2-r4 stay small)."""
+    rows = [dict(row) for row in ROWS]
+    rows[0]["output"] = "verdict:pass " + "x" * characters
+    (support.parent / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def test_the_dry_run_cuts_a_huge_field_and_says_its_size(
+    support: Path, judge_server: JudgeServer
+) -> None:
+    huge_row(support, 10_000_000)
+    result = run(str(support), "--dry-run", "--show-prompts")
+    assert result.exit_code == 0, result.stderr
+    assert len(result.output) < 40_000
+    assert "[cut: 10,000,013 characters, about 2,500,003 tokens]" in result.output
+    assert "rows.jsonl:1: grounded: prompt too large: about 2,500," in result.output
+    assert judge_server.requests == []
+
+
+def test_a_prompt_over_the_limit_is_an_error_with_no_request(
+    support: Path, endpoint: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    huge_row(support, 600_000)  # about 150,000 tokens: over the default 128,000
+    out = tmp_path / "results.jsonl"
+    result = run(str(support), "--out", str(out), "--no-cache")
+    assert result.exit_code == 3, result.output
+    by_key = {(line["row"], line["grader"]): line for line in results_of(out)}
+    reason = by_key[("r1", "helpful")]["result"]["reason"]
+    assert re.fullmatch(r"not judged: prompt too large: about 150,\d+ tokens > 128,000", reason)
+    assert not any("xxxxxxxx" in json.dumps(request) for request in endpoint.requests)
+    assert len(endpoint.requests) == 5  # r1's two judgments and r3's grounded are not sent
+    monkeypatch.setenv("RUBRICLIB_MAX_PROMPT_TOKENS", "200000")
+    assert run(str(support), "--no-cache").exit_code == 0
+    support.write_text(
+        support.read_text().replace("  concurrency: 2\n", "  max_prompt_tokens: 50\n")
+    )
+    dry = run(str(support), "--dry-run")
+    assert (
+        "\n7 judgment(s) with a prompt over 50 tokens (judged as errors, no request" in dry.output
+    )
+
+
+def test_the_dry_run_ends_on_the_plan(support: Path, judge_server: JudgeServer) -> None:
+    result = run(str(support), "--dry-run")
+    lines = result.output.splitlines()
+    assert len(lines) < 15 and "=== system ===" not in result.output
+    assert lines[-1].startswith("plan: 4 row(s) x 2 grader(s) = 7 judgment(s), about ")
+    assert lines[-1].endswith(
+        "prompt tokens (estimated: 4 characters a token); 1 row(s) with problems"
+    )
+
+
+def test_the_readme_says_how_to_get_the_command_before_using_it() -> None:
+    from conftest import README
+
+    text = README.read_text(encoding="utf-8")
+    first_use = text.index("$ rubriclib ")
+    told = text.find("source .venv/bin/activate")
+    assert 0 < told < first_use and text.find(".venv/bin/rubriclib") < first_use

@@ -508,7 +508,7 @@ def test_eval_reports_win_tie_loss_and_flips(
     table = CliRunner().invoke(main, ["eval", str(eval_file)]).output
     assert "prefer: output win 50.0%, tie 25.0%, loss 25.0%; position flips 0.0% (0 of 4)" in table
     assert grader["pairwise"]["comparisons"] == 4 and grader["pairwise"]["flip_rate"] == 0.0
-    plan = CliRunner().invoke(main, ["eval", str(eval_file), "--dry-run"]).output
+    plan = CliRunner().invoke(main, ["eval", str(eval_file), "--dry-run", "--show-prompts"]).output
     assert "Response B" in plan and "(not provided)" not in plan
 
 

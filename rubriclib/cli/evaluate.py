@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
     from rubriclib.evalfile import Eval
     from rubriclib.evals import EvalReport
+    from rubriclib.plan import Plan
     from rubriclib.result import GradeResult
 
 
@@ -42,6 +43,12 @@ if TYPE_CHECKING:
 @click.option("--resume", is_flag=True, help="Keep the results already in --out; judge the rest.")
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
 @click.option("--dry-run", is_flag=True, help="Check everything and show the plan; send nothing.")
+@click.option(
+    "--show-prompts",
+    is_flag=True,
+    help="With --dry-run: show the first row's prompt per grader (each field cut to 2,000 "
+    "characters); `rubriclib render` shows any one whole.",
+)
 @click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
 @click.option(
     "--votes",
@@ -80,6 +87,7 @@ def eval_command(
     resume: bool,
     limit: int | None,
     dry_run: bool,
+    show_prompts: bool,
     no_cache: bool,
     votes: int | None,
     use_batch: bool,
@@ -123,9 +131,12 @@ def eval_command(
         if refusals := batch_refusals(ev, "--batch"):
             raise BadInput(*refusals)
     if dry_run:
-        _print_plan(ev, limit, votes)
+        from rubriclib.plan import plan_eval
+
+        plan = plan_eval(ev, limit)
+        _print_plan(ev, plan, votes, show_prompts)
         if use_batch or price_per_million is not None:
-            _print_estimate(ev, limit, votes, price_per_million, batch_discount)
+            _print_estimate(ev, plan, votes, price_per_million, batch_discount)
         return
     targets = [
         writable(path, name)
@@ -215,13 +226,11 @@ def finish(
 
 
 def _print_estimate(
-    ev: Eval, limit: int | None, votes: int | None, price: float | None, discount: float
+    ev: Eval, plan: Plan, votes: int | None, price: float | None, discount: float
 ) -> None:
     """`eval --dry-run --batch`: requests, tokens and cost, batch against live."""
     from rubriclib.batch import estimate, estimate_lines
-    from rubriclib.evals import plan_eval
 
-    plan = plan_eval(ev, limit)
     asked = {g.name: votes or g.judge.votes or 1 for g in ev.graders}
     orders = {g.name: 2 if g.rubric.scale == "pairwise" else 1 for g in ev.graders}
     click.echo("")
@@ -230,15 +239,14 @@ def _print_estimate(
         click.echo(line)
 
 
-def _print_plan(ev: Eval, limit: int | None, votes: int | None = None) -> None:
-    """`eval --dry-run`: the plan, the first row's prompt per grader, rows that would error."""
-    from rubriclib.evals import plan_eval
+LISTED_PROBLEMS = 10
+"""Rows with a problem the dry run lists under each heading; the rest are counted."""
 
-    plan = plan_eval(ev, limit)
-    click.echo(
-        f"{ev.name} ({ev.shape} eval): {plan.rows} row(s) x {len(ev.graders)} grader(s) = "
-        f"{plan.judgments} judgment(s), about {plan.prompt_tokens:,} prompt tokens"
-    )
+
+def _print_plan(ev: Eval, plan: Plan, votes: int | None, show_prompts: bool) -> None:
+    """`eval --dry-run`: the graders, the rows that would be errors, the prompts when asked,
+    and last the plan itself (rows x graders, tokens, rows with problems)."""
+    click.echo(f"{ev.name} ({ev.shape} eval)")
     for grader in ev.graders:
         rubric = grader.rubric
         identity = f"{grader.name}: {rubric.name}@{rubric.version} ({rubric.source})"
@@ -256,14 +264,30 @@ def _print_plan(ev: Eval, limit: int | None, votes: int | None = None) -> None:
         click.echo(f"  not run: {line}")
     if ev.target is not None:
         click.echo(f"  outputs: written by the target {ev.target.model} from each row's input")
-    if plan.missing:
-        click.echo(
-            f"\n{len(plan.missing)} judgment(s) would be errors (a required field is "
-            "missing; no request is sent for them):"
-        )
-        for line in plan.missing:
-            click.echo(f"  {line}")
-    for name, messages in plan.first_prompts.items():
-        click.echo(click.style(f"\n--- the first row, as grader {name} sees it ---", bold=True))
-        for message in messages:
-            click.echo(f"=== {message['role']} ===\n{message['content']}")
+    headings = (
+        (plan.missing, "would be errors (a required field is missing; no request is sent)"),
+        (
+            plan.too_large,
+            f"with a prompt over {plan.limit:,} tokens (judged as errors, no request; "
+            "max_prompt_tokens sets the limit)",
+        ),
+    )
+    for lines, heading in headings:
+        if lines:
+            click.echo(f"\n{len(lines)} judgment(s) {heading}:")
+            for line in lines[:LISTED_PROBLEMS]:
+                click.echo(f"  {line}")
+            if len(lines) > LISTED_PROBLEMS:
+                click.echo(f"  ... and {len(lines) - LISTED_PROBLEMS} more")
+    if show_prompts:
+        for name, messages in plan.first_prompts.items():
+            click.echo(click.style(f"\n--- the first row, as grader {name} sees it ---", bold=True))
+            for message in messages:
+                click.echo(f"=== {message['role']} ===\n{message['content']}")
+    else:
+        click.echo("\n(--show-prompts shows the first row's prompt per grader)")
+    click.echo(
+        f"plan: {plan.rows} row(s) x {len(ev.graders)} grader(s) = {plan.judgments} judgment(s), "
+        f"about {plan.prompt_tokens:,} prompt tokens (estimated: 4 characters a token); "
+        f"{len(plan.problem_rows)} row(s) with problems"
+    )

@@ -127,6 +127,7 @@ class Eval:
     """One line per part of the file that is not run (graders of other kinds, agent tasks)."""
     concurrency: int | None = None
     requests_per_minute: float | None = None
+    max_prompt_tokens: int | None = None
     limit: int | None = None
     reward: str | None = None
     """letta-evals' `reward.metric_key`: the grader whose mean score is the run's reward."""

@@ -28,6 +28,10 @@ def _usable_base_url(url: str | None) -> str | None:
     return url
 
 
+RUN_SETTINGS = ("concurrency", "requests_per_minute", "max_prompt_tokens")
+"""`judge:` keys of the whole run, not of one judge."""
+
+
 class _JudgeSpec(Strict):
     model: str | None = None
     base_url: str | None = None
@@ -39,10 +43,11 @@ class _JudgeSpec(Strict):
     votes: int | None = Field(default=None, ge=1, strict=True)
     concurrency: int | None = Field(default=None, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
+    max_prompt_tokens: int | None = Field(default=None, ge=1, strict=True)
     _base_url = field_validator("base_url")(_usable_base_url)
 
     def settings(self) -> JudgeSettings:
-        return JudgeSettings(**self.model_dump(exclude={"concurrency", "requests_per_minute"}))
+        return JudgeSettings(**self.model_dump(exclude=set(RUN_SETTINGS)))
 
 
 class _GraderSpec(Strict):
@@ -143,6 +148,7 @@ def read(
         description=spec.description,
         concurrency=judge.concurrency,
         requests_per_minute=judge.requests_per_minute,
+        max_prompt_tokens=judge.max_prompt_tokens,
         target=target,
     )
 
@@ -172,7 +178,7 @@ def _panel(
         )
     members: list[JudgeSettings] = []
     for place, member in enumerate(grader.judges):
-        for key in ("concurrency", "requests_per_minute"):
+        for key in RUN_SETTINGS:
             if getattr(member, key) is not None:
                 problems.append(
                     Problem(

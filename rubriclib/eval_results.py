@@ -1,0 +1,74 @@
+"""The results file of an eval run: one JSON line per row and grader, flushed as each result
+comes, and the lines `--resume` keeps."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rubriclib.datasets import Row
+    from rubriclib.evals import EvalReport
+    from rubriclib.result import GradeResult
+
+
+def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
+    """One line of the results file."""
+    return {
+        "row": row.id,
+        "grader": grader,
+        "verdict": result.verdict,
+        "result": result.model_dump(mode="json"),
+        "metadata": row.item.metadata,
+    }
+
+
+def read_resumable(
+    path: Path, report: EvalReport, own_rubrics: dict[tuple[str, str], str] | None = None
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The lines of a results file worth keeping: valid JSON, a verdict (not an error), and the
+    same rubric digest (`own_rubrics`: that of a row's own rubric, by row and grader), judge
+    model and votes as the grader now has. First line of a pair wins."""
+    expected = {s.grader.name: (s.grader.rubric.digest, s.model, s.votes) for s in report.graders}
+    own_rubrics = own_rubrics or {}
+    kept: dict[tuple[str, str], dict[str, Any]] = {}
+    if not path.exists():
+        return kept
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for text in handle:
+            try:
+                line = json.loads(text)
+                details = line["result"]["details"]
+                votes = details.get("votes", {}).get("asked", 1)
+                identity = (details["rubric"]["digest"], details["judge"]["model"], votes)
+                key = (str(line["row"]), str(line["grader"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a kill, or not ours
+            wanted = expected.get(key[1])
+            if wanted is not None and key in own_rubrics:
+                wanted = (own_rubrics[key], *wanted[1:])
+            if wanted == identity and line.get("verdict") in ("pass", "fail"):
+                kept.setdefault(key, line)
+    return kept
+
+
+class ResultsFile:
+    """The results JSONL: the kept lines first (rewritten whole, through a temporary file),
+    then one line per result, flushed as it is written, so an interrupt leaves a valid file."""
+
+    def __init__(self, path: Path, kept: list[dict[str, Any]]) -> None:
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with temporary.open("w", encoding="utf-8") as handle:
+            for line in kept:
+                handle.write(json.dumps(line) + "\n")
+        os.replace(temporary, path)
+        self._handle = path.open("a", encoding="utf-8")
+
+    def write(self, line: dict[str, Any]) -> None:
+        self._handle.write(json.dumps(line) + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
