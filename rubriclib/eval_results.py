@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rubriclib.datasets import Row
-    from rubriclib.evals import EvalReport
     from rubriclib.result import GradeResult
 
 
@@ -26,12 +25,13 @@ def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
 
 
 def read_resumable(
-    path: Path, report: EvalReport, own_rubrics: dict[tuple[str, str], str] | None = None
+    path: Path,
+    expected: dict[str, tuple[str, str, int]],
+    own_rubrics: dict[tuple[str, str], str] | None = None,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """The lines of a results file worth keeping: valid JSON, a verdict (not an error), and the
-    same rubric digest (`own_rubrics`: that of a row's own rubric, by row and grader), judge
-    model and votes as the grader now has. First line of a pair wins."""
-    expected = {s.grader.name: (s.grader.rubric.digest, s.model, s.votes) for s in report.graders}
+    (rubric digest, judge model, votes) `expected` of their grader now (`own_rubrics`: the
+    digest of a row's own rubric, by row and grader). First line of a pair wins."""
     own_rubrics = own_rubrics or {}
     kept: dict[tuple[str, str], dict[str, Any]] = {}
     if not path.exists():

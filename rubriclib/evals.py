@@ -267,7 +267,12 @@ async def arun_eval(
     row_numbers: dict[str, int] = {}
     token_limit = max_prompt_tokens(ev)
     stats = {s.grader.name: s for s in report.graders}
-    kept = read_resumable(out, report, own_rubrics(ev)) if resume and out is not None else {}
+    kept = {}
+    if resume and out is not None:
+        expected = {
+            s.grader.name: (s.grader.rubric.digest, s.model, s.votes) for s in report.graders
+        }
+        kept = read_resumable(out, expected, own_rubrics(ev))
     results = ResultsFile(out, list(kept.values())) if out is not None else None
     pending: dict[int, tuple[Row, Grader, int, int]] = {}
     """Each job's row, grader, turn and number of turns (1 unless letta grades per turn)."""
