@@ -30,8 +30,9 @@ from rubriclib.batch import (
 )
 from rubriclib.config import credential
 from rubriclib.errors import JudgeConfigError
-from rubriclib.failures import EndpointError, describe, from_sdk
+from rubriclib.failures import EndpointError, describe, from_sdk, redact
 from rubriclib.judge import EndpointUnusable
+from rubriclib.transport import display_url
 
 if TYPE_CHECKING:
     import openai
@@ -247,23 +248,21 @@ class BatchTransport:
         if isinstance(answer, dict):
             answer = answer.get("message") or answer
         first_line = (str(answer).strip().splitlines() or ["(empty)"])[0][:200]
-        self.refused = self._redact(
+        self.refused = redact(
             f"the endpoint refused the batch upload (HTTP {converted.status}: {first_line}): "
-            f"does this endpoint support the Batch API? ({self.base_url})"
+            f"does this endpoint support the Batch API? ({display_url(self.base_url)})",
+            self._api_key,
         )
         return EndpointUnusable(self.refused)
 
     def _failure(self, error: BaseException) -> EndpointError:
         converted = from_sdk(error)
         if isinstance(converted, EndpointError):
-            converted.message = self._redact(converted.message)
+            converted.message = redact(converted.message, self._api_key)
             converted.args = (converted.message,)
             return converted
-        return EndpointError(self._redact(f"the batch could not be run: {describe(converted)}"))
-
-    def _redact(self, text: str) -> str:
-        key = self._api_key
-        return text.replace(key, "[redacted]") if len(key) >= 4 else text
+        cause = f"the batch could not be run: {describe(converted)}"
+        return EndpointError(redact(cause, self._api_key))
 
     def _sdk(self) -> openai.AsyncOpenAI:
         if self._client is None:
@@ -375,8 +374,7 @@ async def refresh(state: BatchState, *, cancel: bool = False) -> list[dict[str, 
                 else:
                     update(batch, await client.batches.retrieve(batch["id"]))
             except Exception as error:
-                text = describe(from_sdk(error))
-                batch["last_error"] = text.replace(key, "[redacted]") if len(key) >= 4 else text
+                batch["last_error"] = redact(describe(from_sdk(error)), key)
             state.save()
     finally:
         for client in clients.values():

@@ -148,9 +148,15 @@ def retry_after_seconds(error: BaseException) -> float | None:
 
 
 def describe(error: BaseException) -> str:
-    """One line on what went wrong (the caller redacts the API key)."""
+    """One line on what went wrong (the caller redacts the API key: `redact`)."""
     if isinstance(error, EndpointError):
         if error.status is None:
             return error.message
         return f"HTTP {error.status}: {' '.join(error.message.split())[:300]}"
     return f"{type(error).__name__}: {error}"
+
+
+def redact(text: str, secret: str | None) -> str:
+    """`text` with every copy of `secret` (an API key) replaced by `[redacted]`; a secret under
+    four characters is left alone, since replacing it would garble the text and hide nothing."""
+    return text.replace(secret, "[redacted]") if secret and len(secret) >= 4 else text

@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import time
-import urllib.parse
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -29,6 +28,7 @@ from rubriclib.failures import (
     from_sdk,
     is_retryable,
     quirk_in,
+    redact,
     signal_kind,
 )
 from rubriclib.item import Item, ItemError, as_item, missing_fields
@@ -55,7 +55,7 @@ from rubriclib.result import (
     not_judged,
 )
 from rubriclib.rubric import Rubric
-from rubriclib.transport import LeanTransport, Poster, lean_usable
+from rubriclib.transport import LeanTransport, Poster, display_url, lean_usable
 
 if TYPE_CHECKING:
     import openai
@@ -244,15 +244,10 @@ class Judge(ManyJudgments):
     @property
     def endpoint(self) -> str:
         """The endpoint as scheme://host[:port]/path: no credentials, no query string."""
-        url = urllib.parse.urlsplit(self.base_url or "https://api.openai.com/v1")
-        host = url.hostname or ""
-        if ":" in host:  # an IPv6 address
-            host = f"[{host}]"
-        port = f":{url.port}" if url.port else ""
-        return f"{url.scheme}://{host}{port}{url.path}"
+        return display_url(self.base_url)
 
     def __repr__(self) -> str:
-        return f"Judge(model={self.model!r}, base_url={self.base_url!r})"
+        return f"Judge(model={self.model!r}, endpoint={self.endpoint!r})"
 
     def grade(
         self,
@@ -416,7 +411,7 @@ class Judge(ManyJudgments):
                 retries=retries,
             )
             return _with_winner(
-                make_result(rubric, details, verdict, self._redact(reason), raw), winner
+                make_result(rubric, details, verdict, redact(reason, self._api_key), raw), winner
             )
 
         while True:
@@ -457,7 +452,7 @@ class Judge(ManyJudgments):
                 if is_retryable(reply) and retries < self.max_retries:
                     retries += 1
                     delay = min(self._delay(retries, reply), max(remaining - 0.01, 0))
-                    cause = self._redact(describe(reply))
+                    cause = redact(describe(reply), self._api_key)
                     logger.info(
                         "judge request failed (%s); retry %d in %.2fs", cause, retries, delay
                     )
@@ -533,12 +528,8 @@ class Judge(ManyJudgments):
         if kind == "rate_limited":
             return kind, self._delay(1, reply)
         if kind in ("unusable", "connection"):
-            return kind, self._redact(describe(reply))
+            return kind, redact(describe(reply), self._api_key)
         return kind, None
-
-    def _redact(self, text: str) -> str:
-        key = self._api_key
-        return text.replace(key, "[redacted]") if len(key) >= 4 else text
 
     def _sync_client(self) -> openai.OpenAI:
         if self._client is None:

@@ -60,12 +60,9 @@ class Target:
                 options={"timeout": self.settings.timeout},
             )
         except Exception as error:  # every failure becomes the row's reason
-            from rubriclib.failures import describe, from_sdk
+            from rubriclib.failures import describe, from_sdk, redact
 
-            cause = describe(from_sdk(error))
-            if len(self._key) >= 4:
-                cause = cause.replace(self._key, "[redacted]")
-            raise NoOutput(cause) from None
+            raise NoOutput(redact(describe(from_sdk(error)), self._key)) from None
         try:
             text = json.loads(raw)["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):

@@ -26,6 +26,23 @@ BROKEN = (OSError, EOFError, asyncio.LimitOverrunError, ValueError, zlib.error)
 """What a connection that died, or an answer that is not HTTP, raises while being read."""
 
 
+def display_url(url: str | None) -> str:
+    """`url` (None: the default endpoint) for showing: scheme://host[:port]/path, with no user,
+    password, query string or fragment; an IPv6 host keeps its brackets. Text that is not a
+    URL with a host (and a numeric port) is shown as `(not a URL)`: it may hold anything."""
+    parts = urllib.parse.urlsplit(url or DEFAULT_BASE_URL)
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # a port that is not a number
+        return "(not a URL)"
+    host = parts.hostname or ""
+    if not parts.scheme or not host:
+        return "(not a URL)"
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
 @runtime_checkable
 class Poster(Protocol):
     """Anything a Judge can hand its requests to instead of sending them itself (`Judge(

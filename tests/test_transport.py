@@ -17,7 +17,7 @@ from judge_server import JudgeServer, error_reply, tool_reply
 from rubriclib.failures import EndpointError, describe, signal_kind
 from rubriclib.judge import Judge
 from rubriclib.registry import load_rubric
-from rubriclib.transport import LeanTransport, lean_usable
+from rubriclib.transport import LeanTransport, display_url, lean_usable
 
 VERDICT = json.dumps(
     {
@@ -253,3 +253,24 @@ def test_both_clients_give_the_same_results_and_failures(
     assert results[0].reason.startswith("judge request failed after 1 attempt(s): HTTP 401")
     assert all(SECRET_KEY not in r.reason for r in results)
     assert sum(r.reason.startswith("not judged: HTTP 401") for r in results) == 4
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (None, "https://api.openai.com/v1"),
+        ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),
+        ("http://[::1]:8000/v1", "http://[::1]:8000/v1"),
+        ("https://[2001:DB8::1]/v1", "https://[2001:db8::1]/v1"),
+        ("https://user:s3cret@Example.com/v1?api-key=s3cret#s3cret", "https://example.com/v1"),
+        ("http://user:s3cret@host:notaport/v1", "(not a URL)"),
+        ("s3cret@host/v1", "(not a URL)"),
+        ("http://", "(not a URL)"),
+    ],
+)
+def test_a_url_is_shown_without_credentials_and_with_its_ipv6_brackets(
+    url: str | None, shown: str
+) -> None:
+    assert display_url(url) == shown
+    if "://" in shown:  # a judge refuses the rest before showing them
+        assert Judge(model="m", base_url=url, api_key="k").endpoint == shown

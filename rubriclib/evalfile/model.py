@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
@@ -16,6 +15,7 @@ from rubriclib.item import Item
 from rubriclib.result import Rule
 from rubriclib.rubric import Rubric
 from rubriclib.target import TargetSettings
+from rubriclib.transport import display_url
 
 Metric = Literal["pass_rate", "mean_score"]
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -67,7 +67,7 @@ class PanelSettings:
         for member in self.judges:
             asked = votes or member.votes or 1
             requests = judgments * asked * (2 if pairwise else 1)
-            where = f" at {without_credentials(member.base_url)}" if member.base_url else ""
+            where = f" at {display_url(member.base_url)}" if member.base_url else ""
             each = f" x {asked} votes" if asked > 1 else ""
             each += " x 2 orders" if pairwise else ""
             bound = "up to " if asked > 1 else ""
@@ -137,11 +137,3 @@ class Eval:
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def without_credentials(url: str) -> str:
-    """A URL as scheme://host[:port]/path, for showing: no user, password or query string."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else url
