@@ -1,8 +1,8 @@
 """The same judgments through batch files: the Batch API's request and answer lines, the state
 file of a batch run, and the offline posters (`prepare` records the requests a run would send,
 `collect` answers them from an output file). Every judgment still runs on the one engine through
-`Judge`; a batch is only another way for its requests to travel (see `batch_api` for the live
-Batch API transport).
+a `Judge` (never a Panel: `batch_judges`); a batch is only another way for its requests to
+travel (see `batch_api` for the live Batch API transport).
 
 Line formats (OpenAI's Batch API; vllm run-batch reads and writes the same):
 request `{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}`; answer
@@ -20,15 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from rubriclib.errors import EvalError
-from rubriclib.failures import EndpointError, status_error
-from rubriclib.judge import EndpointUnusable
+from rubriclib.errors import EvalError, JudgeConfigError
+from rubriclib.failures import EndpointError, EndpointUnusable, status_error
+from rubriclib.judge import Judge
 
 if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
     from rubriclib.evalfile import Eval
     from rubriclib.evals import EvalReport
-    from rubriclib.judge import Judge
+    from rubriclib.grader import Grader
     from rubriclib.result import GradeResult
     from rubriclib.transport import Poster
 
@@ -242,10 +242,24 @@ def batch_refusals(ev: Eval, what: str) -> list[str]:
     return problems
 
 
-def use_poster(judges: Iterable[Judge], poster: Poster | Callable[[Judge], Poster]) -> None:
+def batch_judges(graders: Iterable[Grader]) -> list[Judge]:
+    """The distinct judges whose requests a batch carries; a judge panel is refused
+    (JudgeConfigError): the one check, whichever batch path asks."""
+    judges: dict[int, Judge] = {}
+    for grader in graders:
+        if not isinstance(grader, Judge):
+            raise JudgeConfigError(
+                "a judge panel cannot be judged through a batch yet; run it live"
+            )
+        judges[id(grader)] = grader
+    return list(judges.values())
+
+
+def use_poster(judges: Iterable[Grader], poster: Poster | Callable[[Judge], Poster]) -> None:
     """Hand every judge's requests to a poster (or one made per judge): no retries (a retry
-    would only be another wave) and an overall limit that outlasts a batch's 24h window."""
-    for judge in set(judges):
+    would only be another wave) and an overall limit that outlasts a batch's 24h window. A
+    panel is refused (`batch_judges`)."""
+    for judge in batch_judges(judges):
         judge.transport = poster if not callable(poster) else poster(judge)
         judge.max_retries = 0
         judge.total_timeout = BATCH_TOTAL_TIMEOUT
@@ -327,7 +341,7 @@ def _cached_votes(result: GradeResult) -> int:
     return int(bool(details.get("judge", {}).get("cached")))
 
 
-async def aprepare(ev: Eval, judges: dict[str, Judge], limit: int | None = None) -> Prepared:
+async def aprepare(ev: Eval, judges: dict[str, Grader], limit: int | None = None) -> Prepared:
     """Every first-turn request (every vote's) the eval's judgments would send, unsent."""
     from rubriclib.evals import arun_eval
 
@@ -384,7 +398,7 @@ class Collected:
 
 async def acollect(
     ev: Eval,
-    judges: dict[str, Judge],
+    judges: dict[str, Grader],
     outputs: list[Path],
     *,
     out: Path | None = None,
@@ -431,7 +445,7 @@ async def acollect(
 
 
 def changed_since_prepare(
-    read: OutputFile, unknown: list[str], missing: int, judges: dict[str, Judge], names: str
+    read: OutputFile, unknown: list[str], missing: int, judges: dict[str, Grader], names: str
 ) -> str:
     """Why the answers match other requests than this run's: what a prepare depends on changed
     (named when the answers' model is none this run asks)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.batch import (
@@ -30,13 +30,13 @@ from rubriclib.batch import (
 )
 from rubriclib.config import credential
 from rubriclib.errors import JudgeConfigError
-from rubriclib.failures import EndpointError, describe, from_sdk, redact
-from rubriclib.judge import EndpointUnusable
+from rubriclib.failures import EndpointError, EndpointUnusable, describe, from_sdk, redact
 from rubriclib.transport import display_url
 
 if TYPE_CHECKING:
     import openai
 
+    from rubriclib.grader import Grader
     from rubriclib.judge import Judge
 
 POLL_SECONDS = 10.0
@@ -304,7 +304,7 @@ def update(batch: dict[str, Any], found: Any) -> None:
 
 
 def attach(
-    judges: list[Judge],
+    judges: Iterable[Grader],
     state: BatchState,
     *,
     resume: bool,
@@ -312,8 +312,9 @@ def attach(
     progress: Callable[[str], None] | None = None,
     api_key_envs: dict[int, str] | None = None,
 ) -> list[BatchTransport]:
-    """Give each distinct judge a BatchTransport to its own endpoint, with its own key;
-    `api_key_envs` names the variable holding a judge's key (by `id(judge)`), for the record."""
+    """Give each distinct judge a BatchTransport to its own endpoint, with its own key (a panel
+    is refused: `batch.batch_judges`); `api_key_envs` names the variable holding a judge's key
+    (by `id(judge)`), for the record."""
     from rubriclib.batch import use_poster
 
     transports: list[BatchTransport] = []
@@ -321,7 +322,7 @@ def attach(
     def make(judge: Judge) -> BatchTransport:
         transport = BatchTransport(
             judge.endpoint,
-            judge._api_key,
+            judge.api_key,
             state,
             api_key_env=(api_key_envs or {}).get(id(judge)),
             resume=resume,

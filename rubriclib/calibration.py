@@ -36,7 +36,7 @@ from rubriclib.rubric import Rubric
 
 if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
-    from rubriclib.judge import Judge
+    from rubriclib.grader import Grader
 
 
 @dataclass(frozen=True)
@@ -292,7 +292,7 @@ class Calibration:
 
 
 async def run_calibration(
-    judge: Judge,
+    judge: Grader,
     rubric: Rubric,
     rows: list[LabelledRow],
     labels: str,

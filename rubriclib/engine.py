@@ -13,24 +13,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rubriclib.item import Item, NoOutput
-from rubriclib.judge import EndpointUnusable, Judge
+from rubriclib.grader import Grader
+from rubriclib.item import Item, ItemError, NoOutput, as_item
+from rubriclib.pacer import Pacer
+from rubriclib.registry import load_rubric
 from rubriclib.result import GradeResult, not_judged
 from rubriclib.rubric import Rubric
-
-CONNECTION_FAILURES_TO_STOP = 3
-"""Connection failures in a row (no HTTP answer between them) after which a run stops sending."""
 
 
 @dataclass(frozen=True)
 class Job:
     """One judgment to make: a rubric, an item, which trial of it this is (from 1), and the
-    judge to ask when it is not the stream's own (an eval's graders may use several).
+    grader to ask when it is not the stream's own (an eval's graders may use several).
 
     `item` may also be a coroutine function that produces the Item (a target model writing
     the output first); NoOutput from it makes the judgment an error naming the cause."""
@@ -38,76 +36,11 @@ class Job:
     rubric: Rubric
     item: Item | Callable[[], Awaitable[Item]]
     trial: int = 1
-    judge: Judge | None = None
-
-
-class Pacer:
-    """The run's shared pace: how many requests may be in flight, when to pause, when to stop.
-
-    Additive increase, multiplicative decrease: a 429 halves the requests allowed in flight and
-    pauses every new request for the server's Retry-After; each success adds back a little, so
-    the run recovers over about one round per request regained. An optional requests-per-minute
-    cap spaces request starts evenly.
-    """
-
-    def __init__(
-        self, judge: Judge, concurrency: int, requests_per_minute: float | None = None
-    ) -> None:
-        self.ceiling = concurrency
-        self.allowed = float(concurrency)
-        self.in_flight = 0
-        self.dead: str | None = None
-        self._interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
-        self._next_start = 0.0
-        self._paused_until = 0.0
-        self._connection_failures = 0
-        self._judge = judge
-        self._changed = asyncio.Condition()
-
-    async def acquire(self) -> None:
-        """Wait for a slot; raises EndpointUnusable once the run has stopped sending."""
-        async with self._changed:
-            while True:
-                if self.dead is not None:
-                    raise EndpointUnusable(self.dead)
-                now = time.monotonic()
-                wait = max(self._paused_until, self._next_start) - now
-                if wait <= 0 and self.in_flight < int(self.allowed):
-                    break
-                timeout = wait if wait > 0 else None
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), timeout)
-            self.in_flight += 1
-            self._next_start = max(now, self._next_start) + self._interval
-
-    async def release(self, reply: Any) -> None:
-        """Give back a slot and learn from what the request got back."""
-        kind, detail = self._judge.endpoint_signal(reply)
-        async with self._changed:
-            self.in_flight -= 1
-            if kind == "connection":
-                self._connection_failures += 1
-                if self._connection_failures >= CONNECTION_FAILURES_TO_STOP:
-                    self._stop(detail)
-            else:
-                self._connection_failures = 0
-            if kind == "unusable":
-                self._stop(detail)
-            elif kind == "rate_limited":
-                self.allowed = max(1.0, self.allowed / 2)
-                pause = float(detail)
-                self._paused_until = max(self._paused_until, time.monotonic() + pause)
-            elif kind == "ok":
-                self.allowed = min(float(self.ceiling), self.allowed + 1 / self.allowed)
-            self._changed.notify_all()
-
-    def _stop(self, cause: str) -> None:
-        if self.dead is None:
-            self.dead = cause
+    judge: Grader | None = None
 
 
 async def judge_stream(
-    judge: Judge,
+    grader: Grader,
     jobs: Iterable[Job],
     *,
     concurrency: int = 8,
@@ -122,9 +55,9 @@ async def judge_stream(
         raise ValueError("concurrency must be at least 1")
     pacers: dict[str, Pacer] = {}  # one per endpoint: each keeps its own pace and fail-fast
 
-    def pacer_of(asked: Judge) -> Pacer:
+    def pacer_of(asked: Grader) -> Pacer:
         if asked.endpoint not in pacers:
-            pacers[asked.endpoint] = Pacer(asked, concurrency, requests_per_minute)
+            pacers[asked.endpoint] = Pacer(concurrency, requests_per_minute)
         return pacers[asked.endpoint]
 
     source: Iterator[tuple[int, Job]] = enumerate(jobs)
@@ -134,7 +67,7 @@ async def judge_stream(
 
     async def work() -> None:
         for index, job in source:  # next() never awaits, so workers share the iterator safely
-            asked = job.judge or judge
+            asked = job.judge or grader
             await finished.put((index, await _judge_one(asked, job, pacer_of(asked))))
 
     async def run_workers() -> None:
@@ -158,7 +91,7 @@ async def judge_stream(
 
 
 async def judge_all(
-    judge: Judge,
+    grader: Grader,
     jobs: Iterable[Job],
     *,
     concurrency: int = 8,
@@ -171,7 +104,7 @@ async def judge_all(
     results: dict[int, GradeResult] = {}
     try:
         stream = judge_stream(
-            judge, jobs, concurrency=concurrency, requests_per_minute=requests_per_minute
+            grader, jobs, concurrency=concurrency, requests_per_minute=requests_per_minute
         )
         async for index, result in stream:
             results[index] = result
@@ -184,16 +117,51 @@ async def judge_all(
     return results
 
 
-async def _judge_one(judge: Judge, job: Job, pacer: Pacer) -> GradeResult:
+async def agrade_many(
+    grader: Grader,
+    rubric: Rubric | str,
+    items: Iterable[Item | Mapping[str, Any]],
+    *,
+    concurrency: int = 8,
+    requests_per_minute: float | None = None,
+) -> list[GradeResult]:
+    """Every item judged by `grader` through `judge_stream`: one result per item, in input
+    order (what `Judge.agrade_many` and `Panel.agrade_many` do). Items are pulled lazily; a bad
+    one stops the pulling, the items before it finish, and an ItemError carries their results."""
+    resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
+    bad: list[TypeError] = []
+
+    def jobs() -> Iterator[Job]:  # pulled as workers free up: a generator stays lazy
+        for index, item in enumerate(items):
+            try:
+                checked = as_item(item, f"items[{index}]")
+            except TypeError as error:
+                bad.append(error)  # no item after it is pulled; those before finish
+                return
+            yield Job(resolved, checked)
+
+    results: dict[int, GradeResult] = {}
+    stream = judge_stream(
+        grader, jobs(), concurrency=concurrency, requests_per_minute=requests_per_minute
+    )
+    async for index, result in stream:
+        results[index] = result
+    ordered = [results[index] for index in sorted(results)]
+    if bad:
+        raise ItemError(str(bad[0]), ordered)
+    return ordered
+
+
+async def _judge_one(grader: Grader, job: Job, pacer: Pacer) -> GradeResult:
     if pacer.dead is not None:
-        return not_judged(job.rubric, judge.model, pacer.dead)
+        return not_judged(job.rubric, grader.model, pacer.dead)
     try:
         item = job.item if isinstance(job.item, Item) else await job.item()
-        return await judge.agrade_item(job.rubric, item, trial=job.trial, pacer=pacer)
+        return await grader.agrade_item(job.rubric, item, trial=job.trial, pacer=pacer)
     except NoOutput as error:
-        return not_judged(job.rubric, judge.model, f"no output: {error}")
+        return not_judged(job.rubric, grader.model, f"no output: {error}")
     except Exception as error:  # never lose a judgment, whatever went wrong
-        return not_judged(job.rubric, judge.model, f"unexpected {type(error).__name__}")
+        return not_judged(job.rubric, grader.model, f"unexpected {type(error).__name__}")
 
 
 STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM)

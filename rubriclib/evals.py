@@ -8,11 +8,11 @@ import bisect
 import os
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.config import resolve
 from rubriclib.errors import EvalError, Problem
@@ -26,7 +26,9 @@ from rubriclib.result import GradeResult, combine_turns, not_judged
 if TYPE_CHECKING:
     from rubriclib.datasets import Row
     from rubriclib.engine import Interrupted
+    from rubriclib.grader import Grader as AnyJudge  # `Grader` here is an eval's grader
     from rubriclib.judge import Judge
+    from rubriclib.panel import Panel
     from rubriclib.target import Target
 
 Status = Literal["passed", "failed", "undecided", "interrupted"]
@@ -177,15 +179,15 @@ def make_judges(
     votes: int | None = None,
     *,
     offline: bool = False,
-) -> dict[str, Judge]:
-    """One Judge per grader (graders with the same settings share one); `model` and `votes`
-    override every grader's. Credentials come only from the environment; `offline` judges
+) -> dict[str, AnyJudge]:
+    """One Judge (or Panel) per grader (graders with the same settings share one); `model` and
+    `votes` override every grader's. Credentials come only from the environment; `offline` judges
     never send (batch files), so they need none, are given none, and all name OFFLINE_ENDPOINT."""
     from rubriclib.config import credential
     from rubriclib.judge import Judge
 
     built: dict[JudgeSettings, Judge] = {}
-    judges = {}
+    judges: dict[str, AnyJudge] = {}
 
     def judge_for(settings: JudgeSettings) -> Judge:
         if settings not in built:
@@ -203,7 +205,7 @@ def make_judges(
 
     for grader in ev.graders:
         if grader.panel is not None:  # `model` names one judge: a panel keeps its members
-            judges[grader.name] = _make_panel(grader, judge_for, votes, ev, offline)
+            judges[grader.name] = _make_panel(grader, judge_for, votes, ev)
             continue
         settings = grader.judge.overridden_by(JudgeSettings(model=model, votes=votes))
         judges[grader.name] = judge_for(settings)
@@ -215,26 +217,18 @@ def _make_panel(
     judge_for: Callable[[JudgeSettings], Judge],
     votes: int | None,
     ev: Eval,
-    offline: bool,
-) -> Judge:
-    """A grader's judge panel (`votes` overrides each member's), typed as the Judge the engine
-    drives it as (it has what the engine uses: model, endpoint, votes, agrade_item, aclose)."""
-    from rubriclib.errors import JudgeConfigError
+) -> Panel:
+    """A grader's judge panel (`votes` overrides each member's)."""
     from rubriclib.panel import Panel
 
     assert grader.panel is not None
-    if offline:
-        raise JudgeConfigError(
-            f"grader {grader.name}: a judge panel cannot be judged through batch files yet"
-        )
     members = [judge_for(m.overridden_by(JudgeSettings(votes=votes))) for m in grader.panel.judges]
-    panel = Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
-    return cast("Judge", panel)
+    return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
 
 
 async def arun_eval(
     ev: Eval,
-    judges: dict[str, Judge],
+    judges: Mapping[str, AnyJudge],
     *,
     concurrency: int | None = None,
     out: Path | None = None,

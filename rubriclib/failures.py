@@ -39,6 +39,10 @@ class EndpointError(Exception):
         self.timed_out = timed_out
 
 
+class EndpointUnusable(Exception):
+    """A run has stopped sending to its endpoint (bad key, unknown model, nothing listening)."""
+
+
 def status_error(status: int, headers: Mapping[str, str], raw: bytes) -> EndpointError:
     """The error for an HTTP answer that is not 2xx, worded as the openai SDK words it."""
     text = raw.decode("utf-8", "replace").strip()

@@ -16,7 +16,7 @@ from rubriclib.rubric import Golden, Rubric
 
 if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
-    from rubriclib.judge import Judge
+    from rubriclib.grader import Grader
 
 WINNER_ORDER = {
     "output": ("output", "tie", "baseline"),
@@ -231,7 +231,7 @@ class RunReport:
 
 
 async def run_goldens(
-    judge: Judge,
+    judge: Grader,
     plan: Sequence[tuple[Rubric, Sequence[Golden]]],
     trials: int = 1,
     concurrency: int = 8,

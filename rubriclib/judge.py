@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import abc
 import asyncio
 import json
 import logging
 import os
 import time
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.cache import VerdictCache, cache_key, cached_result, stored_verdict
 from rubriclib.config import (
@@ -20,8 +19,10 @@ from rubriclib.config import (
     credential,
     resolve,
 )
+from rubriclib.engine import agrade_many
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import (
+    EndpointUnusable,
     SignalKind,
     backoff_delay,
     describe,
@@ -31,7 +32,7 @@ from rubriclib.failures import (
     redact,
     signal_kind,
 )
-from rubriclib.item import Item, ItemError, as_item, missing_fields
+from rubriclib.item import Item, as_item, missing_fields
 from rubriclib.protocol import (
     POSITIONS,
     JudgeVerdict,
@@ -60,13 +61,10 @@ from rubriclib.transport import LeanTransport, Poster, display_url, lean_usable
 if TYPE_CHECKING:
     import openai
 
-    from rubriclib.engine import Pacer
+    from rubriclib.grader import Grader
+    from rubriclib.pacer import Pacer
 
 logger = logging.getLogger("rubriclib")
-
-
-class EndpointUnusable(Exception):
-    """A run has stopped sending to its endpoint (bad key, unknown model, nothing listening)."""
 
 
 @dataclass(frozen=True)
@@ -88,22 +86,12 @@ class _Wait:
     seconds: float
 
 
-class ManyJudgments(abc.ABC):
-    """`agrade`, `grade_many` and `agrade_many` for a judge of one Item at a time (`agrade_item`
-    and `aclose`): a Judge, or a Panel of them. Many judgments go through the engine."""
-
-    @abc.abstractmethod
-    async def agrade_item(
-        self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
-    ) -> GradeResult:
-        """Judge one Item; every request waits for `pacer` (the engine's) when one is given."""
-
-    @abc.abstractmethod
-    async def aclose(self) -> None:
-        """Close the async connections of the running event loop (before that loop ends)."""
+class ManyJudgments:
+    """`agrade`, `grade_many` and `agrade_many` for any Grader (a Judge, or a Panel of them):
+    many judgments go through the engine (`engine.agrade_many`)."""
 
     async def agrade(
-        self,
+        self: Grader,
         rubric: Rubric | str,
         output: str,
         input: str | None = None,  # noqa: A002
@@ -117,7 +105,7 @@ class ManyJudgments(abc.ABC):
         return await self.agrade_item(rubric, item)
 
     def grade_many(
-        self,
+        self: Grader,
         rubric: Rubric | str,
         items: Iterable[Item | Mapping[str, Any]],
         *,
@@ -129,7 +117,8 @@ class ManyJudgments(abc.ABC):
 
         async def run() -> list[GradeResult]:
             try:
-                return await self.agrade_many(
+                return await agrade_many(
+                    self,
                     rubric,
                     items,
                     concurrency=concurrency,
@@ -141,7 +130,7 @@ class ManyJudgments(abc.ABC):
         return asyncio.run(run())
 
     async def agrade_many(
-        self,
+        self: Grader,
         rubric: Rubric | str,
         items: Iterable[Item | Mapping[str, Any]],
         *,
@@ -149,33 +138,9 @@ class ManyJudgments(abc.ABC):
         requests_per_minute: float | None = None,
     ) -> list[GradeResult]:
         """The async form of `grade_many`."""
-        from rubriclib.engine import Job, judge_stream
-
-        resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
-        bad: list[TypeError] = []
-
-        def jobs() -> Iterator[Job]:  # pulled as workers free up: a generator stays lazy
-            for index, item in enumerate(items):
-                try:
-                    checked = as_item(item, f"items[{index}]")
-                except TypeError as error:
-                    bad.append(error)  # no item after it is pulled; those before finish
-                    return
-                yield Job(resolved, checked)
-
-        results: dict[int, GradeResult] = {}
-        stream = judge_stream(
-            cast("Judge", self),
-            jobs(),
-            concurrency=concurrency,
-            requests_per_minute=requests_per_minute,
+        return await agrade_many(
+            self, rubric, items, concurrency=concurrency, requests_per_minute=requests_per_minute
         )
-        async for index, result in stream:
-            results[index] = result
-        ordered = [results[index] for index in sorted(results)]
-        if bad:
-            raise ItemError(str(bad[0]), ordered)
-        return ordered
 
 
 class Judge(ManyJudgments):
@@ -245,6 +210,12 @@ class Judge(ManyJudgments):
     def endpoint(self) -> str:
         """The endpoint as scheme://host[:port]/path: no credentials, no query string."""
         return display_url(self.base_url)
+
+    @property
+    def api_key(self) -> str:
+        """The key sent with every request ("not-needed" for an endpoint that takes none): a
+        batch of this judge's requests is uploaded with it."""
+        return self._api_key
 
     def __repr__(self) -> str:
         return f"Judge(model={self.model!r}, endpoint={self.endpoint!r})"
@@ -341,7 +312,7 @@ class Judge(ManyJudgments):
                 except Exception as error:
                     reply = from_sdk(error)
                 if pacer is not None:
-                    await pacer.release(reply)
+                    await pacer.release(self.endpoint_signal(reply))
             except Exception as error:
                 reply = error
 

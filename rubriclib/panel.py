@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Sequence
 from typing import Any
 
-from rubriclib.engine import Pacer
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item, missing_fields
 from rubriclib.judge import Judge, ManyJudgments, missing_cause
+from rubriclib.pacer import Pacer
 from rubriclib.result import (
     RULES,
     Decision,
@@ -31,9 +30,6 @@ from rubriclib.result import (
 )
 from rubriclib.rubric import Rubric
 
-_RUN_REQUESTS_PER_MINUTE: ContextVar[float | None] = ContextVar("_RUN_REQUESTS_PER_MINUTE")
-"""`grade_many(requests_per_minute=N)` for the members' pacers of that run."""
-
 _OUTCOME_WORDS = {
     "majority": "more passes than fails (a tie fails)",
     "unanimous": "pass only if every judge passed",
@@ -44,7 +40,8 @@ _SCORE_WORDS = {"majority": "median", "unanimous": "lowest", "any": "highest"}
 
 class Panel(ManyJudgments):
     """Several judges on one item; `aggregate` (majority, unanimous or any) combines the
-    verdicts of the members that answered. Usable wherever a Judge judges many items."""
+    verdicts of the members that answered. A Grader, as a Judge is: the engine, goldens,
+    calibration and evals drive it as they drive a Judge."""
 
     votes = 1
     """The panel casts one combined judgment per item; each member casts its own votes."""
@@ -88,20 +85,6 @@ class Panel(ManyJudgments):
         """A name of its own for the engine's pacer: `panel:` and each member's endpoint."""
         return "panel:" + ",".join(judge.endpoint for judge in self.judges)
 
-    @property
-    def transport(self) -> str:
-        """How the members' requests travel (a panel is judged live only)."""
-        return "auto"
-
-    @transport.setter
-    def transport(self, value: object) -> None:
-        raise JudgeConfigError("a judge panel cannot be judged through a batch yet; run it live")
-
-    @property
-    def _api_key(self) -> str:
-        # The batch path asks a judge for its key; a panel has none of its own.
-        raise JudgeConfigError("a judge panel cannot be judged through a batch yet; run it live")
-
     def __repr__(self) -> str:
         return f"Panel({self.judges!r}, aggregate={self.aggregate!r})"
 
@@ -126,23 +109,6 @@ class Panel(ManyJudgments):
                 await self.aclose()
 
         return asyncio.run(run())
-
-    async def agrade_many(
-        self,
-        rubric: Rubric | str,
-        items: Iterable[Item | Mapping[str, Any]],
-        *,
-        concurrency: int = 8,
-        requests_per_minute: float | None = None,
-    ) -> list[GradeResult]:
-        """The async form of `grade_many`; `requests_per_minute` applies to each member."""
-        token = _RUN_REQUESTS_PER_MINUTE.set(requests_per_minute)
-        try:
-            return await super().agrade_many(
-                rubric, items, concurrency=concurrency, requests_per_minute=requests_per_minute
-            )
-        finally:
-            _RUN_REQUESTS_PER_MINUTE.reset(token)
 
     async def aclose(self) -> None:
         """Close every member's async connections of the running event loop."""
@@ -172,13 +138,14 @@ class Panel(ManyJudgments):
 
     def _member_pacers(self, pacer: Pacer | None) -> list[Pacer | None]:
         """Each member's pacer for the run `pacer` belongs to, made on first use with the run's
-        concurrency: a member's 429 slows, and its dead key stops, only that member. The
-        panel never reports to `pacer` itself, so no member's failure can stop the panel."""
+        concurrency and requests-per-minute cap (else the panel's own): a member's 429 slows,
+        and its dead key stops, only that member. The panel never reports to `pacer` itself,
+        so no member's failure can stop the panel."""
         if pacer is None:
             return [None] * len(self.judges)
         if pacer not in self._pacers:
-            limit = _RUN_REQUESTS_PER_MINUTE.get(None) or self.requests_per_minute
-            self._pacers[pacer] = [Pacer(judge, pacer.ceiling, limit) for judge in self.judges]
+            limit = pacer.requests_per_minute or self.requests_per_minute
+            self._pacers[pacer] = [Pacer(pacer.ceiling, limit) for _ in self.judges]
         return list(self._pacers[pacer])
 
     def combine(self, rubric: Rubric, results: list[GradeResult]) -> GradeResult:

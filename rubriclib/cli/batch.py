@@ -15,7 +15,7 @@ from rubriclib.errors import EvalError
 if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
     from rubriclib.evalfile import Eval
-    from rubriclib.judge import Judge
+    from rubriclib.grader import Grader
 
 
 @main.group("batch")
@@ -50,7 +50,7 @@ def with_eval_options(command: Any) -> Any:
 
 def _offline(
     eval_file: str, dataset: str | None, model: str | None, votes: int | None, no_cache: bool
-) -> tuple[Eval, dict[str, Judge]]:
+) -> tuple[Eval, dict[str, Grader]]:
     """The eval, checked, and judges that never send (no key needed)."""
     from rubriclib.batch import batch_refusals
     from rubriclib.config import cache_setting
