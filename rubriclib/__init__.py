@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rubriclib._version import __version__ as __version__
     from rubriclib.errors import EvalError, JudgeConfigError, RubricError
     from rubriclib.evalfile import Eval, load_eval
     from rubriclib.evals import EvalReport, run_eval
@@ -23,9 +24,8 @@ if TYPE_CHECKING:
 # Imported at once: the submodule `rubriclib.render` would otherwise shadow the function.
 from rubriclib.render import render  # noqa: E402
 
-__version__ = "0.1.0"
-
 _HOMES = {
+    "__version__": "rubriclib._version",
     "Eval": "rubriclib.evalfile",
     "EvalError": "rubriclib.errors",
     "EvalReport": "rubriclib.evals",

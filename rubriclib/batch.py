@@ -13,7 +13,6 @@ custom_id is its verdict-cache key, so a rerun names the same request the same w
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from rubriclib.errors import EvalError, JudgeConfigError
 from rubriclib.failures import EndpointError, EndpointUnusable, status_error
+from rubriclib.files import write_atomically
 from rubriclib.judge import Judge
 
 if TYPE_CHECKING:
@@ -122,13 +122,6 @@ def read_output(data: bytes, name: str, into: OutputFile | None = None) -> Outpu
         else:
             read.answers[custom_id] = (f"{name}:{number}", line)
     return read
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write through a temporary file beside `path`: a reader never sees half of it."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
 
 
 def state_path(results: Path) -> Path:

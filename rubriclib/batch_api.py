@@ -26,11 +26,11 @@ from rubriclib.batch import (
     read_output,
     request_line,
     split_lines,
-    write_atomically,
 )
 from rubriclib.config import credential
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import EndpointError, EndpointUnusable, describe, from_sdk, redact
+from rubriclib.files import write_atomically
 from rubriclib.transport import display_url
 
 if TYPE_CHECKING:

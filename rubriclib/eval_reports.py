@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from typing import Any
 
-from rubriclib import __version__
+from rubriclib._version import __version__
 from rubriclib.evals import EvalReport, GraderStats
 from rubriclib.reports import (
     iso_time,

@@ -4,9 +4,10 @@ comes, and the lines `--resume` keeps."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
     from rubriclib.datasets import Row
@@ -59,11 +60,7 @@ class ResultsFile:
     then one line per result, flushed as it is written, so an interrupt leaves a valid file."""
 
     def __init__(self, path: Path, kept: list[dict[str, Any]]) -> None:
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with temporary.open("w", encoding="utf-8") as handle:
-            for line in kept:
-                handle.write(json.dumps(line) + "\n")
-        os.replace(temporary, path)
+        write_atomically(path, "".join(json.dumps(line) + "\n" for line in kept))
         self._handle = path.open("a", encoding="utf-8")
 
     def write(self, line: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from rubriclib import __version__
+from rubriclib._version import __version__
 from rubriclib.report_data import read_results, report_data
 from rubriclib.run_comparison import compare
 

@@ -18,6 +18,7 @@ import semver
 import yaml
 
 from rubriclib.errors import InputError, Problem, RubricError
+from rubriclib.files import write_atomically
 from rubriclib.registry import load_rubric, project_root, project_rubrics_dir
 from rubriclib.rubric import Rubric, decode_text, load_yaml, read_limited
 
@@ -152,9 +153,7 @@ def write_lock(entries: Iterable[Locked], root: Path | None = None) -> Path:
     data = {"lock_version": 1, "rubrics": [_entry_data(entry) for entry in _sorted(entries)]}
     text = HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
     path = root / LOCK_NAME
-    temporary = path.with_name(f".{LOCK_NAME}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    write_atomically(path, text)
     return path
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from rubriclib import __version__
+from rubriclib._version import __version__
 from rubriclib.agreement import Interval
 from rubriclib.goldens import RunInfo
 from rubriclib.result import GradeResult

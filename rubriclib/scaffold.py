@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from rubriclib.errors import Problem, RubricError
+from rubriclib.files import write_new
 from rubriclib.registry import load_goldens, load_rubric
 from rubriclib.rubric import NAME_PATTERN, SCORE_TOOL, Golden, Rubric, parse_rubric_text
 
@@ -91,21 +92,11 @@ def new_rubric(
     if path.exists():
         raise RubricError.single(str(path), "file", "already exists; not overwritten")
     directory.mkdir(parents=True, exist_ok=True)
-    _write_new(path, text)
-    return path
-
-
-def _write_new(path: Path, text: str) -> None:
-    """Write a new file whole: through a temporary file, linked into place only if `path` does
-    not exist yet, so a reader never sees half a rubric and nothing is overwritten."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    try:
-        os.link(temporary, path)
+    try:  # linked into place only if still absent: nothing is overwritten, nor half-written
+        write_new(path, text)
     except FileExistsError:
         raise RubricError.single(str(path), "file", "already exists; not overwritten") from None
-    finally:
-        temporary.unlink(missing_ok=True)
+    return path
 
 
 def _placeholder_goldens(scale: str) -> list[Golden]:
@@ -209,6 +200,6 @@ def new_pack(name: str, directory: Path) -> Path:
     }
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_new(path, text)
     new_rubric(example, root / package / "rubrics", "pass-fail", f"An example rubric of {name}.")
     return root

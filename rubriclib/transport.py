@@ -16,7 +16,7 @@ import urllib.request
 import zlib
 from typing import Any, Protocol, runtime_checkable
 
-from rubriclib import __version__
+from rubriclib._version import __version__
 from rubriclib.failures import EndpointError, status_error
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -15,6 +15,8 @@ import pytest
 from judge_server import JudgeServer, Reply, completion, tool_reply
 
 from rubriclib.judge import Judge
+from rubriclib.registry import load_rubric
+from rubriclib.rubric import Rubric
 
 SECRET_KEY = "sk-test-SECRET-0123456789abcdef"
 README = Path(__file__).parent.parent / "README.md"
@@ -65,6 +67,18 @@ Pass when the output is fine. Call `set_grade_pass` or `set_grade_fail`.
 """
 
 
+SCORED_RUBRIC = """\
+---
+name: scored
+version: 1.0.0
+scale: 1-5
+pass_threshold: 4
+description: A 1-5 rubric for tests.
+---
+Score it with `set_grade_score`.
+"""
+
+
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the developer's keys, endpoint, model, rubric path or verdict cache: each
@@ -91,6 +105,18 @@ def judge(judge_server: JudgeServer) -> Judge:
         backoff_base=0.001,
         backoff_max=0.01,
     )
+
+
+@pytest.fixture
+def rubric(write_file: Callable[..., Path]) -> Rubric:
+    """VALID_RUBRIC (tiny, pass-fail), loaded from a file."""
+    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
+
+
+@pytest.fixture
+def scored(write_file: Callable[..., Path]) -> Rubric:
+    """SCORED_RUBRIC (1-5, passing from 4), loaded from a file."""
+    return load_rubric(str(write_file("scored.md", SCORED_RUBRIC)))
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import asyncio
 import json
 import logging
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from click.testing import CliRunner
 from conftest import KEYWORD_RUBRIC, SECRET_KEY, VALID_RUBRIC, keyword_responder
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 
-from rubriclib import Rubric, load_rubric
+from rubriclib import Rubric
 from rubriclib.cache import FILE_NAME, VerdictCache, cache_key, default_cache_dir
 from rubriclib.cli import main
 from rubriclib.engine import Job, judge_stream
@@ -22,11 +21,6 @@ from rubriclib.item import Item
 from rubriclib.judge import Judge
 
 PASS = tool_reply("set_grade_pass", {"reason": "fine"})
-
-
-@pytest.fixture
-def rubric(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
 
 
 @pytest.fixture

@@ -9,21 +9,15 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SECRET_KEY, VALID_RUBRIC
+from conftest import SECRET_KEY
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
-from rubriclib import Item, Rubric, RubricError, load_rubric
+from rubriclib import Item, Rubric, RubricError
 from rubriclib.engine import Interrupted, Job, interruptible, judge_stream
 from rubriclib.judge import Judge
-
-
-@pytest.fixture
-def rubric(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
 
 
 def by_output(delays: dict[str, float] | None = None) -> Callable[[dict[str, Any]], Reply]:

@@ -4,23 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import VALID_RUBRIC
 
 from rubriclib import Golden, GradeResult, Rubric, load_rubric
 from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, run_goldens
 from rubriclib.goldens_reports import format_table
 from rubriclib.item import Item
 from rubriclib.result import judge_details, make_result, pairwise_result
-
-
-@pytest.fixture
-def rubric(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
 
 
 def result(rubric: Rubric, verdict: str) -> GradeResult:

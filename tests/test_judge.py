@@ -10,16 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SECRET_KEY, VALID_RUBRIC
+from conftest import SECRET_KEY
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 
 from rubriclib import JudgeConfigError, Rubric, load_rubric
 from rubriclib.judge import Judge
-
-
-@pytest.fixture
-def rubric(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
 
 
 def test_pass_call_gives_a_pass_with_full_details(
@@ -217,23 +212,6 @@ def test_default_model_and_missing_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "k" * 10)
     assert Judge().model == "gpt-4o-mini"
     assert Judge(base_url="http://127.0.0.1:1/v1", api_key=None).model == "gpt-4o-mini"
-
-
-SCORED_RUBRIC = """\
----
-name: scored
-version: 1.0.0
-scale: 1-5
-pass_threshold: 4
-description: A 1-5 rubric for tests.
----
-Score it with `set_grade_score`.
-"""
-
-
-@pytest.fixture
-def scored(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("scored.md", SCORED_RUBRIC)))
 
 
 @pytest.mark.parametrize(

@@ -22,17 +22,6 @@ from rubriclib.panel import Panel
 from rubriclib.registry import load_rubric
 from rubriclib.rubric import Rubric
 
-SCORED_RUBRIC = """\
----
-name: scored
-version: 1.0.0
-scale: 1-5
-pass_threshold: 4
-description: A 1-5 rubric for tests.
----
-Score it with `set_grade_score`.
-"""
-
 PAIRWISE_RUBRIC = """\
 ---
 name: versus
@@ -59,16 +48,6 @@ Judge it. Call `set_grade_pass` or `set_grade_fail`.
 def servers() -> Iterator[list[JudgeServer]]:
     with JudgeServer() as a, JudgeServer() as b, JudgeServer() as c:
         yield [a, b, c]
-
-
-@pytest.fixture
-def rubric(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
-
-
-@pytest.fixture
-def scored(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("scored.md", SCORED_RUBRIC)))
 
 
 @pytest.fixture

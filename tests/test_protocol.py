@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import VALID_RUBRIC
 from judge_server import completion
 
 from rubriclib import Rubric, load_rubric
@@ -22,11 +21,6 @@ from rubriclib.protocol import (
     usage_of,
     verdict_tools,
 )
-
-
-@pytest.fixture
-def rubric(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SECRET_KEY, keyword_responder, readme_snippet
+from conftest import SCORED_RUBRIC, SECRET_KEY, keyword_responder, readme_snippet
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
 from rubriclib.judge import Judge
@@ -30,17 +30,6 @@ goldens:
   - {name: no-verdict, output: "verdict:text", expected: fail}
 ---
 Judge it. Call `set_grade_pass` or `set_grade_fail`.
-"""
-
-SCORED_RUBRIC = """\
----
-name: scored
-version: 1.0.0
-scale: 1-5
-pass_threshold: 4
-description: A 1-5 rubric for tests.
----
-Score it with `set_grade_score`.
 """
 
 VERDICT_TESTS = """\

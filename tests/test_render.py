@@ -6,7 +6,6 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from conftest import VALID_RUBRIC
 
 from rubriclib import Rubric, load_rubric, render
@@ -40,11 +39,6 @@ def sections(user_message: str) -> tuple[list[str], dict[str, str]]:
             index = end
         index += 1
     return headers, values
-
-
-@pytest.fixture
-def rubric(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
 
 
 def test_layout_system_then_body_then_sections_in_order(rubric: Rubric) -> None:

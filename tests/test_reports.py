@@ -7,17 +7,13 @@ import subprocess
 import sys
 import unicodedata
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import pytest
-from conftest import VALID_RUBRIC
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rubriclib
-from rubriclib import Golden, GradeResult, Rubric, load_rubric
+from rubriclib import Golden, GradeResult, Rubric
 from rubriclib.goldens import GoldenOutcome, RubricReport, RunInfo, RunReport
 from rubriclib.goldens_reports import FORMATTERS, format_json, format_junit, format_table, to_json
 from rubriclib.reports import printable, xml_safe
@@ -30,11 +26,6 @@ HOSTILE = (
 )
 UNSAFE_FOR_TERMINALS = {"Cc", "Cf", "Cs", "Zl", "Zp"}
 STARTED = 1_700_000_000.0  # 2023-11-14T22:13:20Z
-
-
-@pytest.fixture
-def rubric(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
 
 
 def judged(

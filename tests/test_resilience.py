@@ -16,11 +16,6 @@ from rubriclib.judge import Judge
 PASS = tool_reply("set_grade_pass", {"reason": "ok"})
 
 
-@pytest.fixture
-def rubric(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
-
-
 @pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504])
 def test_retryable_statuses_are_retried(
     judge: Judge, judge_server: JudgeServer, rubric: Rubric, status: int

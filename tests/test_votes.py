@@ -15,37 +15,16 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import KEYWORD_RUBRIC, SECRET_KEY, VALID_RUBRIC
+from conftest import KEYWORD_RUBRIC, SECRET_KEY
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
-from rubriclib import JudgeConfigError, Rubric, load_rubric
+from rubriclib import JudgeConfigError, Rubric
 from rubriclib.cache import cache_key
 from rubriclib.cli import main
 from rubriclib.evalfile import load_eval
 from rubriclib.judge import Judge
 
 RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
-
-SCORED_RUBRIC = """\
----
-name: scored
-version: 1.0.0
-scale: 1-5
-pass_threshold: 4
-description: A 1-5 rubric for tests.
----
-Score it with `set_grade_score`.
-"""
-
-
-@pytest.fixture
-def rubric(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
-
-
-@pytest.fixture
-def scored(write_file: Callable[..., Path]) -> Rubric:
-    return load_rubric(str(write_file("scored.md", SCORED_RUBRIC)))
 
 
 def voting_judge(server: JudgeServer, votes: int, **options: Any) -> Judge:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rubriclib import __version__
+from rubriclib._version import __version__
 from rubriclib.errors import InputError, JudgeConfigError, RubricError
 
 # Each command imports what it needs, so `--help` and the commands that only read rubrics
@@ -89,13 +89,6 @@ def writable(path: str, option: str) -> Path:
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
         raise BadInput(f"{option}: cannot write {target}: permission denied")
     return target
-
-
-def write_atomically(target: Path, text: str) -> None:
-    """Write through a temporary file beside `target`, so a reader never sees half a report."""
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, target)
 
 
 def option_text(value: str | None, option: str) -> str | None:

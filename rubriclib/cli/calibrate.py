@@ -17,8 +17,8 @@ from rubriclib.cli.app import (
     main,
     refuse_unlocked,
     writable,
-    write_atomically,
 )
+from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
     from rubriclib.calibration import Calibration

@@ -20,9 +20,9 @@ from rubriclib.cli.app import (
     refuse_unlocked,
     stop_if_refused,
     writable,
-    write_atomically,
 )
 from rubriclib.errors import EvalError
+from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
     from rubriclib.engine import Interrupted

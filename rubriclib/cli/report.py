@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from rubriclib.cli.app import main, writable, write_atomically
+from rubriclib.cli.app import main, writable
+from rubriclib.files import write_atomically
 
 
 @main.command()

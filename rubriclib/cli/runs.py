@@ -26,9 +26,9 @@ from rubriclib.cli.app import (
     stop_if_refused,
     with_judged_inputs,
     writable,
-    write_atomically,
 )
 from rubriclib.errors import Problem, RubricError
+from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
