@@ -21,7 +21,7 @@ from typing import Any
 from rubriclib.errors import EvalError, Problem
 from rubriclib.item import Item, field_text
 from rubriclib.letta_rows import USED_KEYS, LettaSample, read_sample
-from rubriclib.rubric import load_yaml, not_utf8
+from rubriclib.reading import load_yaml, not_utf8
 
 ALIASES = {
     "reference": ("reference", "ground_truth", "expected_output"),

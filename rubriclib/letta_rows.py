@@ -15,8 +15,8 @@ from typing import Any
 
 from rubriclib.errors import InputError, Problem
 from rubriclib.item import Item, field_text
+from rubriclib.reading import decode_text, read_limited
 from rubriclib.render import letta_fill
-from rubriclib.rubric import decode_text, read_limited
 
 RESERVED = ("input", "ground_truth", "submission")
 """The names letta fills from the sample itself; a rubric_vars key may not reuse one."""

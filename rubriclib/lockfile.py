@@ -19,8 +19,9 @@ import yaml
 
 from rubriclib.errors import InputError, Problem, RubricError
 from rubriclib.files import write_atomically
+from rubriclib.reading import decode_text, load_yaml, read_limited
 from rubriclib.registry import load_rubric, project_root, project_rubrics_dir
-from rubriclib.rubric import Rubric, decode_text, load_yaml, read_limited
+from rubriclib.rubric import Rubric
 
 LOCK_NAME = "rubriclib.lock"
 HEADER = (

@@ -165,7 +165,7 @@ def _goldens_destination(path: str | None, force: bool, out: Path | None) -> Pat
 
 def _write_goldens(path: Path, text: str) -> None:
     """Write the goldens file, warning when it is past the size a goldens file may have."""
-    from rubriclib.rubric import MAX_FILE_BYTES
+    from rubriclib.reading import MAX_FILE_BYTES
 
     write_atomically(path, text)
     if len(text.encode("utf-8")) > MAX_FILE_BYTES:

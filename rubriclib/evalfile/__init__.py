@@ -22,7 +22,7 @@ from rubriclib.evalfile.model import (
     Metric,
     PanelSettings,
 )
-from rubriclib.rubric import decode_text, load_yaml, read_limited
+from rubriclib.reading import decode_text, load_yaml, read_limited
 from rubriclib.validation import LineFinder, problems_from_validation
 
 __all__ = [

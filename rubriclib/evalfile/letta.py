@@ -13,8 +13,9 @@ from pydantic import Field
 from rubriclib.errors import InputError, Problem
 from rubriclib.evalfile.model import Condition, Eval, Grader, JudgeSettings, Metric, Strict
 from rubriclib.evalfile.sources import dataset_source, grader_rubric
+from rubriclib.reading import decode_text, read_limited
 from rubriclib.registry import rubric_from_prompt
-from rubriclib.rubric import Rubric, decode_text, parse_rubric_text, read_limited
+from rubriclib.rubric import Rubric, parse_rubric_text
 
 CANNOT_RUN = "a letta setting rubriclib cannot run"
 

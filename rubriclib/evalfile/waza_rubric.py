@@ -19,14 +19,8 @@ from typing import Any, Literal
 import yaml
 
 from rubriclib.errors import EvalError, InputError, Problem
-from rubriclib.rubric import (
-    SEMVER,
-    Rubric,
-    decode_text,
-    judged_digest,
-    load_yaml,
-    read_limited,
-)
+from rubriclib.reading import decode_text, load_yaml, read_limited
+from rubriclib.rubric import SEMVER, Rubric, judged_digest
 
 RUBRIC_KEYS = (
     "name",

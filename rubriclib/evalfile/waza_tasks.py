@@ -16,7 +16,7 @@ from typing import Any
 
 from rubriclib.errors import EvalError, InputError, Problem
 from rubriclib.evalfile.waza_rubric import unknown_keys
-from rubriclib.rubric import decode_text, load_yaml, read_limited
+from rubriclib.reading import decode_text, load_yaml, read_limited
 from rubriclib.validation import LineFinder
 
 TASK_KEYS = (
