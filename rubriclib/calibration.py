@@ -10,7 +10,6 @@ kappa and the intervals.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,13 +28,12 @@ from rubriclib.agreement import (
 )
 from rubriclib.datasets import MAX_PROBLEMS, Dataset, Row
 from rubriclib.errors import EvalError, Problem
-from rubriclib.goldens import RunInfo
 from rubriclib.reports import printable
 from rubriclib.result import GradeResult
 from rubriclib.rubric import Rubric
 
 if TYPE_CHECKING:
-    from rubriclib.engine import Interrupted
+    from rubriclib.engine import Interrupted, RunInfo
     from rubriclib.grader import Grader
 
 
@@ -308,22 +306,14 @@ async def run_calibration(
     from rubriclib.engine import Job, judge_all
 
     jobs = (Job(rubric, labelled.row.item) for labelled in rows)
-    started = time.time()
-    results = await judge_all(
+    results, info = await judge_all(
         judge,
         jobs,
+        len(rows),
         concurrency=concurrency,
         requests_per_minute=requests_per_minute,
         on_judgment=on_judgment,
         interrupt=interrupt,
-    )
-    info = RunInfo(
-        judge_model=judge.model,
-        endpoint=judge.endpoint,
-        started=started,
-        finished=time.time(),
-        planned=len(rows),
-        interrupted=interrupt.signal if interrupt is not None else None,
     )
     judged = [Judged(rows[index], results[index]) for index in sorted(results)]
     return Calibration(rubric, labels, rows, judged, info)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -90,18 +91,37 @@ async def judge_stream(
             await runner
 
 
+@dataclass(frozen=True)
+class RunInfo:
+    """What a run was and how it ended, beside its judgments."""
+
+    judge_model: str
+    endpoint: str
+    """The judge endpoint as scheme://host[:port]/path, never with credentials."""
+    started: float
+    """time.time() when the run started."""
+    finished: float
+    planned: int
+    """Judgments the run set out to make; fewer were made when it was interrupted."""
+    interrupted: str | None = None
+    """The signal that stopped the run early ("SIGINT", "SIGTERM"), or None."""
+
+
 async def judge_all(
     grader: Grader,
     jobs: Iterable[Job],
+    planned: int,
     *,
     concurrency: int = 8,
     requests_per_minute: float | None = None,
     on_judgment: Callable[[], None] | None = None,
     interrupt: Interrupted | None = None,
-) -> dict[int, GradeResult]:
-    """Every job's result by its index, through `judge_stream`. When `interrupt` records a
-    signal, the run stops and what was judged until then comes back."""
+) -> tuple[dict[int, GradeResult], RunInfo]:
+    """Every job's result by its index, through `judge_stream`, and the run's RunInfo (`planned`
+    jobs). When `interrupt` records a signal, the run stops and what was judged until then
+    comes back (goldens and calibration runs)."""
     results: dict[int, GradeResult] = {}
+    started = time.time()
     try:
         stream = judge_stream(
             grader, jobs, concurrency=concurrency, requests_per_minute=requests_per_minute
@@ -114,7 +134,15 @@ async def judge_all(
         if interrupt is None or interrupt.signal is None:
             raise
         asyncio.current_task().uncancel()  # type: ignore[union-attr]
-    return results
+    info = RunInfo(
+        judge_model=grader.model,
+        endpoint=grader.endpoint,
+        started=started,
+        finished=time.time(),
+        planned=planned,
+        interrupted=interrupt.signal if interrupt is not None else None,
+    )
+    return results, info
 
 
 async def agrade_many(

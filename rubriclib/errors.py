@@ -50,3 +50,11 @@ class EvalError(InputError):
 
 class JudgeConfigError(ValueError):
     """A Judge that cannot be built as configured, e.g. no API key for the default endpoint."""
+
+
+class BatchRefused(ValueError):
+    """An eval a batch cannot carry (a target model, a judge panel): one reason a line."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        self.reasons = reasons
+        super().__init__("\n".join(reasons))

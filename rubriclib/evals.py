@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.config import resolve
-from rubriclib.errors import EvalError, Problem
+from rubriclib.errors import EvalError
 from rubriclib.eval_results import ResultsFile, read_resumable, result_line
-from rubriclib.evalfile import Condition, Eval, Grader, JudgeSettings
+from rubriclib.eval_setup import check_dataset, make_judges, make_target
+from rubriclib.evalfile import Condition, Eval, Grader
 from rubriclib.item import Item, missing_fields
-from rubriclib.judgments import judgments, letta_row_checker, row_rubric
+from rubriclib.judgments import judgments, row_rubric
 from rubriclib.plan import max_prompt_tokens, prompt_tokens, too_large
 from rubriclib.result import GradeResult, combine_turns, not_judged
 
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
     from rubriclib.datasets import Row
     from rubriclib.engine import Interrupted
     from rubriclib.grader import Grader as AnyJudge  # `Grader` here is an eval's grader
-    from rubriclib.judge import Judge
-    from rubriclib.panel import Panel
     from rubriclib.target import Target
 
 Status = Literal["passed", "failed", "undecided", "interrupted"]
@@ -165,65 +164,6 @@ class EvalReport:
     def most_failed_rows(self) -> list[tuple[str, int]]:
         """The rows that failed most graders (at most ten)."""
         return self.failures_by_row.most_common(10)
-
-
-OFFLINE_ENDPOINT = "http://offline-batch-file.invalid/v1"
-"""The endpoint offline judges (batch prepare / collect) name in their requests' custom_ids and
-cache keys, whatever OPENAI_BASE_URL says: a file prepared here is collected anywhere."""
-
-
-def make_judges(
-    ev: Eval,
-    model: str | None = None,
-    cache: bool | str | os.PathLike[str] = False,
-    votes: int | None = None,
-    *,
-    offline: bool = False,
-) -> dict[str, AnyJudge]:
-    """One Judge (or Panel) per grader (graders with the same settings share one); `model` and
-    `votes` override every grader's. Credentials come only from the environment; `offline` judges
-    never send (batch files), so they need none, are given none, and all name OFFLINE_ENDPOINT."""
-    from rubriclib.config import credential
-    from rubriclib.judge import Judge
-
-    built: dict[JudgeSettings, Judge] = {}
-    judges: dict[str, AnyJudge] = {}
-
-    def judge_for(settings: JudgeSettings) -> Judge:
-        if settings not in built:
-            options = {
-                key: value
-                for key, value in vars(settings).items()
-                if value is not None and key not in ("api_key_env", "model", "base_url")
-            }
-            api_key = "offline-no-key" if offline else None
-            if not offline and settings.api_key_env:
-                api_key = credential(settings.api_key_env, named_by="api_key_env")
-            base_url = OFFLINE_ENDPOINT if offline else settings.base_url
-            built[settings] = Judge(settings.model, base_url, api_key, cache=cache, **options)
-        return built[settings]
-
-    for grader in ev.graders:
-        if grader.panel is not None:  # `model` names one judge: a panel keeps its members
-            judges[grader.name] = _make_panel(grader, judge_for, votes, ev)
-            continue
-        settings = grader.judge.overridden_by(JudgeSettings(model=model, votes=votes))
-        judges[grader.name] = judge_for(settings)
-    return judges
-
-
-def _make_panel(
-    grader: Grader,
-    judge_for: Callable[[JudgeSettings], Judge],
-    votes: int | None,
-    ev: Eval,
-) -> Panel:
-    """A grader's judge panel (`votes` overrides each member's)."""
-    from rubriclib.panel import Panel
-
-    assert grader.panel is not None
-    members = [judge_for(m.overridden_by(JudgeSettings(votes=votes))) for m in grader.panel.judges]
-    return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
 
 
 async def arun_eval(
@@ -411,13 +351,6 @@ def run_eval(
     )
 
 
-def make_target(ev: Eval) -> Target | None:
-    """The eval's target model, if it has one (a missing key is a JudgeConfigError here)."""
-    from rubriclib.target import Target
-
-    return Target(ev.target) if ev.target is not None else None
-
-
 class _Outputs:
     """Each row's output: the row's own, one kept from a resumed run, or the target's, asked
     once per row however many graders wait for it."""
@@ -446,26 +379,6 @@ class _Outputs:
             return row.item.model_copy(update={"output": output})
 
         return produce
-
-
-def check_dataset(ev: Eval) -> tuple[list[Problem], int]:
-    """Every problem of the eval's rows, with what keeps a letta prompt from being filled for a
-    row, and the number of rows: all found in one read, before any request. A dataset that
-    gives no grader a row to judge is a problem too: it would pass any gate."""
-    letta = letta_row_checker(ev.graders)
-    judged = 0
-
-    def row_problems(row: Row) -> list[Problem]:
-        nonlocal judged
-        judged += any(grader.judges(row.item) for grader in ev.graders)
-        return letta(row) if letta is not None else []
-
-    problems, rows = ev.dataset.check(row_problems)
-    if not problems and not judged:
-        where = (str(ev.dataset.path), "dataset") if ev.dataset.path else (str(ev.path), "rows")
-        why = "no rows" if not rows else f"{rows} row(s), none for any grader's task"
-        problems.append(Problem(*where, f"{why}, nothing to judge"))
-    return problems, rows
 
 
 def own_rubrics(ev: Eval) -> dict[tuple[str, str], str]:

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.agreement import Interval, Pair, accuracy, bootstrap_interval, cohen_kappa
+from rubriclib.errors import Problem, RubricError
 from rubriclib.item import Item
 from rubriclib.result import GradeResult
 from rubriclib.rubric import Golden, Rubric
 
 if TYPE_CHECKING:
-    from rubriclib.engine import Interrupted
+    from rubriclib.engine import Interrupted, RunInfo
     from rubriclib.grader import Grader
 
 WINNER_ORDER = {
@@ -189,22 +190,6 @@ class RubricReport:
 
 
 @dataclass(frozen=True)
-class RunInfo:
-    """What a run was and how it ended, beside its judgments."""
-
-    judge_model: str
-    endpoint: str
-    """The judge endpoint as scheme://host[:port]/path, never with credentials."""
-    started: float
-    """time.time() when the run started."""
-    finished: float
-    planned: int
-    """Judgments the run set out to make; fewer were made when it was interrupted."""
-    interrupted: str | None = None
-    """The signal that stopped the run early ("SIGINT", "SIGTERM"), or None."""
-
-
-@dataclass(frozen=True)
 class RunReport:
     """A whole regression run: one report per rubric, in the order given. After an interrupt,
     a golden's outcome holds only the judgments that were made (possibly none)."""
@@ -230,6 +215,68 @@ class RunReport:
         return not interrupted and all(report.ok for report in self.rubrics)
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """What a regression run judges: each rubric with its goldens (its own, then the extra
+    ones that fit it), each golden `trials` times."""
+
+    rubrics: list[tuple[Rubric, list[Golden]]]
+    trials: int = 1
+
+    @property
+    def judgments(self) -> int:
+        return sum(len(goldens) for _, goldens in self.rubrics) * self.trials
+
+
+def plan_run(refs: Sequence[str], goldens_file: str | None = None, trials: int = 1) -> RunPlan:
+    """The goldens of each rubric named (every resolvable one when none is), with the extra
+    goldens of `goldens_file` added to the rubrics they fit (those with expected_winner to
+    pairwise rubrics, the others to the rest). Every problem at once, before any request:
+    RubricError (an extra golden named like one of a rubric's own, one that fits no rubric,
+    a pairwise golden without a winner)."""
+    from rubriclib.registry import list_rubrics, load_goldens, load_rubric
+    from rubriclib.rubric import (
+        duplicate_name_problems,
+        pairwise_golden_problems,
+        parse_goldens_file,
+    )
+
+    extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
+    problems = duplicate_name_problems(extra, goldens_file or "", "goldens")
+    plan = []
+    fitted = 0
+    for ref in refs or [rubric.name for rubric in list_rubrics()]:
+        rubric = load_rubric(ref)
+        own = load_goldens(rubric)
+        names = {golden.name for golden in own}
+        problems += [
+            Problem(
+                str(goldens_file),
+                f"goldens[{index}].name",
+                f"{rubric.name} already has a golden named {golden.name!r}",
+            )
+            for index, golden in enumerate(extra)
+            if golden.name in names
+        ]
+        problems += pairwise_golden_problems(rubric.scale, own, rubric.source, "goldens")
+        pairwise = rubric.scale == "pairwise"
+        fitting = [golden for golden in extra if (golden.expected_winner is not None) == pairwise]
+        fitted += len(fitting)
+        plan.append((rubric, own + fitting))
+    if extra and not fitted:
+        problems.append(
+            Problem(
+                str(goldens_file),
+                "goldens",
+                "fit no rubric in the run (goldens with expected_winner go to pairwise rubrics, "
+                "the others to pass-fail and 1-5 rubrics)",
+            )
+        )
+    if problems:
+        raise RubricError(problems)
+    return RunPlan(plan, trials)
+
+
 async def run_goldens(
     judge: Grader,
     plan: Sequence[tuple[Rubric, Sequence[Golden]]],
@@ -251,10 +298,11 @@ async def run_goldens(
         for golden in goldens
         for trial in range(1, trials + 1)
     )
-    started = time.time()
-    results = await judge_all(
+    planned = sum(len(goldens) for _, goldens in plan) * trials
+    results, info = await judge_all(
         judge,
         jobs,
+        planned,
         concurrency=concurrency,
         requests_per_minute=requests_per_minute,
         on_judgment=on_judgment,
@@ -268,14 +316,6 @@ async def run_goldens(
             outcomes.append(GoldenOutcome(golden, judged))
             position += trials
         reports.append(RubricReport(rubric, outcomes))
-    info = RunInfo(
-        judge_model=judge.model,
-        endpoint=judge.endpoint,
-        started=started,
-        finished=time.time(),
-        planned=position,
-        interrupted=interrupt.signal if interrupt is not None else None,
-    )
     return RunReport(reports, trials, info)
 
 

@@ -12,12 +12,14 @@ import unicodedata
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rubriclib._version import __version__
 from rubriclib.agreement import Interval
-from rubriclib.goldens import RunInfo
 from rubriclib.result import GradeResult
+
+if TYPE_CHECKING:
+    from rubriclib.engine import RunInfo
 
 # Unicode categories `printable` shows as escapes: controls (ANSI escape sequences start with
 # one, C1 controls included), format characters (bidi overrides, zero-width and tag characters

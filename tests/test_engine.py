@@ -16,7 +16,7 @@ from conftest import SECRET_KEY
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
 from rubriclib import Item, Rubric, RubricError
-from rubriclib.engine import Interrupted, Job, interruptible, judge_stream
+from rubriclib.engine import Interrupted, Job, interruptible, judge_all, judge_stream
 from rubriclib.judge import Judge
 
 
@@ -56,6 +56,19 @@ def test_the_stream_yields_as_judgments_finish(
 
     order = asyncio.run(collect())
     assert sorted(order) == [0, 1, 2] and order[-1] == 0  # the slow one finishes last
+
+
+def test_judge_all_gives_every_result_by_index_and_the_run_info(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.responder = by_output()
+    jobs = [Job(rubric, Item(output=text)) for text in ("good 0", "bad 1")]
+    before = time.time()
+    results, info = asyncio.run(judge_all(judge, jobs, planned=2))
+    assert {index: result.verdict for index, result in results.items()} == {0: "pass", 1: "fail"}
+    assert (info.judge_model, info.endpoint) == (judge.model, judge.endpoint)
+    assert before <= info.started <= info.finished and info.planned == 2
+    assert info.interrupted is None
 
 
 def test_jobs_are_pulled_lazily(judge: Judge, judge_server: JudgeServer, rubric: Rubric) -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rubriclib import Golden, GradeResult, Rubric, load_rubric
-from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, run_goldens
+from rubriclib import Golden, GradeResult, Rubric, RubricError, load_rubric
+from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, plan_run, run_goldens
 from rubriclib.goldens_reports import format_table
 from rubriclib.item import Item
 from rubriclib.result import judge_details, make_result, pairwise_result
@@ -198,3 +200,39 @@ def test_pairwise_counts_are_winners_and_add_up_to_the_accuracy() -> None:
     suite = ElementTree.fromstring(format_junit(run)).find("testsuite")
     assert suite is not None and len(suite.findall("testcase/failure")) == 6
     assert suite.get("failures") == "6"  # the totals count the failures the cases show
+
+
+def test_plan_run_adds_the_extra_goldens_that_fit_and_counts_trials(
+    library: Path, write_file: Callable[..., Path]
+) -> None:
+    extra = write_file("extra.yaml", "- {name: fresh, output: x, expected: pass}\n")
+    plan = plan_run(["keywords"], str(extra), trials=3)
+    [(rubric, goldens)] = plan.rubrics
+    assert rubric.name == "keywords"
+    assert [golden.name for golden in goldens] == ["says-pass", "says-fail", "fresh"]
+    assert plan.trials == 3 and plan.judgments == 9
+
+
+def test_plan_run_with_no_reference_plans_every_resolvable_rubric(library: Path) -> None:
+    names = [rubric.name for rubric, _ in plan_run([]).rubrics]
+    assert "keywords" in names and "groundedness" in names
+
+
+def test_plan_run_names_every_bad_extra_golden_at_once(
+    library: Path, write_file: Callable[..., Path]
+) -> None:
+    extra = write_file(
+        "extra.yaml",
+        "- {name: says-pass, output: x, expected: pass}\n"
+        "- {name: duel, output: x, baseline: y, expected_winner: output}\n",
+    )
+    with pytest.raises(RubricError) as raised:
+        plan_run(["keywords"], str(extra))
+    assert [str(problem) for problem in raised.value.problems] == [
+        f"{extra}: goldens[0].name: keywords already has a golden named 'says-pass'"
+    ]
+    pairwise_only = write_file(
+        "pairwise.yaml", "- {name: d, output: x, baseline: y, expected_winner: tie}\n"
+    )
+    with pytest.raises(RubricError, match="fit no rubric in the run"):
+        plan_run(["keywords"], str(pairwise_only))

@@ -523,7 +523,8 @@ def test_eval_junit_runs_count_position_flips(
         "eval.yaml", "name: ab\ndataset: rows.jsonl\ngraders:\n  - {name: p, rubric: versus}\n"
     )
     ev = rubriclib.load_eval(eval_file)
-    from rubriclib.evals import arun_eval, make_judges
+    from rubriclib.eval_setup import make_judges
+    from rubriclib.evals import arun_eval
 
     report = asyncio.run(arun_eval(ev, make_judges(ev), keep_cases=True))
     found = grader_pairwise(report.graders[0], report)

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import rubriclib
 from rubriclib import Golden, GradeResult, Rubric
-from rubriclib.goldens import GoldenOutcome, RubricReport, RunInfo, RunReport
+from rubriclib.engine import RunInfo
+from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport
 from rubriclib.goldens_reports import FORMATTERS, format_json, format_junit, format_table, to_json
 from rubriclib.reports import printable, xml_safe
 from rubriclib.result import judge_details, make_result

@@ -5,18 +5,22 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
 from rubriclib._version import __version__
-from rubriclib.errors import InputError, JudgeConfigError, RubricError
+from rubriclib.errors import BatchRefused, InputError, JudgeConfigError, RubricError
 
 # Each command imports what it needs, so `--help` and the commands that only read rubrics
 # start fast, and only the commands that judge load asyncio and the openai SDK.
 if TYPE_CHECKING:
+    from rubriclib.result import GradeResult
     from rubriclib.rubric import Rubric
+
+T = TypeVar("T")
 
 SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 
@@ -57,6 +61,8 @@ class _Group(click.Group):
             raise BadInput(*(str(problem) for problem in error.problems)) from None
         except JudgeConfigError as error:
             raise BadInput(str(error)) from None
+        except BatchRefused as error:
+            raise BadInput(*error.reasons) from None
         except KeyboardInterrupt:  # Ctrl-C before a run began (a run stops cleanly on its own)
             click.echo("rubriclib: interrupted by SIGINT", err=True)
             sys.exit(SIGNAL_EXIT_CODES["SIGINT"])
@@ -69,6 +75,32 @@ def stop_if_refused(transports: list[Any]) -> None:
 
         if cause := refusal(transports):
             raise RunRefused(cause)
+
+
+class Progress(Protocol):
+    """What a run calls as each judgment finishes (with its result, when it has one)."""
+
+    def __call__(self, result: GradeResult | None = None) -> None: ...
+
+
+def judging(total: int, run: Callable[[Progress | None], Coroutine[Any, Any, T]]) -> T:
+    """Run a judging coroutine to its end, with a progress bar of `total` judgments on stderr
+    when stderr is a terminal (the judge errors of the results it is given in its label)."""
+    import asyncio
+
+    if not sys.stderr.isatty():
+        return asyncio.run(run(None))
+    with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
+        errors = 0
+
+        def advance(result: GradeResult | None = None) -> None:
+            nonlocal errors
+            if result is not None:
+                errors += result.verdict == "error"
+                bar.label = f"judging ({errors} error(s))"
+            bar.update(1)
+
+        return asyncio.run(run(advance))
 
 
 def one_stdin(**options: str | None) -> None:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import FORMAT_OPTION, NO_CACHE_HELP, BadInput, main, writable
-from rubriclib.errors import EvalError
 
 if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
@@ -52,17 +51,10 @@ def _offline(
     eval_file: str, dataset: str | None, model: str | None, votes: int | None, no_cache: bool
 ) -> tuple[Eval, dict[str, Grader]]:
     """The eval, checked, and judges that never send (no key needed)."""
-    from rubriclib.batch import batch_refusals
     from rubriclib.config import cache_setting
-    from rubriclib.evalfile import load_eval
-    from rubriclib.evals import check_dataset, make_judges
+    from rubriclib.eval_setup import make_judges, prepare
 
-    ev = load_eval(eval_file, dataset)
-    problems, _ = check_dataset(ev)
-    if problems:
-        raise EvalError(problems)
-    if refusals := batch_refusals(ev, f"{eval_file}: batch files"):
-        raise BadInput(*refusals)
+    ev = prepare(eval_file, dataset, batch=f"{eval_file}: batch files").eval
     return ev, make_judges(ev, model, cache_setting(no_cache), votes, offline=True)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,8 @@ from rubriclib.cli.app import (
     NO_CACHE_HELP,
     SIGNAL_EXIT_CODES,
     BadInput,
+    Progress,
+    judging,
     main,
     refuse_unlocked,
     writable,
@@ -95,10 +96,7 @@ def calibrate(
       rubriclib calibrate groundedness --labels labelled.jsonl
       rubriclib calibrate answer-correctness --labels scores.csv --to-goldens review.yaml
     """
-    import asyncio
-
     from rubriclib.calibration import load_labels, run_calibration
-    from rubriclib.calibration_reports import FORMATTERS, goldens_yaml, last_line
     from rubriclib.config import cache_setting, resolve
     from rubriclib.engine import interruptible
     from rubriclib.judge import Judge
@@ -112,7 +110,7 @@ def calibrate(
     rows = load_labels(Path(labels_file), rubric)  # every bad row: exit 2 before any request
     judge = Judge(model=model, cache=cache_setting(no_cache))  # a missing key stops here
 
-    async def run_all(progress: Callable[[], None] | None, interrupt: Interrupted) -> Calibration:
+    async def run_all(progress: Progress | None, interrupt: Interrupted) -> Calibration:
         with interrupt.cancelling_current_task():
             try:
                 return await run_calibration(
@@ -129,25 +127,31 @@ def calibrate(
                 await judge.aclose()
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
-        if sys.stderr.isatty():
-            with click.progressbar(length=len(rows), label="judging", file=sys.stderr) as bar:
-                calibration = asyncio.run(run_all(lambda: bar.update(1), interrupt))
-        else:
-            calibration = asyncio.run(run_all(None, interrupt))
-        report = FORMATTERS[report_format](calibration)
-        if goldens_path is not None:
-            _write_goldens(goldens_path, goldens_yaml(calibration))
-        if destination is not None:
-            write_atomically(destination, report + "\n")
-            click.echo(f"{last_line(calibration)} (report: {out})")
-        else:
-            click.echo(report)
-        if goldens_path is not None:
-            count = len(calibration.disagreements)
-            click.echo(
-                f"rubriclib: wrote {count} disagreement(s) as goldens to {goldens_out}", err=True
-            )
+        calibration = judging(len(rows), lambda progress: run_all(progress, interrupt))
+        _finish(calibration, report_format, (destination, out), (goldens_path, goldens_out))
         sys.exit(_exit_code(calibration, min_kappa))
+
+
+def _finish(
+    calibration: Calibration,
+    report_format: str,
+    report: tuple[Path | None, str | None],
+    goldens: tuple[Path | None, str | None],
+) -> None:
+    """Print (or write) the report, and write the disagreements as goldens when asked."""
+    from rubriclib.calibration_reports import FORMATTERS, goldens_yaml, last_line
+
+    text = FORMATTERS[report_format](calibration)
+    if goldens[0] is not None:
+        _write_goldens(goldens[0], goldens_yaml(calibration))
+    if report[0] is not None:
+        write_atomically(report[0], text + "\n")
+        click.echo(f"{last_line(calibration)} (report: {report[1]})")
+    else:
+        click.echo(text)
+    if goldens[0] is not None:
+        count = len(calibration.disagreements)
+        click.echo(f"rubriclib: wrote {count} disagreement(s) as goldens to {goldens[1]}", err=True)
 
 
 def _goldens_destination(path: str | None, force: bool, out: Path | None) -> Path | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,13 +14,12 @@ from rubriclib.cli.app import (
     NO_CACHE_HELP,
     POLL_SECONDS_OPTION,
     SIGNAL_EXIT_CODES,
-    BadInput,
+    Progress,
+    judging,
     main,
-    refuse_unlocked,
     stop_if_refused,
     writable,
 )
-from rubriclib.errors import EvalError
 from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
@@ -29,7 +27,6 @@ if TYPE_CHECKING:
     from rubriclib.evalfile import Eval
     from rubriclib.evals import EvalReport
     from rubriclib.plan import Plan
-    from rubriclib.result import GradeResult
 
 
 @main.command("eval")
@@ -108,35 +105,20 @@ def eval_command(
       rubriclib eval eval.yaml --out results.jsonl --resume
       rubriclib eval eval.yaml --out results.jsonl --batch      (then --batch --resume)
     """
-    import asyncio
-
     from rubriclib.config import cache_setting
     from rubriclib.engine import interruptible
-    from rubriclib.evalfile import load_eval
-    from rubriclib.evals import arun_eval, check_dataset, make_judges, make_target
+    from rubriclib.eval_setup import make_judges, make_target, prepare
+    from rubriclib.evals import arun_eval
 
     if resume and out is None:
         raise click.UsageError("--resume needs --out: the results file to resume from")
     if use_batch and out is None and not dry_run:
         raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
-    ev = load_eval(eval_file, dataset)
-    if frozen:
-        refuse_unlocked([g.rubric for g in ev.graders if not g.rubric.source.startswith("prompt:")])
-    problems, rows = check_dataset(ev)
-    if problems:
-        raise EvalError(problems)
-    if use_batch:  # before the plan, any key or request, and before a state file is touched
-        from rubriclib.batch import batch_refusals
-
-        if refusals := batch_refusals(ev, "--batch"):
-            raise BadInput(*refusals)
+    # every refusal before the plan, any key or request, and before a state file is touched
+    ready = prepare(eval_file, dataset, frozen=frozen, batch="--batch" if use_batch else None)
+    ev, rows = ready.eval, ready.rows
     if dry_run:
-        from rubriclib.plan import plan_eval
-
-        plan = plan_eval(ev, limit)
-        _print_plan(ev, plan, votes, show_prompts)
-        if use_batch or price_per_million is not None:
-            _print_estimate(ev, plan, votes, price_per_million, batch_discount)
+        _dry_run(ev, limit, votes, show_prompts, use_batch, (price_per_million, batch_discount))
         return
     targets = [
         writable(path, name)
@@ -145,27 +127,26 @@ def eval_command(
     ]
     judges = make_judges(ev, model, cache_setting(no_cache), votes)  # a missing key stops here
     target = make_target(ev)
-    total = min(rows, limit or ev.limit or rows) * len(ev.graders)
+    total = ready.judgments(limit)
     batch_size = None
     transports = []
     if use_batch:
-        from rubriclib.batch import MAX_REQUESTS
-        from rubriclib.batch_api import open_batch_run
+        from rubriclib.batch import MAX_REQUESTS, open_state
+        from rubriclib.batch_api import attach
 
-        batch_run = open_batch_run(
-            judges,
-            targets[0],
+        state = open_state(targets[0], resume)
+        key_envs = {id(judges[g.name]): g.judge.api_key_env for g in ev.graders}
+        transports = attach(
+            list(judges.values()),
+            state,
             resume=resume,
             poll_seconds=poll_seconds,
             progress=lambda text: click.echo(f"rubriclib: {text}", err=True),
-            api_key_envs={g.name: g.judge.api_key_env for g in ev.graders if g.judge.api_key_env},
+            api_key_envs={key: name for key, name in key_envs.items() if name},
         )
-        judges, transports = {**batch_run.judges}, batch_run.transports
         batch_size = max(1, min(total, MAX_REQUESTS))
 
-    async def run_all(
-        progress: Callable[[GradeResult], None] | None, interrupt: Interrupted
-    ) -> EvalReport:
+    async def run_all(progress: Progress | None, interrupt: Interrupted) -> EvalReport:
         with interrupt.cancelling_current_task():
             try:
                 return await arun_eval(
@@ -187,21 +168,26 @@ def eval_command(
                     await transport.aclose()
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
-        if sys.stderr.isatty():
-            with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
-                errors = 0
-
-                def advance(result: GradeResult) -> None:
-                    nonlocal errors
-                    errors += result.verdict == "error"
-                    bar.label = f"judging ({errors} error(s))"
-                    bar.update(1)
-
-                report = asyncio.run(run_all(advance, interrupt))
-        else:
-            report = asyncio.run(run_all(None, interrupt))
+        report = judging(total, lambda progress: run_all(progress, interrupt))
         stop_if_refused(transports)
         finish(report, report_format, report_path, targets[-1] if report_path else None)
+
+
+def _dry_run(
+    ev: Eval,
+    limit: int | None,
+    votes: int | None,
+    show_prompts: bool,
+    use_batch: bool,
+    prices: tuple[float | None, float],
+) -> None:
+    """`eval --dry-run`: the plan, and the batch-vs-live estimate when asked."""
+    from rubriclib.plan import plan_eval
+
+    plan = plan_eval(ev, limit)
+    _print_plan(ev, plan, votes, show_prompts)
+    if use_batch or prices[0] is not None:
+        _print_estimate(ev, plan, votes, *prices)
 
 
 def finish(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,8 @@ from rubriclib.cli.app import (
     TEMPERATURE_OPTION,
     TEXT_HELP,
     BadInput,
+    Progress,
+    judging,
     main,
     one_stdin,
     option_text,
@@ -27,7 +29,6 @@ from rubriclib.cli.app import (
     with_judged_inputs,
     writable,
 )
-from rubriclib.errors import Problem, RubricError
 from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
@@ -212,84 +213,41 @@ def test_goldens(
       rubriclib test-goldens ./rubrics/house-style.md --trials 3 --format junit --out goldens.xml
       rubriclib test-goldens groundedness --votes 3
     """
-    import asyncio
-
     from rubriclib.config import cache_setting, resolve
     from rubriclib.engine import interruptible
-    from rubriclib.goldens import run_goldens
-    from rubriclib.goldens_reports import FORMATTERS, format_table
+    from rubriclib.goldens import plan_run, run_goldens
     from rubriclib.judge import Judge
-    from rubriclib.registry import list_rubrics, load_goldens, load_rubric
-    from rubriclib.rubric import (
-        duplicate_name_problems,
-        pairwise_golden_problems,
-        parse_goldens_file,
-    )
 
     if use_batch and out is None:
         raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
     if resume and not use_batch:
         raise click.UsageError("--resume resumes a --batch run: add --batch")
     destination = writable(out, "--out") if out else None
-    extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
-    problems = duplicate_name_problems(extra, goldens_file or "", "goldens")
-    plan = []
-    fitted = 0
-    for ref in refs or [rubric.name for rubric in list_rubrics()]:
-        rubric = load_rubric(ref)
-        own = load_goldens(rubric)
-        names = {golden.name for golden in own}
-        problems += [
-            Problem(
-                str(goldens_file),
-                f"goldens[{index}].name",
-                f"{rubric.name} already has a golden named {golden.name!r}",
-            )
-            for index, golden in enumerate(extra)
-            if golden.name in names
-        ]
-        problems += pairwise_golden_problems(rubric.scale, own, rubric.source, "goldens")
-        pairwise = rubric.scale == "pairwise"
-        fitting = [golden for golden in extra if (golden.expected_winner is not None) == pairwise]
-        fitted += len(fitting)
-        plan.append((rubric, own + fitting))
-    if extra and not fitted:
-        problems.append(
-            Problem(
-                str(goldens_file),
-                "goldens",
-                "fit no rubric in the run (goldens with expected_winner go to pairwise rubrics, "
-                "the others to pass-fail and 1-5 rubrics)",
-            )
-        )
-    if problems:
-        raise RubricError(problems)
+    plan = plan_run(refs, goldens_file, trials)  # every bad golden: exit 2 before any request
     if frozen:
-        refuse_unlocked([rubric for rubric, _ in plan])
+        refuse_unlocked([rubric for rubric, _ in plan.rubrics])
     judge = Judge(  # no key: stops here
         model=model, cache=cache_setting(no_cache), votes=votes, temperature=temperature
     )
-    total = sum(len(goldens) for _, goldens in plan) * trials
+    total = plan.judgments
     in_flight = concurrency or resolve("concurrency").value
     transports = []
     if use_batch and destination is not None:
-        from rubriclib.batch import MAX_REQUESTS
-        from rubriclib.batch_api import open_batch_run
+        from rubriclib.batch import MAX_REQUESTS, open_state
+        from rubriclib.batch_api import attach
 
         def show(text: str) -> None:
             click.echo(f"rubriclib: {text}", err=True)
 
-        batch_run = open_batch_run(
-            {"judge": judge}, destination, resume=resume, poll_seconds=poll_seconds, progress=show
-        )
-        judge, transports = batch_run.judges["judge"], batch_run.transports
+        state = open_state(destination, resume)
+        transports = attach([judge], state, resume=resume, poll_seconds=poll_seconds, progress=show)
         in_flight, requests_per_minute = max(1, min(total, MAX_REQUESTS)), None  # one wave
 
-    async def run_all(progress: Callable[[], None] | None, interrupt: Interrupted) -> RunReport:
+    async def run_all(progress: Progress | None, interrupt: Interrupted) -> RunReport:
         with interrupt.cancelling_current_task():
             try:
                 return await run_goldens(
-                    judge, plan, trials, in_flight, progress, interrupt, requests_per_minute
+                    judge, plan.rubrics, trials, in_flight, progress, interrupt, requests_per_minute
                 )
             finally:
                 for transport in transports:
@@ -297,19 +255,22 @@ def test_goldens(
                 await judge.aclose()
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
-        if sys.stderr.isatty():
-            with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
-                run = asyncio.run(run_all(lambda: bar.update(1), interrupt))
-        else:
-            run = asyncio.run(run_all(None, interrupt))
+        run = judging(total, lambda progress: run_all(progress, interrupt))
         stop_if_refused(transports)
-        report = FORMATTERS[report_format](run)
-        if destination is not None:
-            write_atomically(destination, report + "\n")
-            click.echo(format_table(run).splitlines()[-1] + f" (report: {out})")
-        else:
-            click.echo(report)
-        sys.exit(_exit_code(run))
+        _finish(run, report_format, destination, out)
+
+
+def _finish(run: RunReport, report_format: str, destination: Path | None, out: str | None) -> None:
+    """Print (or write) the report and exit by what the run found."""
+    from rubriclib.goldens_reports import FORMATTERS, format_table
+
+    report = FORMATTERS[report_format](run)
+    if destination is not None:
+        write_atomically(destination, report + "\n")
+        click.echo(format_table(run).splitlines()[-1] + f" (report: {out})")
+    else:
+        click.echo(report)
+    sys.exit(_exit_code(run))
 
 
 def _exit_code(run: RunReport) -> int:

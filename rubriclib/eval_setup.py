@@ -1,0 +1,167 @@
+"""An eval made ready to run: loaded, its dataset checked, refused when the lock or a batch
+forbids it (`prepare`), before any key is read or request sent; then its judges (or panels)
+built from its judge settings, and its target model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rubriclib.errors import BatchRefused, EvalError, Problem, RubricError
+from rubriclib.evalfile import Eval, Grader, JudgeSettings
+from rubriclib.judgments import letta_row_checker
+
+if TYPE_CHECKING:
+    from rubriclib.datasets import Row
+    from rubriclib.grader import Grader as AnyJudge  # `Grader` here is an eval's grader
+    from rubriclib.judge import Judge
+    from rubriclib.panel import Panel
+    from rubriclib.target import Target
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """An eval checked and ready to run, and the rows of its dataset."""
+
+    eval: Eval
+    rows: int
+
+    def judgments(self, limit: int | None = None) -> int:
+        """Row x grader judgments a run makes within `limit` (else the eval's own limit)."""
+        rows = min(self.rows, limit or self.eval.limit or self.rows)
+        return rows * len(self.eval.graders)
+
+
+def prepare(
+    eval_file: str | Path,
+    dataset: str | Path | None = None,
+    *,
+    frozen: bool = False,
+    batch: str | None = None,
+) -> Prepared:
+    """Load an eval (with `dataset` for its rows) and check it whole before any key is read,
+    request sent or state file touched: with `frozen`, RubricError when a rubric differs from
+    rubriclib.lock; EvalError for every bad row; with `batch` (what judges through batches,
+    named in each reason), BatchRefused when the eval asks what a batch cannot do."""
+    from rubriclib.evalfile import load_eval  # looked up at each call (tests replace it)
+
+    ev = load_eval(eval_file, dataset)
+    if frozen:
+        from rubriclib.lockfile import frozen_problems
+
+        locked = [g.rubric for g in ev.graders if not g.rubric.source.startswith("prompt:")]
+        if problems := frozen_problems(locked):
+            raise RubricError(problems)
+    problems, rows = check_dataset(ev)
+    if problems:
+        raise EvalError(problems)
+    if batch is not None and (refusals := batch_refusals(ev, batch)):
+        raise BatchRefused(refusals)
+    return Prepared(ev, rows)
+
+
+def check_dataset(ev: Eval) -> tuple[list[Problem], int]:
+    """Every problem of the eval's rows, with what keeps a letta prompt from being filled for a
+    row, and the number of rows: all found in one read, before any request. A dataset that
+    gives no grader a row to judge is a problem too: it would pass any gate."""
+    letta = letta_row_checker(ev.graders)
+    judged = 0
+
+    def row_problems(row: Row) -> list[Problem]:
+        nonlocal judged
+        judged += any(grader.judges(row.item) for grader in ev.graders)
+        return letta(row) if letta is not None else []
+
+    problems, rows = ev.dataset.check(row_problems)
+    if not problems and not judged:
+        where = (str(ev.dataset.path), "dataset") if ev.dataset.path else (str(ev.path), "rows")
+        why = "no rows" if not rows else f"{rows} row(s), none for any grader's task"
+        problems.append(Problem(*where, f"{why}, nothing to judge"))
+    return problems, rows
+
+
+def batch_refusals(ev: Eval, what: str) -> list[str]:
+    """Why an eval cannot be judged through batches (`what` names the command), one line
+    each: checked before any request and before a state file is touched."""
+    problems = []
+    if ev.target is not None:
+        problems.append(
+            f"{what}: this eval's outputs come from a target model (target: {ev.target.model}); "
+            "run it live, or judge recorded outputs (an eval without target:)"
+        )
+    for grader in ev.graders:
+        if grader.panel is not None:
+            problems.append(
+                f"{what}: grader {grader.name}: a judge panel cannot be judged through a batch "
+                "yet; run it live"
+            )
+    return problems
+
+
+OFFLINE_ENDPOINT = "http://offline-batch-file.invalid/v1"
+"""The endpoint offline judges (batch prepare / collect) name in their requests' custom_ids and
+cache keys, whatever OPENAI_BASE_URL says: a file prepared here is collected anywhere."""
+
+
+def make_judges(
+    ev: Eval,
+    model: str | None = None,
+    cache: bool | str | os.PathLike[str] = False,
+    votes: int | None = None,
+    *,
+    offline: bool = False,
+) -> dict[str, AnyJudge]:
+    """One Judge (or Panel) per grader (graders with the same settings share one); `model` and
+    `votes` override every grader's. Credentials come only from the environment; `offline` judges
+    never send (batch files), so they need none, are given none, and all name OFFLINE_ENDPOINT."""
+    from rubriclib.config import credential
+    from rubriclib.judge import Judge
+
+    built: dict[JudgeSettings, Judge] = {}
+    judges: dict[str, AnyJudge] = {}
+
+    def judge_for(settings: JudgeSettings) -> Judge:
+        if settings not in built:
+            options = {
+                key: value
+                for key, value in vars(settings).items()
+                if value is not None and key not in ("api_key_env", "model", "base_url")
+            }
+            api_key = "offline-no-key" if offline else None
+            if not offline and settings.api_key_env:
+                api_key = credential(settings.api_key_env, named_by="api_key_env")
+            base_url = OFFLINE_ENDPOINT if offline else settings.base_url
+            built[settings] = Judge(settings.model, base_url, api_key, cache=cache, **options)
+        return built[settings]
+
+    for grader in ev.graders:
+        if grader.panel is not None:  # `model` names one judge: a panel keeps its members
+            judges[grader.name] = _make_panel(grader, judge_for, votes, ev)
+            continue
+        settings = grader.judge.overridden_by(JudgeSettings(model=model, votes=votes))
+        judges[grader.name] = judge_for(settings)
+    return judges
+
+
+def _make_panel(
+    grader: Grader,
+    judge_for: Callable[[JudgeSettings], Judge],
+    votes: int | None,
+    ev: Eval,
+) -> Panel:
+    """A grader's judge panel (`votes` overrides each member's)."""
+    from rubriclib.panel import Panel
+
+    assert grader.panel is not None
+    members = [judge_for(m.overridden_by(JudgeSettings(votes=votes))) for m in grader.panel.judges]
+    return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
+
+
+def make_target(ev: Eval) -> Target | None:
+    """The eval's target model, if it has one (a missing key is a JudgeConfigError here)."""
+    from rubriclib.target import Target
+
+    return Target(ev.target) if ev.target is not None else None
