@@ -1,29 +1,35 @@
-"""A lean HTTP/1.1 client for the judge's async requests: keep-alive connections, one write per
-request, bytes back. It costs about a tenth of the SDK's client CPU per request, which decides
-throughput once many judgments are in flight (see benchmarks/cpu_profile.py).
+"""How a judge's async requests travel: `Transport`, the one interface (chosen when a Judge is
+built, never swapped afterwards), and the two clients that speak HTTP through it.
 
-Used for plain http/https endpoints with no proxy configured; `Judge(transport="sdk")` and
-proxied endpoints keep the openai SDK's client. Failures are raised as `EndpointError`, the
-same type `failures.from_sdk` makes of the SDK's exceptions."""
+- `HttpTransport`: aiohttp (async judging's client of record, proxied or not). It spends about
+  a tenth of the SDK's client CPU per request, which decides throughput once many judgments
+  are in flight (see benchmarks/cpu_profile.py), with a parser and connection pool that many
+  services run, and it refuses control characters in headers.
+- `SdkTransport`: the openai SDK's async client (`Judge(transport="sdk")`).
+
+The Batch API (`batch_api.BatchTransport`) and the offline batch files (`batch.Recorder`,
+`batch.Answerer`) are Transports too. Every failure is an `EndpointError`, whichever carried the
+request. aiohttp and openai are imported only when a request is sent."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import ssl
 import urllib.parse
 import urllib.request
-import zlib
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rubriclib._version import __version__
-from rubriclib.failures import EndpointError, status_error
+from rubriclib.failures import EndpointError, from_sdk, status_error
+
+if TYPE_CHECKING:
+    import aiohttp
+    import openai
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-MAX_HEADER_BYTES = 64 * 1024
-Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
-BROKEN = (OSError, EOFError, asyncio.LimitOverrunError, ValueError, zlib.error)
-"""What a connection that died, or an answer that is not HTTP, raises while being read."""
+PATH = "/chat/completions"
 
 
 def display_url(url: str | None) -> str:
@@ -44,44 +50,40 @@ def display_url(url: str | None) -> str:
 
 
 @runtime_checkable
-class Poster(Protocol):
-    """Anything a Judge can hand its requests to instead of sending them itself (`Judge(
-    transport=poster)`): a provider Batch API, an offline request file, an offline output file.
-    `custom_id` names the request (the verdict cache's key of it: the same request, trial and
-    vote always get the same one); the answer is the reply's body, a failure an `EndpointError`."""
+class Transport(Protocol):
+    """Carries a Judge's Chat Completions requests. `custom_id` names the request (the verdict
+    cache's key of it: the same request, trial and vote always get the same one; a batch file
+    keys its lines by it); the answer is the reply's body, a failure an `EndpointError`. A
+    transport may also say `records_only = True` (it keeps requests and answers none)."""
 
-    async def post(
-        self, path: str, payload: dict[str, Any], timeout: float, custom_id: str
-    ) -> bytes: ...
+    async def post(self, body: dict[str, Any], *, timeout: float, custom_id: str) -> bytes: ...
+
+    async def aclose(self) -> None:
+        """Release what the running event loop holds (connections); `post` may open them
+        again."""
+        ...
 
 
-class _Stale(Exception):
-    """A kept-alive connection the server had closed: nothing was read from it."""
-
-
-def lean_usable(base_url: str | None) -> bool:
-    """Whether the lean client can reach `base_url`: http or https, and no proxy applies."""
+def proxy_for(base_url: str | None) -> str | None:
+    """The proxy a request to `base_url` goes through, read as the standard library (and so
+    the SDK) reads it: HTTP(S)_PROXY by scheme, else ALL_PROXY, unless NO_PROXY bypasses the
+    host."""
     url = urllib.parse.urlsplit(base_url or DEFAULT_BASE_URL)
-    if url.scheme not in ("http", "https") or not url.hostname:
-        return False
     proxies = urllib.request.getproxies()
-    proxied = url.scheme in proxies or "all" in proxies
-    return not proxied or bool(urllib.request.proxy_bypass(url.hostname))
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if not proxy or (url.hostname and urllib.request.proxy_bypass(url.hostname)):
+        return None
+    return proxy
 
 
-class LeanTransport:
-    """POSTs JSON to one endpoint over a pool of keep-alive connections, in one event loop."""
+class HttpTransport:
+    """POSTs JSON to one endpoint through aiohttp: one session (a keep-alive connection pool)
+    per event loop, open from the first request until `aclose`."""
 
     def __init__(self, base_url: str | None, api_key: str) -> None:
-        url = urllib.parse.urlsplit(base_url or DEFAULT_BASE_URL)
-        self._tls = url.scheme == "https"
-        self._host = url.hostname or ""
-        self._port = url.port or (443 if self._tls else 80)
-        self._prefix = url.path.rstrip("/")
-        host = f"[{self._host}]" if ":" in self._host else self._host
-        default_port = self._port == (443 if self._tls else 80)
+        self.base_url = base_url
+        self._url = (base_url or DEFAULT_BASE_URL).rstrip("/") + PATH
         headers = {
-            "Host": host if default_port else f"{host}:{self._port}",
             "Authorization": f"Bearer {api_key}",
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -90,69 +92,103 @@ class LeanTransport:
             "OpenAI-Organization": os.environ.get("OPENAI_ORG_ID"),
             "OpenAI-Project": os.environ.get("OPENAI_PROJECT_ID"),
         }
-        self._headers = "".join(f"{k}: {v}\r\n" for k, v in headers.items() if v).encode()
-        self._idle: list[Connection] = []
-        self._ssl: ssl.SSLContext | None = None
+        self._headers = {name: value for name, value in headers.items() if value}
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._proxy: str | None = None
 
-    async def post(self, path: str, payload: bytes, timeout: float) -> bytes:
+    async def post(self, body: dict[str, Any], *, timeout: float, custom_id: str = "") -> bytes:
         """The response body of a 2xx answer; any other outcome raises `EndpointError`."""
-        request = (
-            f"POST {self._prefix}{path} HTTP/1.1\r\n".encode()
-            + self._headers
-            + f"Content-Length: {len(payload)}\r\n\r\n".encode()
-            + payload
-        )
+        import aiohttp
+
+        session = self._open()
+        payload = json.dumps(body).encode()
         try:
             async with asyncio.timeout(timeout):
-                status, headers, body = await self._exchange(request)
+                return await self._exchange(session, payload)
         except TimeoutError:
             raise EndpointError("the request timed out", timed_out=True) from None
-        if status >= 300:
-            raise status_error(status, headers, body)
-        return body
+        except aiohttp.ClientConnectorError as error:
+            raise EndpointError(f"cannot connect to the endpoint ({_cause(error)})") from None
+        except aiohttp.ServerDisconnectedError:
+            raise EndpointError("the server closed the connection without answering") from None
+        except (aiohttp.ClientError, ValueError) as error:
+            raise EndpointError(f"the connection failed ({_cause(error)})") from None
+
+    async def _exchange(self, session: aiohttp.ClientSession, payload: bytes) -> bytes:
+        async with session.post(
+            self._url, data=payload, headers=self._headers, proxy=self._proxy
+        ) as response:
+            raw = await response.read()
+            if response.status >= 300:
+                headers = {name.lower(): value for name, value in response.headers.items()}
+                raise status_error(response.status, headers, raw)
+            return raw
+
+    def _open(self) -> aiohttp.ClientSession:
+        """This loop's session, opened on first use (with the proxy the environment names)."""
+        loop = asyncio.get_running_loop()
+        if self._session is not None and not self._session.closed and self._loop is loop:
+            return self._session
+        import aiohttp
+
+        if self._session is not None and self._loop is not loop:
+            self._session.detach()  # its loop has ended; its connections went with it
+        self._proxy = proxy_for(self.base_url)
+        tls = _ssl_context() if self._url.startswith("https:") or self._proxy else None
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, ssl=tls if tls is not None else True),
+            timeout=aiohttp.ClientTimeout(total=None),  # each post has its own limit
+            trust_env=False,  # the proxy is chosen above, as the SDK chooses it
+            auto_decompress=True,
+        )
+        self._loop = loop
+        return self._session
 
     async def aclose(self) -> None:
-        """Close every idle connection."""
-        idle, self._idle = self._idle, []
-        for _, writer in idle:
-            writer.close()
-
-    async def _exchange(self, request: bytes) -> tuple[int, dict[str, str], bytes]:
-        while True:
-            reused = bool(self._idle)
-            reader, writer = self._idle.pop() if reused else await self._connect()
-            try:
-                writer.write(request)
-                status, headers, body, keep_alive = await _read_response(reader)
-            except _Stale:
-                writer.close()
-                if reused:  # the server closed it while idle: send on another connection
-                    continue
-                raise EndpointError("the server closed the connection without answering") from None
-            except BROKEN as error:
-                writer.close()
-                if reused and isinstance(error, ConnectionResetError):
-                    continue
-                cause = str(error) or type(error).__name__
-                raise EndpointError(f"the connection failed ({cause})") from None
-            except BaseException:  # cancelled or timed out mid-answer: the connection is spent
-                writer.close()
-                raise
-            if keep_alive:
-                self._idle.append((reader, writer))
+        """Close this loop's session and its connections."""
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            if self._loop is asyncio.get_running_loop():
+                await session.close()
             else:
-                writer.close()
-            return status, headers, body
+                session.detach()
 
-    async def _connect(self) -> Connection:
-        if self._tls and self._ssl is None:
-            self._ssl = _ssl_context()
-        try:
-            return await asyncio.open_connection(
-                self._host, self._port, ssl=self._ssl, limit=MAX_HEADER_BYTES
+
+class SdkTransport:
+    """POSTs through the openai SDK's async client (one per event loop), its own retries off so
+    every request is counted; the SDK's exceptions become `EndpointError`s."""
+
+    def __init__(self, base_url: str | None, api_key: str) -> None:
+        self.base_url = base_url
+        self._api_key = api_key
+        self._client: openai.AsyncOpenAI | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def post(self, body: dict[str, Any], *, timeout: float, custom_id: str = "") -> bytes:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=self.base_url, max_retries=0
             )
-        except OSError as error:
-            raise EndpointError(f"cannot connect to the endpoint ({error})") from None
+            self._loop = loop
+        try:
+            return await self._client.post(
+                PATH, body=body, cast_to=bytes, options={"timeout": timeout}
+            )
+        except Exception as error:
+            raise from_sdk(error) from None
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._loop is asyncio.get_running_loop():
+            await client.close()
+
+
+def _cause(error: BaseException) -> str:
+    return str(error) or type(error).__name__
 
 
 def _ssl_context() -> ssl.SSLContext:
@@ -163,48 +199,3 @@ def _ssl_context() -> ssl.SSLContext:
         return ssl.create_default_context(cafile=certifi.where())
     except ImportError:
         return ssl.create_default_context()
-
-
-async def _read_response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes, bool]:
-    """Status, lower-cased headers, body and whether the connection may be reused."""
-    while True:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as error:
-            if not error.partial:
-                raise _Stale from None
-            raise
-        lines = head.decode("latin-1").split("\r\n")
-        version, status_text, *_ = lines[0].split(" ", 2) + [""]
-        status = int(status_text)
-        if status >= 200:
-            break  # 1xx answers (100 Continue) precede the real one
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        if name:
-            headers[name.strip().lower()] = value.strip()
-    keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-    if status in (204, 304):
-        body = b""
-    elif "chunked" in headers.get("transfer-encoding", "").lower():
-        body = await _read_chunked(reader)
-    elif "content-length" in headers:
-        body = await reader.readexactly(int(headers["content-length"]))
-    else:
-        body, keep_alive = await reader.read(), False
-    if headers.get("content-encoding", "").lower() in ("gzip", "deflate"):
-        body = zlib.decompress(body, 47)  # 47: gzip or zlib header, detected
-    return status, headers, body, keep_alive
-
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    chunks: list[bytes] = []
-    while True:
-        size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-        if size == 0:
-            while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
-                pass
-            return b"".join(chunks)
-        chunks.append(await reader.readexactly(size))
-        await reader.readexactly(2)
