@@ -4,8 +4,8 @@ Not part of `make bench` (its output is long): run `python benchmarks/cpu_profil
 judge in another process that answers at once, after a warm-up:
 
 1. Layers, unprofiled: client CPU per judgment for the same request body sent by a minimal
-   asyncio HTTP/1.1 client (rubriclib's protocol work and the wire, nothing else), by
-   httpx2.AsyncClient, by the openai SDK's raw `post` (what rubriclib uses), by rubriclib's
+   asyncio HTTP/1.1 client (rubriclib's protocol work and the wire, nothing else), by aiohttp
+   (what rubriclib uses), by httpx2.AsyncClient, by the openai SDK's raw `post`, by rubriclib's
    `grade_many`, and by the SDK's `chat.completions.create`.
 2. cProfile of rubriclib and of the bare SDK loop: CPU by package, the functions with the most
    own time, and the stages worth watching (cumulative).
@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import aiohttp
 import httpx2
 import openai
 from bench_server import served
@@ -40,8 +41,10 @@ STAGES = (
     "judge.py:_parse_json",
     "result.py:make_result",
     "result.py:judge_details",
-    "engine.py:acquire",
-    "engine.py:release",
+    "pacer.py:acquire",
+    "pacer.py:release",
+    "transport.py:post",
+    "client.py:_request",
     "item.py:as_item",
     "_base_client.py:post",
     "_base_client.py:request",
@@ -132,6 +135,17 @@ async def httpx_client(url: str) -> tuple[Callable[[bytes], Awaitable[bytes]], A
     return send, client.aclose
 
 
+async def aiohttp_client(url: str) -> tuple[Callable[[bytes], Awaitable[bytes]], Any]:
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer bench"}
+
+    async def send(data: bytes) -> bytes:
+        async with session.post(f"{url}/chat/completions", data=data, headers=headers) as reply:
+            return await reply.read()
+
+    return send, session.close
+
+
 async def sdk_raw_post(url: str) -> tuple[Callable[[bytes], Awaitable[bytes]], Any]:
     client = openai.AsyncOpenAI(base_url=url, api_key="bench", max_retries=0)
 
@@ -145,8 +159,9 @@ async def sdk_raw_post(url: str) -> tuple[Callable[[bytes], Awaitable[bytes]], A
 
 LAYERS: dict[str, Layer] = {
     "minimal asyncio HTTP/1.1 client": layer(minimal_client),
+    "aiohttp.ClientSession.post": layer(aiohttp_client),
     "httpx2.AsyncClient.post": layer(httpx_client),
-    "openai SDK raw post (rubriclib's way)": layer(sdk_raw_post),
+    "openai SDK raw post": layer(sdk_raw_post),
     "rubriclib grade_many": rubriclib_grade_many,
     "openai SDK chat.completions.create": bare_sdk,
 }

@@ -1,8 +1,8 @@
 """The same judgments through batch files: the Batch API's request and answer lines, the state
-file of a batch run, and the offline posters (`prepare` records the requests a run would send,
+file of a batch run, and the offline transports (`prepare` records the requests a run would send,
 `collect` answers them from an output file). Every judgment still runs on the one engine through
-a `Judge` (never a Panel: `batch_judges`); a batch is only another way for its requests to
-travel (see `batch_api` for the live Batch API transport).
+a `Judge` (never a Panel: `batch_judges`) built with a batch transport; a batch is only another
+way for its requests to travel (see `batch_api` for the live Batch API transport).
 
 Line formats (OpenAI's Batch API; vllm run-batch reads and writes the same):
 request `{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}`; answer
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from rubriclib.evals import EvalReport
     from rubriclib.grader import Grader
     from rubriclib.result import GradeResult
-    from rubriclib.transport import Poster
+    from rubriclib.transport import Transport
 
 ENDPOINT: Final = "/v1/chat/completions"
 MAX_REQUESTS = 50_000
@@ -217,31 +217,33 @@ def open_state(results: Path, resume: bool) -> BatchState:
     return BatchState(recorded.path, fresh=True)
 
 
-def batch_judges(graders: Iterable[Grader]) -> list[Judge]:
-    """The distinct judges whose requests a batch carries; a judge panel is refused
-    (JudgeConfigError): the one check, whichever batch path asks."""
-    judges: dict[int, Judge] = {}
-    for grader in graders:
+def batch_judges(
+    graders: Mapping[str, Grader], transport: Transport | Callable[[Judge], Transport]
+) -> dict[str, Judge]:
+    """The same graders, each distinct judge built again (once, however many graders share it)
+    to send through `transport` (or one made per judge): no retries (a retry would only be
+    another wave) and an overall limit that outlasts a batch's 24h window. A judge panel is
+    refused (JudgeConfigError): the one check, whichever batch path asks."""
+    for grader in graders.values():
         if not isinstance(grader, Judge):
             raise JudgeConfigError(
                 "a judge panel cannot be judged through a batch yet; run it live"
             )
-        judges[id(grader)] = grader
-    return list(judges.values())
-
-
-def use_poster(judges: Iterable[Grader], poster: Poster | Callable[[Judge], Poster]) -> None:
-    """Hand every judge's requests to a poster (or one made per judge): no retries (a retry
-    would only be another wave) and an overall limit that outlasts a batch's 24h window. A
-    panel is refused (`batch_judges`)."""
-    for judge in batch_judges(judges):
-        judge.transport = poster if not callable(poster) else poster(judge)
-        judge.max_retries = 0
-        judge.total_timeout = BATCH_TOTAL_TIMEOUT
+    built: dict[int, Judge] = {}
+    judges: dict[str, Judge] = {}
+    for name, judge in graders.items():
+        assert isinstance(judge, Judge)
+        if id(judge) not in built:
+            sender = transport(judge) if callable(transport) else transport
+            built[id(judge)] = judge.with_transport(
+                sender, max_retries=0, total_timeout=BATCH_TOTAL_TIMEOUT
+            )
+        judges[name] = built[id(judge)]
+    return judges
 
 
 class Recorder:
-    """A poster that sends nothing: it keeps each request (by custom_id, in order) and refuses
+    """A transport that sends nothing: it keeps each request (by custom_id, in order) and refuses
     it, so every vote's first request is recorded and no later turn is ever asked for. A
     pairwise vote records both orders (`records_only`: the judge asks for the swapped order
     even though the first was refused)."""
@@ -251,15 +253,16 @@ class Recorder:
     def __init__(self) -> None:
         self.requests: dict[str, dict[str, Any]] = {}
 
-    async def post(
-        self, path: str, payload: dict[str, Any], timeout: float, custom_id: str
-    ) -> bytes:
-        self.requests.setdefault(custom_id, payload)
+    async def post(self, body: dict[str, Any], *, timeout: float, custom_id: str) -> bytes:
+        self.requests.setdefault(custom_id, body)
         raise EndpointUnusable("prepared for a batch file; not sent")
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
 
 
 class Answerer:
-    """A poster that answers from an output file by custom_id; `expected` are the requests a
+    """A transport that answers from an output file by custom_id; `expected` are the requests a
     prepared file holds, so a request outside it is a later turn no batch file answered."""
 
     def __init__(self, output: OutputFile, expected: set[str], name: str) -> None:
@@ -268,9 +271,7 @@ class Answerer:
         self.name = name
         self.asked: set[str] = set()
 
-    async def post(
-        self, path: str, payload: dict[str, Any], timeout: float, custom_id: str
-    ) -> bytes:
+    async def post(self, body: dict[str, Any], *, timeout: float, custom_id: str) -> bytes:
         self.asked.add(custom_id)
         found = self.output.answers.get(custom_id)
         if found is not None:
@@ -285,6 +286,9 @@ class Answerer:
             f"which {self.name} cannot hold: a live run or `rubriclib eval --batch` is needed "
             "for its corrective turn"
         )
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
 
 
 def estimated_tokens(body: dict[str, Any]) -> int:
@@ -321,7 +325,7 @@ async def aprepare(ev: Eval, judges: dict[str, Grader], limit: int | None = None
     from rubriclib.evals import arun_eval
 
     recorder = Recorder()
-    use_poster(judges.values(), recorder)
+    judges = {**batch_judges(judges, recorder)}
     cached = not_judged = 0
 
     def count(result: GradeResult) -> None:
@@ -393,7 +397,7 @@ async def acollect(
     names = " and ".join(output.name for output in outputs)
     expected = set((await aprepare(ev, judges, limit)).requests)
     answerer = Answerer(read, expected, names)
-    use_poster(judges.values(), answerer)
+    judges = {**batch_judges(judges, answerer)}
     report = await arun_eval(
         ev,
         judges,

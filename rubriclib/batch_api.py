@@ -1,19 +1,22 @@
 """Judging through a provider's Batch API (OpenAI's; any server with /files and /batches).
 
-`BatchTransport` is a `transport.Poster`: the engine runs every judgment as it always does, and
-each request is held instead of sent. When no new request has arrived for a moment (every
-judgment in flight waits on the batch: a wave), the wave is written as request lines (split at
-50,000 lines and 200 MB, and by model), uploaded, submitted, recorded in the state file, polled
-with backoff, and its output and error files are downloaded (kept beside the state file) and
-answer each request by custom_id. Corrective turns and later votes are simply the next wave.
-A resumed run polls the batches its state file records instead of submitting them again.
+`BatchTransport` is a `transport.Transport`: a judge built with it (`open_batch_run`) runs every
+judgment on the engine as it always does, and each request is held instead of sent. When no new
+request has arrived for a moment (every judgment in flight waits on the batch: a wave), the wave
+is written as request lines (split at 50,000 lines and 200 MB, and by model), uploaded,
+submitted, recorded in the state file, polled with backoff, and its output and error files are
+downloaded (kept beside the state file) and answer each request by custom_id. Corrective turns
+and later votes are simply the next wave. A resumed run polls the batches its state file records
+instead of submitting them again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.batch import (
@@ -77,12 +80,10 @@ class BatchTransport:
         """Why the endpoint refused the batch upload (it has no Batch API, most likely): the
         run's one cause, which stopped every judgment before any batch existed."""
 
-    async def post(
-        self, path: str, payload: dict[str, Any], timeout: float, custom_id: str
-    ) -> bytes:
+    async def post(self, body: dict[str, Any], *, timeout: float, custom_id: str) -> bytes:
         """Wait for this request's answer from the batch its wave goes in."""
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self._waiting.setdefault(custom_id, (payload, []))[1].append(future)
+        self._waiting.setdefault(custom_id, (body, []))[1].append(future)
         self._registered += 1
         if not self._collecting:
             self._collecting = True
@@ -303,20 +304,43 @@ def update(batch: dict[str, Any], found: Any) -> None:
         batch["errors"] = [str(error.message) for error in errors.data if error.message]
 
 
-def attach(
-    judges: Iterable[Grader],
-    state: BatchState,
+@dataclass
+class BatchRun:
+    """A run judged through the Batch API: its judges, each built to send through its own
+    BatchTransport (to its own endpoint, with its own key), sharing one state file."""
+
+    judges: dict[str, Judge]
+    """The run's graders by name, as judges that send through batches."""
+    transports: list[BatchTransport]
+
+    def refused(self) -> str | None:
+        """Why the endpoint refused the run's batch upload, if it did (see
+        BatchTransport.refused)."""
+        return refusal(self.transports)
+
+    async def aclose(self) -> None:
+        """Stop following the batches (they keep running at the provider)."""
+        for judge in {id(judge): judge for judge in self.judges.values()}.values():
+            await judge.aclose()
+
+
+def open_batch_run(
+    graders: Mapping[str, Grader],
+    results: Path,
     *,
     resume: bool,
     poll_seconds: float = POLL_SECONDS,
     progress: Callable[[str], None] | None = None,
-    api_key_envs: dict[int, str] | None = None,
-) -> list[BatchTransport]:
-    """Give each distinct judge a BatchTransport to its own endpoint, with its own key (a panel
-    is refused: `batch.batch_judges`); `api_key_envs` names the variable holding a judge's key
-    (by `id(judge)`), for the record."""
-    from rubriclib.batch import use_poster
+    api_key_envs: Mapping[str, str] | None = None,
+) -> BatchRun:
+    """The graders of a run writing `results`, built to judge through the Batch API (`eval
+    --batch` and `test-goldens --batch` alike): its state file opened (`batch.open_state`: the
+    recorded one with `resume`), a judge panel refused (`batch.batch_judges`).
+    `api_key_envs` names, by grader, the variable holding a judge's key, for the record."""
+    from rubriclib.batch import batch_judges, open_state
 
+    state = open_state(results, resume)
+    key_envs = {id(graders[name]): env for name, env in (api_key_envs or {}).items()}
     transports: list[BatchTransport] = []
 
     def make(judge: Judge) -> BatchTransport:
@@ -324,7 +348,7 @@ def attach(
             judge.endpoint,
             judge.api_key,
             state,
-            api_key_env=(api_key_envs or {}).get(id(judge)),
+            api_key_env=key_envs.get(id(judge)),
             resume=resume,
             poll_seconds=poll_seconds,
             progress=progress,
@@ -332,8 +356,7 @@ def attach(
         transports.append(transport)
         return transport
 
-    use_poster(judges, make)
-    return transports
+    return BatchRun(batch_judges(graders, make), transports)
 
 
 def refusal(transports: list[BatchTransport]) -> str | None:

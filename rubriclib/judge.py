@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 import os
@@ -56,7 +57,7 @@ from rubriclib.result import (
     not_judged,
 )
 from rubriclib.rubric import Rubric
-from rubriclib.transport import LeanTransport, Poster, display_url, lean_usable
+from rubriclib.transport import HttpTransport, SdkTransport, Transport, display_url
 
 if TYPE_CHECKING:
     import openai
@@ -70,13 +71,12 @@ logger = logging.getLogger("rubriclib")
 @dataclass(frozen=True)
 class _Send:
     """Step: POST this Chat Completions body, waiting at most `timeout` seconds; the driver
-    sends back the reply's bytes or the exception. `trial` and `vote` complete the request's
-    identity (with the endpoint and body: its cache key, a batch request's custom_id)."""
+    sends back the reply's bytes or the exception. `custom_id` names the request: its cache key
+    (endpoint, body, trial and vote), a batch request's custom_id."""
 
     body: dict[str, Any]
     timeout: float
-    trial: int = 1
-    vote: int = 1
+    custom_id: str
 
 
 @dataclass(frozen=True)
@@ -137,10 +137,18 @@ class ManyJudgments:
         concurrency: int = 8,
         requests_per_minute: float | None = None,
     ) -> list[GradeResult]:
-        """The async form of `grade_many`."""
-        return await agrade_many(
-            self, rubric, items, concurrency=concurrency, requests_per_minute=requests_per_minute
-        )
+        """The async form of `grade_many` (its connections closed once every item is judged;
+        judgments of the same grader still running keep them until they end)."""
+        try:
+            return await agrade_many(
+                self,
+                rubric,
+                items,
+                concurrency=concurrency,
+                requests_per_minute=requests_per_minute,
+            )
+        finally:
+            await self.aclose()
 
 
 class Judge(ManyJudgments):
@@ -161,7 +169,7 @@ class Judge(ManyJudgments):
         backoff_max: float = 8.0,
         max_retry_after: float = 30.0,
         cache: bool | str | os.PathLike[str] = False,
-        transport: Literal["auto", "sdk"] | Poster = "auto",
+        transport: Literal["auto", "sdk"] | Transport = "auto",
         votes: int = 1,
     ) -> None:
         if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
@@ -193,13 +201,23 @@ class Judge(ManyJudgments):
         self.quirks: set[str] = set()
         """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
         `no_temperature`, `max_completion_tokens`. Kept for every later request of this Judge."""
-        self.transport = transport
-        """How async requests travel: "auto" uses rubriclib's lean HTTP/1.1 client for http and
-        https endpoints without a proxy (a tenth of the SDK's CPU per request), else the openai
-        SDK's client; "sdk" always uses the SDK's; a `transport.Poster` (a batch) gets every
-        async request with its custom_id. `grade` always uses the SDK's."""
+        self.transport: Transport
+        """How async requests travel, chosen here once: "auto" is aiohttp (`HttpTransport`,
+        proxied or not; a tenth of the SDK's CPU per request), "sdk" the openai SDK's async
+        client, or any `transport.Transport` (a batch's), which gets every async request with
+        its custom_id. `grade` always uses the SDK's sync client."""
+        if transport == "auto":
+            self.transport = HttpTransport(self.base_url, self._api_key)
+        elif transport == "sdk":
+            self.transport = SdkTransport(self.base_url, self._api_key)
+        else:
+            self.transport = transport
         self._client: openai.OpenAI | None = None
-        self._async_clients: dict[int, openai.AsyncOpenAI | LeanTransport] = {}
+        self._in_flight = 0
+        """Judgments running now, in the running event loop."""
+        self._run_open = False
+        """Whether an engine run (a judgment with a Pacer) has used the transport since the
+        last `aclose`: the run closes it; an ad-hoc `agrade` closes it when it ends."""
         self.cache: VerdictCache | None = None
         """Where verdicts are kept and looked up (`cache=True`: the user cache folder; a path:
         that folder); None when caching is off."""
@@ -267,19 +285,52 @@ class Judge(ManyJudgments):
                 reply = from_sdk(error)
 
     async def aclose(self) -> None:
-        """Close the async connections of the running event loop (before that loop ends)."""
-        client = self._async_clients.pop(id(asyncio.get_running_loop()), None)
-        if isinstance(client, LeanTransport):
-            await client.aclose()
-        elif client is not None:
-            await client.close()
+        """Close the transport's connections of the running event loop (before that loop
+        ends); judgments still running keep them until the last one ends."""
+        self._run_open = False
+        if not self._in_flight:
+            await self.transport.aclose()
+
+    def with_transport(
+        self,
+        transport: Transport,
+        *,
+        max_retries: int | None = None,
+        total_timeout: float | None = None,
+    ) -> Judge:
+        """A new Judge like this one that sends through `transport` (a batch's), with other
+        retries and overall limit if given; this one is unchanged. The verdict cache is shared."""
+        judge = copy.copy(self)
+        judge.transport = transport
+        judge.quirks = set(self.quirks)
+        judge._client = None
+        judge._in_flight, judge._run_open = 0, False
+        if max_retries is not None:
+            judge.max_retries = max_retries
+        if total_timeout is not None:
+            judge.total_timeout = total_timeout
+        return judge
 
     async def agrade_item(
         self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
     ) -> GradeResult:
         """Judge one Item (`trial` numbers independent samples of it, each cached apart; each
         trial casts `votes` votes, one after another); every request waits for `pacer` (the
-        engine's) when one is given."""
+        engine's) when one is given. Without one (an ad-hoc `agrade`), the transport's
+        connections close when the last judgment running ends: nothing is left open when the
+        caller's event loop ends. An engine run keeps them until its `aclose`."""
+        self._in_flight += 1
+        self._run_open = self._run_open or pacer is not None
+        try:
+            return await self._judge_item(rubric, item, trial, pacer)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight and not self._run_open:
+                await self.transport.aclose()
+
+    async def _judge_item(
+        self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None
+    ) -> GradeResult:
         if missing := missing_fields(rubric.requires, item):
             return not_judged(rubric, self.model, missing_cause(rubric, missing))
         rendered = _rendered(rubric, item)
@@ -308,9 +359,11 @@ class Judge(ManyJudgments):
                 if pacer is not None:
                     await pacer.acquire()
                 try:
-                    reply = await self._apost(step.body, step.timeout, step.trial, step.vote)
-                except Exception as error:
-                    reply = from_sdk(error)
+                    reply = await self.transport.post(
+                        step.body, timeout=step.timeout, custom_id=step.custom_id
+                    )
+                except Exception as error:  # every failure becomes data for the judgment
+                    reply = error
                 if pacer is not None:
                     await pacer.release(self.endpoint_signal(reply))
             except Exception as error:
@@ -397,14 +450,13 @@ class Judge(ManyJudgments):
             if correction is not None:
                 sent = messages + corrective_turn(unanswered, rubric, mode)
             body = request_body(rubric, sent, mode, self.model, self._sampling())
-            if self.cache is not None and correction is None:
-                key = cache_key(self.endpoint, body, trial, vote)
-                if key != first_key:
-                    first_key = key
-                    stored = self._cached(rubric, key)
-                    if stored is not None:
-                        return stored
-            reply = yield _Send(body, min(self.timeout, remaining), trial, vote)
+            key = cache_key(self.endpoint, body, trial, vote)
+            if self.cache is not None and correction is None and key != first_key:
+                first_key = key
+                stored = self._cached(rubric, key)
+                if stored is not None:
+                    return stored
+            reply = yield _Send(body, min(self.timeout, remaining), key)
             if isinstance(reply, EndpointUnusable):  # the engine stopped the run: not sent
                 attempts -= 1
                 if not attempts:
@@ -510,37 +562,6 @@ class Judge(ManyJudgments):
                 api_key=self._api_key, base_url=self.base_url, max_retries=0
             )
         return self._client
-
-    async def _apost(
-        self, body: dict[str, Any], timeout: float, trial: int = 1, vote: int = 1
-    ) -> bytes:
-        """POST a Chat Completions request through this loop's client (or hand it to the
-        Poster, named by its cache key); the raw reply body."""
-        if not isinstance(self.transport, str):
-            custom_id = cache_key(self.endpoint, body, trial, vote)
-            return await self.transport.post("/chat/completions", body, timeout, custom_id)
-        client = self._async_client()
-        if isinstance(client, LeanTransport):
-            return await client.post("/chat/completions", json.dumps(body).encode(), timeout)
-        return await client.post(
-            "/chat/completions", body=body, cast_to=bytes, options={"timeout": timeout}
-        )
-
-    def _async_client(self) -> openai.AsyncOpenAI | LeanTransport:
-        # An async client's connections belong to one event loop; keep one client per loop.
-        loop_id = id(asyncio.get_running_loop())
-        if loop_id not in self._async_clients:
-            client: openai.AsyncOpenAI | LeanTransport
-            if self.transport == "auto" and lean_usable(self.base_url):
-                client = LeanTransport(self.base_url, self._api_key)
-            else:
-                import openai
-
-                client = openai.AsyncOpenAI(
-                    api_key=self._api_key, base_url=self.base_url, max_retries=0
-                )
-            self._async_clients = {loop_id: client}
-        return self._async_clients[loop_id]
 
 
 def prepare_item(

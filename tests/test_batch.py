@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from conftest import SECRET_KEY, keyword_responder
 from judge_server import JudgeServer, Reply, tool_reply
 
-from rubriclib.batch import Recorder, use_poster
+from rubriclib.batch import Recorder, batch_judges
 from rubriclib.cli import main
 from rubriclib.item import Item
 from rubriclib.judge import Judge
@@ -316,7 +316,7 @@ def test_votes_and_trials_get_distinct_custom_ids(eval_file: Path, tmp_path: Pat
     assert len({json.dumps(line["body"], sort_keys=True) for line in requests}) == 3
     judge = Judge(model="m", base_url="http://127.0.0.1:9/v1", api_key=SECRET_KEY)
     recorder = Recorder()
-    use_poster([judge], recorder)
+    judge = batch_judges({"g": judge}, recorder)["g"]
     rubric = load_rubric("keywords")
     for trial in (1, 2):
         asyncio.run(judge.agrade_item(rubric, Item(output="verdict:pass"), trial=trial))

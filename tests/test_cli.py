@@ -395,15 +395,15 @@ def test_goldens_report_exact_score_agreement_and_error(
     assert "exact score 50.0%  MAE 1.00" in table
 
 
-def test_commands_that_do_not_judge_never_import_openai() -> None:
+def test_commands_that_do_not_judge_never_import_openai_or_aiohttp() -> None:
     probe = (
         "import sys; from click.testing import CliRunner; from rubriclib.cli import main; "
         "r = CliRunner(); [r.invoke(main, a) for a in (['list'], ['show', 'groundedness'], "
         "['validate', 'groundedness'], ['render', 'groundedness', '--output', 'x'])]; "
-        "print('openai' in sys.modules)"
+        "print(sorted(m for m in ('openai', 'aiohttp') if m in sys.modules))"
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert run.stdout.strip() == "False"
+    assert run.stdout.strip() == "[]"
 
 
 def test_import_and_help_load_nothing_heavy() -> None:
@@ -412,8 +412,8 @@ def test_import_and_help_load_nothing_heavy() -> None:
     probe = (
         "import sys; import rubriclib; from click.testing import CliRunner; "
         "from rubriclib.cli import main; CliRunner().invoke(main, ['--help']); "
-        "print(sorted(m for m in ('openai', 'yaml', 'frontmatter', 'semver', 'asyncio', "
-        "'pydantic.main') if m in sys.modules))"
+        "print(sorted(m for m in ('openai', 'aiohttp', 'yaml', 'frontmatter', 'semver', "
+        "'asyncio', 'pydantic.main') if m in sys.modules))"
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "[]"

@@ -1,11 +1,15 @@
-"""The lean HTTP/1.1 client: keep-alive, answers framed every way HTTP allows, dead and stale
-connections, timeouts, and when the openai SDK's client is used instead."""
+"""The aiohttp transport: keep-alive, answers framed every way HTTP allows, dead and stale
+connections, timeouts, the proxy the environment names, the SDK's client giving the same results,
+and no session left open by any way of judging."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
 import json
+import logging
+import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +21,7 @@ from judge_server import JudgeServer, error_reply, tool_reply
 from rubriclib.failures import EndpointError, describe, signal_kind
 from rubriclib.judge import Judge
 from rubriclib.registry import load_rubric
-from rubriclib.transport import LeanTransport, display_url, lean_usable
+from rubriclib.transport import HttpTransport, display_url, proxy_for
 
 VERDICT = json.dumps(
     {
@@ -48,8 +52,9 @@ def ok(body: bytes, *headers: str) -> bytes:
 
 
 class RawServer:
-    """A TCP server on 127.0.0.1 that answers each request with scripted raw bytes (None: close
-    the connection without answering; b"": never answer), recording requests and connections."""
+    """A TCP server on 127.0.0.1 that answers each request with scripted raw bytes (None, or no
+    answer left: close the connection without answering; b"": never answer), recording requests
+    and connections."""
 
     def __init__(self, *answers: bytes | None, close_after_answer: bool = False) -> None:
         self.answers = list(answers)
@@ -72,7 +77,7 @@ class RawServer:
                 head = await reader.readuntil(b"\r\n\r\n")
                 length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
                 self.requests.append(head + await reader.readexactly(length))
-                answer = self.answers.pop(0)
+                answer = self.answers.pop(0) if self.answers else None
                 if answer is None:
                     break
                 if not answer:  # stay silent until the client gives up
@@ -91,13 +96,17 @@ def run(scenario: Callable[[], Awaitable[Any]]) -> Any:
     return asyncio.run(scenario())
 
 
+async def post(transport: HttpTransport, timeout: float = 5) -> bytes:
+    return await transport.post({}, timeout=timeout, custom_id="request-1")
+
+
 def test_one_connection_carries_every_request_and_the_headers_the_endpoint_needs() -> None:
     raw = RawServer(ok(VERDICT), ok(VERDICT))
 
     async def scenario() -> list[bytes]:
         async with raw as url:
-            transport = LeanTransport(url, SECRET_KEY)
-            replies = [await transport.post("/chat/completions", b"{}", 5) for _ in range(2)]
+            transport = HttpTransport(url, SECRET_KEY)
+            replies = [await post(transport) for _ in range(2)]
             await transport.aclose()
             return replies
 
@@ -128,7 +137,11 @@ def test_every_way_of_framing_an_answer_is_read(answer: bytes) -> None:
 
     async def scenario() -> bytes:
         async with raw as url:
-            return await LeanTransport(url, SECRET_KEY).post("/chat/completions", b"{}", 5)
+            transport = HttpTransport(url, SECRET_KEY)
+            try:
+                return await post(transport)
+            finally:
+                await transport.aclose()
 
     assert run(scenario) == VERDICT
 
@@ -139,10 +152,12 @@ def test_a_kept_alive_connection_the_server_closed_is_replaced_without_an_error(
 
     async def scenario() -> list[bytes]:
         async with raw as url:
-            transport = LeanTransport(url, SECRET_KEY)
-            first = await transport.post("/chat/completions", b"{}", 5)
+            transport = HttpTransport(url, SECRET_KEY)
+            first = await post(transport)
             await asyncio.sleep(0.05)
-            return [first, await transport.post("/chat/completions", b"{}", 5)]
+            second = await post(transport)
+            await transport.aclose()
+            return [first, second]
 
     assert run(scenario) == [VERDICT, VERDICT]
     assert raw.connections == 2
@@ -153,9 +168,10 @@ def test_connection_close_is_honoured() -> None:
 
     async def scenario() -> None:
         async with raw as url:
-            transport = LeanTransport(url, SECRET_KEY)
+            transport = HttpTransport(url, SECRET_KEY)
             for _ in range(2):
-                await transport.post("/chat/completions", b"{}", 5)
+                await post(transport)
+            await transport.aclose()
 
     run(scenario)
     assert raw.connections == 2
@@ -164,10 +180,13 @@ def test_connection_close_is_honoured() -> None:
 def failure(url_of: Callable[[str], str], raw: RawServer, timeout: float = 5) -> EndpointError:
     async def scenario() -> EndpointError:
         async with raw as url:
+            transport = HttpTransport(url_of(url), SECRET_KEY)
             try:
-                await LeanTransport(url_of(url), SECRET_KEY).post("/x", b"{}", timeout)
+                await post(transport, timeout)
             except EndpointError as error:
                 return error
+            finally:
+                await transport.aclose()
         raise AssertionError("no EndpointError")
 
     return run(scenario)  # type: ignore[no-any-return]
@@ -210,18 +229,100 @@ def test_a_closed_port_and_a_silent_server_are_told_apart() -> None:
     assert signal_kind(timed_out) == "failed"
 
 
-def test_the_lean_client_is_used_only_where_no_proxy_applies(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def clear_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
         for variant in (name, name.upper()):
             monkeypatch.delenv(variant, raising=False)
-    assert lean_usable("http://127.0.0.1:8000/v1") and lean_usable(None)
-    assert not lean_usable("unix:///tmp/judge.sock")
+
+
+def test_the_proxy_is_the_one_the_standard_library_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_proxies(monkeypatch)
+    assert proxy_for("http://127.0.0.1:8000/v1") is None and proxy_for(None) is None
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
-    assert not lean_usable(None) and lean_usable("http://127.0.0.1:8000/v1")
+    assert proxy_for(None) == "http://proxy.internal:3128"
+    assert proxy_for("http://127.0.0.1:8000/v1") is None
+    monkeypatch.setenv("ALL_PROXY", "http://all.internal:3128")
+    assert proxy_for("http://judge.example/v1") == "http://all.internal:3128"
     monkeypatch.setenv("NO_PROXY", "api.openai.com")
-    assert lean_usable("https://api.openai.com/v1")
+    assert proxy_for("https://api.openai.com/v1") is None
+
+
+def test_a_proxied_request_goes_through_the_proxy_on_the_same_client(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clear_proxies(monkeypatch)
+    proxy = RawServer(ok(VERDICT))
+
+    async def scenario() -> bytes:
+        async with proxy as url:
+            monkeypatch.setenv("HTTP_PROXY", url.removesuffix("/v1"))
+            transport = HttpTransport("http://judge.invalid:8000/v1", SECRET_KEY)
+            try:
+                return await post(transport)
+            finally:
+                await transport.aclose()
+
+    assert run(scenario) == VERDICT
+    head = proxy.requests[0].decode()
+    assert head.startswith("POST http://judge.invalid:8000/v1/chat/completions HTTP/1.1\r\n")
+    assert f"Authorization: Bearer {SECRET_KEY}\r\n" in head
+
+
+def unclosed_reports(judging: Callable[[], Any], caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What asyncio logs and Python warns about sessions left open by `judging`."""
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        judging()
+        gc.collect()
+    told = [str(warning.message) for warning in caught] + [r.getMessage() for r in caplog.records]
+    return [text for text in told if "Unclosed" in text]
+
+
+def test_an_ad_hoc_agrade_leaves_no_session_open(
+    endpoint: JudgeServer, library: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    rubric = load_rubric("keywords")
+
+    def ad_hoc() -> None:
+        judge = Judge(model="m", base_url=endpoint.url, api_key=SECRET_KEY)
+
+        async def grade_twice() -> list[str]:  # one after another, then two at once
+            first = await judge.agrade(rubric, output="verdict:pass")
+            both = await asyncio.gather(
+                *(judge.agrade(rubric, output="verdict:pass") for _ in range(2))
+            )
+            return [result.verdict for result in (first, *both)]
+
+        assert asyncio.run(grade_twice()) == ["pass"] * 3
+
+    def left_open() -> None:  # the detector works: a session nobody closes is reported
+        transport = HttpTransport(endpoint.url, SECRET_KEY)
+        messages = [{"role": role, "content": "verdict:pass"} for role in ("system", "user")]
+        asyncio.run(transport.post({"messages": messages}, timeout=5, custom_id="x"))
+
+    assert unclosed_reports(ad_hoc, caplog) == []
+    assert unclosed_reports(left_open, caplog) != []
+
+
+def test_a_run_keeps_one_session_until_it_closes_and_an_ad_hoc_judgment_its_own(
+    library: Path,
+) -> None:
+    raw = RawServer(*[ok(VERDICT)] * 5)
+    rubric = load_rubric("keywords")
+
+    async def scenario() -> list[str]:
+        async with raw as url:
+            judge = Judge(model="m", base_url=url, api_key=SECRET_KEY)
+            results = await judge.agrade_many(
+                rubric, [{"output": str(n)} for n in range(3)], concurrency=1
+            )
+            for _ in range(2):
+                results.append(await judge.agrade(rubric, output="x"))
+            return [result.verdict for result in results]
+
+    assert run(scenario) == ["pass"] * 5
+    assert raw.connections == 3  # the run's one, then one per ad-hoc judgment
 
 
 @pytest.mark.parametrize("transport", ["auto", "sdk"])

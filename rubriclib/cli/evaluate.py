@@ -131,19 +131,18 @@ def eval_command(
     batch_size = None
     transports = []
     if use_batch:
-        from rubriclib.batch import MAX_REQUESTS, open_state
-        from rubriclib.batch_api import attach
+        from rubriclib.batch import MAX_REQUESTS
+        from rubriclib.batch_api import open_batch_run
 
-        state = open_state(targets[0], resume)
-        key_envs = {id(judges[g.name]): g.judge.api_key_env for g in ev.graders}
-        transports = attach(
-            list(judges.values()),
-            state,
+        batch_run = open_batch_run(
+            judges,
+            targets[0],
             resume=resume,
             poll_seconds=poll_seconds,
             progress=lambda text: click.echo(f"rubriclib: {text}", err=True),
-            api_key_envs={key: name for key, name in key_envs.items() if name},
+            api_key_envs={g.name: g.judge.api_key_env for g in ev.graders if g.judge.api_key_env},
         )
+        judges, transports = {**batch_run.judges}, batch_run.transports
         batch_size = max(1, min(total, MAX_REQUESTS))
 
     async def run_all(progress: Progress | None, interrupt: Interrupted) -> EvalReport:

@@ -233,14 +233,16 @@ def test_goldens(
     in_flight = concurrency or resolve("concurrency").value
     transports = []
     if use_batch and destination is not None:
-        from rubriclib.batch import MAX_REQUESTS, open_state
-        from rubriclib.batch_api import attach
+        from rubriclib.batch import MAX_REQUESTS
+        from rubriclib.batch_api import open_batch_run
 
         def show(text: str) -> None:
             click.echo(f"rubriclib: {text}", err=True)
 
-        state = open_state(destination, resume)
-        transports = attach([judge], state, resume=resume, poll_seconds=poll_seconds, progress=show)
+        batch_run = open_batch_run(
+            {"judge": judge}, destination, resume=resume, poll_seconds=poll_seconds, progress=show
+        )
+        judge, transports = batch_run.judges["judge"], batch_run.transports
         in_flight, requests_per_minute = max(1, min(total, MAX_REQUESTS)), None  # one wave
 
     async def run_all(progress: Progress | None, interrupt: Interrupted) -> RunReport:

@@ -140,6 +140,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             timeout=300,
         )
         assert done.returncode == 0, done.stderr[-4000:]
+        # the scorer awaits agrade and never closes the judge: nothing may be left open
+        assert "Unclosed" not in done.stdout + done.stderr, done.stderr[-4000:]
         locations = json.loads(done.stdout.strip().splitlines()[-1])
         logs = {name: json.loads(Path(path).read_text()) for name, path in locations.items()}
         yield Run(logs, work, server.requests, library)

@@ -206,6 +206,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             timeout=300,
         )
         assert done.returncode == 0, done.stderr[-4000:]
+        # the grader awaits agrade and never closes the judge: nothing may be left open
+        assert "Unclosed" not in done.stdout + done.stderr, done.stderr[-4000:]
         results = json.loads(done.stdout.strip().splitlines()[-1])
         yield Run(results, done.stdout + done.stderr, work, server.requests, library)
 
