@@ -126,6 +126,8 @@ def read_sample(
     submission = value(present[0], parse=True) if present else None
     if not _text_or_texts(turns):
         problems.append(Problem(where, "input", _not_text(turns, "is required")))
+    elif turns == []:
+        problems.append(Problem(where, "input", "is an empty list: a row has at least one turn"))
     if truth is not None and not _text_or_texts(truth):
         problems.append(Problem(where, "ground_truth", _not_text(truth)))
     if submission is not None and not _text_or_texts(submission):
@@ -274,6 +276,10 @@ def _own_rubric(
         problems.append(Problem(where, "rubric_path", "must be a file path"))
         return None, None
     file = (base_dir / path.strip()).resolve()
+    if not file.is_relative_to(base_dir.resolve()):
+        message = "leaves the suite's folder; rubriclib reads a row's rubric file only inside it"
+        problems.append(Problem(where, "rubric_path", message))
+        return None, None
     try:
         text = decode_text(read_limited(file, str(file)), str(file))
     except InputError as error:

@@ -115,9 +115,10 @@ def eval_files(root: Path) -> list[Path]:
 
 
 def _has_graders(path: Path) -> bool:
+    """Whether a project YAML file is an eval file (read within reading.py's limits)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = load_yaml(decode_text(read_limited(path, str(path)), str(path)), str(path), "file")
+    except InputError:
         return False
     return isinstance(data, dict) and "graders" in data
 

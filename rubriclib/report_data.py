@@ -121,6 +121,12 @@ def what_is_wrong(line: Any) -> tuple[str, str] | None:
         return "result.details.rubric", "needs name, version and digest"
     if not isinstance(judge, dict) or not isinstance(judge.get("model"), str):
         return "result.details.judge", "needs the judge's model"
+    usage = judge.get("usage")
+    if usage is not None and not (
+        isinstance(usage, dict)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
+    ):
+        return "result.details.judge.usage", "must hold whole numbers of tokens"
     return None
 
 

@@ -398,3 +398,29 @@ def test_the_example_suite_ships_the_grader_file_rubriclib_writes() -> None:
 
     example = Path(__file__).parent.parent / "examples" / "letta" / "rubriclib_grader.py"
     assert example.read_text() == SHIM_TEXT
+
+
+def test_a_row_with_no_turns_or_a_rubric_outside_the_suite_is_refused(
+    suite: Callable[..., Path], write_file: Callable[..., Path], endpoint: JudgeServer
+) -> None:
+    """An empty turn list would make no judgment (a lost result); a rubric_path may not reach
+    outside the suite's folder (its text would be sent to the judge)."""
+    write_file("secret.txt", "not a rubric")
+    suite_path = suite(
+        [
+            {"input": [], "ground_truth": [], "submission": []},
+            {"input": "q", "rubric_path": "../secret.txt", "submission": "s"},
+            {"input": "q", "rubric_path": "/etc/hostname", "submission": "s"},
+        ]
+    )
+    result = run(str(suite_path), "--dry-run")
+    assert result.exit_code == 2 and endpoint.requests == []
+    data = suite_path.parent / "dataset.jsonl"
+    outside = (
+        "rubric_path: leaves the suite's folder; rubriclib reads a row's rubric file only inside it"
+    )
+    assert result.stderr.splitlines() == [
+        f"rubriclib: error: {data}:1: input: is an empty list: a row has at least one turn",
+        f"rubriclib: error: {data}:2: {outside}",
+        f"rubriclib: error: {data}:3: {outside}",
+    ]

@@ -254,3 +254,24 @@ def test_the_wheel_ships_the_page(tmp_path: Path) -> None:
     [wheel] = tmp_path.glob("rubriclib-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {"rubriclib/html_report_page.html", "rubriclib/html_report_page.js"} <= set(names)
+
+
+def test_token_counts_that_are_not_numbers_are_bad_input(tmp_path: Path) -> None:
+    line = results_line("r1", "g", "pass")
+    line["result"]["details"]["judge"]["usage"] = {"prompt_tokens": "lots"}
+    results = write_results(tmp_path / "r.jsonl", [line])
+    ran = report_of(str(results), "-o", str(tmp_path / "report.html"))
+    assert ran.exit_code == 2 and "Traceback" not in ran.output
+    assert ran.stderr.splitlines()[0] == (
+        f"rubriclib: error: {results}:1: result.details.judge.usage: must hold whole numbers "
+        "of tokens"
+    )
+
+
+def test_the_report_never_overwrites_a_results_file_it_reads(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl", [results_line("r1", "g", "pass")])
+    before = results.read_text()
+    for arguments in (["-o", str(results)], ["--against", str(results), "-o", str(results)]):
+        ran = report_of(str(results), *arguments)
+        assert ran.exit_code == 2 and "a results file it reads" in ran.output
+        assert results.read_text() == before

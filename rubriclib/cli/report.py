@@ -40,5 +40,8 @@ def report(results: Path, against: Path | None, out: str, expected: int | None) 
     from rubriclib.html_report import build_report
 
     target = writable(out, "--out")
+    for given in (results, against):
+        if given is not None and given.exists() and target.exists() and target.samefile(given):
+            raise click.UsageError(f"--out {out} is {given}, a results file it reads")
     write_atomically(target, build_report(results, against, expected))
     click.echo(f"wrote {target}", err=True)
