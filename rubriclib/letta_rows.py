@@ -15,7 +15,7 @@ from typing import Any
 
 from rubriclib.errors import InputError, Problem
 from rubriclib.item import Item, field_text
-from rubriclib.reading import decode_text, read_limited
+from rubriclib.reading import read_text
 from rubriclib.render import letta_fill
 
 RESERVED = ("input", "ground_truth", "submission")
@@ -281,7 +281,7 @@ def _own_rubric(
         problems.append(Problem(where, "rubric_path", message))
         return None, None
     try:
-        text = decode_text(read_limited(file, str(file)), str(file))
+        text = read_text(file, str(file))
     except InputError as error:
         problems += [
             Problem(where, "rubric_path", f"{p.source}: {p.message}") for p in error.problems

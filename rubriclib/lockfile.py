@@ -19,7 +19,7 @@ import yaml
 
 from rubriclib.errors import InputError, Problem, RubricError
 from rubriclib.files import write_atomically
-from rubriclib.reading import decode_text, load_yaml, read_limited
+from rubriclib.reading import load_yaml, read_text
 from rubriclib.registry import load_rubric, project_root, project_rubrics_dir
 from rubriclib.rubric import Rubric
 
@@ -117,7 +117,7 @@ def eval_files(root: Path) -> list[Path]:
 def _has_graders(path: Path) -> bool:
     """Whether a project YAML file is an eval file (read within reading.py's limits)."""
     try:
-        data = load_yaml(decode_text(read_limited(path, str(path)), str(path)), str(path), "file")
+        data = load_yaml(read_text(path, str(path)), str(path), "file")
     except InputError:
         return False
     return isinstance(data, dict) and "graders" in data
@@ -180,7 +180,7 @@ def read_lock(root: Path | None = None) -> list[Locked]:
     label = str(path)
     if not path.is_file():
         raise RubricError.single(label, "file", "does not exist; run `rubriclib lock` first")
-    data = load_yaml(decode_text(read_limited(path, label), label), label, "lock")
+    data = load_yaml(read_text(path, label), label, "lock")
     rows = data.get("rubrics") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise RubricError.single(label, "rubrics", "must be a list; run `rubriclib lock` again")

@@ -54,6 +54,11 @@ def read_limited(path: Path, label: str) -> bytes:
         raise RubricError.single(label, "file", f"cannot be read: {error.strerror}") from None
 
 
+def read_text(path: Path, label: str) -> str:
+    """The UTF-8 text of a file within MAX_FILE_BYTES (`read_limited`, then `decode_text`)."""
+    return decode_text(read_limited(path, label), label)
+
+
 def decode_text(raw: bytes, label: str) -> str:
     """UTF-8 text (a BOM is dropped, CRLF becomes LF); binary or other encodings are errors."""
     if b"\x00" in raw:

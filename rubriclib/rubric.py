@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from rubriclib.errors import Problem, RubricError
-from rubriclib.reading import decode_text, load_yaml, read_limited
+from rubriclib.reading import load_yaml, read_text
 from rubriclib.validation import LineFinder, problems_from_validation, valid_parts
 
 NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -160,7 +160,7 @@ class Rubric(_Frontmatter):
 
 def parse_rubric(path: Path, source: str, label: str) -> Rubric:
     """Read and validate the rubric file at `path`; `label` names it in every problem."""
-    return parse_rubric_text(decode_text(read_limited(path, label), label), path, source, label)
+    return parse_rubric_text(read_text(path, label), path, source, label)
 
 
 def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
@@ -244,7 +244,7 @@ def judged_digest(
 
 def parse_goldens_file(path: Path, label: str) -> list[Golden]:
     """Read a goldens YAML file: a list of goldens, or a mapping with a `goldens` list."""
-    text = decode_text(read_limited(path, label), label)
+    text = read_text(path, label)
     data = raw = load_yaml(text, label, "goldens")
     if isinstance(data, dict) and set(data) == {"goldens"}:
         data = data["goldens"]

@@ -22,7 +22,7 @@ from rubriclib.evalfile.model import (
     Metric,
     PanelSettings,
 )
-from rubriclib.reading import decode_text, load_yaml, read_limited
+from rubriclib.reading import load_yaml, read_text
 from rubriclib.validation import LineFinder, problems_from_validation
 
 __all__ = [
@@ -43,7 +43,7 @@ def load_eval(path: str | Path, dataset: str | Path | None = None) -> Eval:
     Raises EvalError (or RubricError for a bad rubric) with every problem found."""
     eval_path = Path(path).expanduser().absolute()
     label = str(eval_path)
-    text = decode_text(read_limited(eval_path, label), label)
+    text = read_text(eval_path, label)
     data = load_yaml(text, label, "eval file", EvalError)
     if not isinstance(data, dict):
         raise EvalError.single(label, "eval file", "must be a mapping of keys")

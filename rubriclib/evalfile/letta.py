@@ -13,7 +13,7 @@ from pydantic import Field
 from rubriclib.errors import InputError, Problem
 from rubriclib.evalfile.model import Condition, Eval, Grader, JudgeSettings, Metric, Strict
 from rubriclib.evalfile.sources import dataset_source, grader_rubric
-from rubriclib.reading import decode_text, read_limited
+from rubriclib.reading import read_text
 from rubriclib.registry import rubric_from_prompt
 from rubriclib.rubric import Rubric, parse_rubric_text
 
@@ -207,7 +207,7 @@ def _prompt_rubric(
     else:
         file = (path.parent / str(spec.prompt_path)).resolve()
         try:
-            text = decode_text(read_limited(file, str(file)), str(file))
+            text = read_text(file, str(file))
         except InputError as error:
             problems += [Problem(label, f"{where}.prompt_path", str(p)) for p in error.problems]
             return None

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import yaml
 
 from rubriclib.errors import EvalError, InputError, Problem
-from rubriclib.reading import decode_text, load_yaml, read_limited
+from rubriclib.reading import load_yaml, read_text
 from rubriclib.rubric import SEMVER, Rubric, judged_digest
 
 RUBRIC_KEYS = (
@@ -68,7 +68,7 @@ def load_waza_rubric(path: Path, problems: list[Problem]) -> Rubric | None:
     added to `problems` instead."""
     label = str(path)
     try:
-        text = decode_text(read_limited(path, label), label)
+        text = read_text(path, label)
         data = load_yaml(text, label, "rubric", EvalError)
     except InputError as error:
         problems += error.problems

@@ -16,7 +16,7 @@ from typing import Any
 
 from rubriclib.errors import EvalError, InputError, Problem
 from rubriclib.evalfile.waza_rubric import unknown_keys
-from rubriclib.reading import decode_text, load_yaml, read_limited
+from rubriclib.reading import load_yaml, read_text
 from rubriclib.validation import LineFinder
 
 TASK_KEYS = (
@@ -105,7 +105,7 @@ def _matches(
 def _task_file(file: Path, problems: list[Problem], skipped: list[str]) -> list[Task]:
     label = str(file)
     try:
-        text = decode_text(read_limited(file, label), label)
+        text = read_text(file, label)
         data = load_yaml(text, label, "task", EvalError)
     except InputError as error:
         problems += error.problems
