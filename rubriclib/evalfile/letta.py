@@ -188,8 +188,8 @@ def _rubriclib_shim(spec: _LettaGrader, path: Path) -> tuple[Path, str] | None:
     file, _, reference = spec.function.partition(".py:")
     shim = (path.parent / f"{file}.py").absolute()
     try:
-        text = shim.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_text(shim, str(shim))
+    except InputError:  # missing, too large, not text: not our grader file
         return None
     return (shim, reference) if "rubriclib.integrations.letta import graders_for" in text else None
 
