@@ -115,19 +115,15 @@ class ManyJudgments:
         """Judge every item, `concurrency` at once (and at most `requests_per_minute` request
         starts a minute, if given): one result per item, in input order."""
 
-        async def run() -> list[GradeResult]:
-            try:
-                return await agrade_many(
-                    self,
-                    rubric,
-                    items,
-                    concurrency=concurrency,
-                    requests_per_minute=requests_per_minute,
-                )
-            finally:
-                await self.aclose()
-
-        return asyncio.run(run())
+        return asyncio.run(
+            ManyJudgments.agrade_many(
+                self,
+                rubric,
+                items,
+                concurrency=concurrency,
+                requests_per_minute=requests_per_minute,
+            )
+        )
 
     async def agrade_many(
         self: Grader,
