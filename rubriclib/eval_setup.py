@@ -117,7 +117,6 @@ def make_judges(
     """One Judge (or Panel) per grader (graders with the same settings share one); `model` and
     `votes` override every grader's. Credentials come only from the environment; `offline` judges
     never send (batch files), so they need none, are given none, and all name OFFLINE_ENDPOINT."""
-    from rubriclib.config import credential
     from rubriclib.judge import Judge
 
     built: dict[JudgeSettings, Judge] = {}
@@ -125,23 +124,18 @@ def make_judges(
 
     def judge_for(settings: JudgeSettings) -> Judge:
         if settings not in built:
-            options = {
-                key: value
-                for key, value in vars(settings).items()
-                if value is not None and key not in ("api_key_env", "model", "base_url")
-            }
-            api_key = "offline-no-key" if offline else None
-            if not offline and settings.api_key_env:
-                api_key = credential(settings.api_key_env, named_by="api_key_env")
-            base_url = OFFLINE_ENDPOINT if offline else settings.base_url
-            built[settings] = Judge(settings.model, base_url, api_key, cache=cache, **options)
+            if offline:
+                where = settings.merge(base_url=OFFLINE_ENDPOINT)
+                built[settings] = Judge.from_settings(where, cache=cache, api_key="offline-no-key")
+            else:
+                built[settings] = Judge.from_settings(settings, cache=cache)
         return built[settings]
 
     for grader in ev.graders:
         if grader.panel is not None:  # `model` names one judge: a panel keeps its members
             judges[grader.name] = _make_panel(grader, judge_for, votes, ev)
             continue
-        settings = grader.judge.overridden_by(JudgeSettings(model=model, votes=votes))
+        settings = grader.judge.merge(model=model, votes=votes)
         judges[grader.name] = judge_for(settings)
     return judges
 
@@ -156,7 +150,7 @@ def _make_panel(
     from rubriclib.panel import Panel
 
     assert grader.panel is not None
-    members = [judge_for(m.overridden_by(JudgeSettings(votes=votes))) for m in grader.panel.judges]
+    members = [judge_for(member.merge(votes=votes)) for member in grader.panel.judges]
     return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
 
 

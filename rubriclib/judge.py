@@ -57,6 +57,7 @@ from rubriclib.result import (
     not_judged,
 )
 from rubriclib.rubric import Rubric
+from rubriclib.settings import JudgeSettings
 from rubriclib.transport import HttpTransport, SdkTransport, Transport, display_url
 
 if TYPE_CHECKING:
@@ -306,6 +307,26 @@ class Judge(ManyJudgments):
         if total_timeout is not None:
             judge.total_timeout = total_timeout
         return judge
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: JudgeSettings,
+        *,
+        cache: bool | str | os.PathLike[str] = False,
+        api_key: str | None = None,
+        named_by: str = "api_key_env",
+    ) -> Judge:
+        """A Judge as `settings` say (an eval file's, a promptfoo assertion's, the command
+        line's): fields left None take the environment, rubriclib.toml or the Judge's defaults.
+        The key is `api_key` if given, else `settings.api_key_env`'s (which must be set: its
+        place in the user's file is `named_by`), else OPENAI_API_KEY."""
+        if api_key is None and settings.api_key_env:
+            api_key = credential(settings.api_key_env, named_by=named_by)
+        options = settings.judge_settings().model_dump(
+            exclude_none=True, exclude={"model", "base_url", "api_key_env"}
+        )
+        return cls(settings.model, settings.base_url, api_key, cache=cache, **options)
 
     async def agrade_item(
         self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None

@@ -88,6 +88,7 @@ def judge_command(
     from rubriclib.engine import interruptible
     from rubriclib.judge import Judge
     from rubriclib.registry import load_rubric
+    from rubriclib.settings import JudgeSettings
 
     one_stdin(output=output, input=input_, context=context, reference=reference, baseline=baseline)
     rubric = load_rubric(ref)
@@ -102,7 +103,8 @@ def judge_command(
         option_text(value, name)
         for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
     ]
-    judge = Judge(model=model, cache=cache_setting(no_cache), votes=votes, temperature=temperature)
+    settings = JudgeSettings(model=model, votes=votes, temperature=temperature)
+    judge = Judge.from_settings(settings, cache=cache_setting(no_cache))
     other = option_text(baseline, "--baseline")
 
     async def judge_once(interrupt: Interrupted) -> GradeResult | str:
@@ -217,6 +219,7 @@ def test_goldens(
     from rubriclib.engine import interruptible
     from rubriclib.goldens import plan_run, run_goldens
     from rubriclib.judge import Judge
+    from rubriclib.settings import JudgeSettings
 
     if use_batch and out is None:
         raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
@@ -226,9 +229,8 @@ def test_goldens(
     plan = plan_run(refs, goldens_file, trials)  # every bad golden: exit 2 before any request
     if frozen:
         refuse_unlocked([rubric for rubric, _ in plan.rubrics])
-    judge = Judge(  # no key: stops here
-        model=model, cache=cache_setting(no_cache), votes=votes, temperature=temperature
-    )
+    settings = JudgeSettings(model=model, votes=votes, temperature=temperature)
+    judge = Judge.from_settings(settings, cache=cache_setting(no_cache))  # no key: stops here
     total = plan.judgments
     in_flight = concurrency or resolve("concurrency").value
     transports = []

@@ -18,11 +18,11 @@ from rubriclib.evalfile.model import (
     Condition,
     Eval,
     Grader,
-    JudgeSettings,
     Metric,
     PanelSettings,
 )
 from rubriclib.reading import load_yaml, read_text
+from rubriclib.settings import JudgeSettings
 from rubriclib.validation import LineFinder, problems_from_validation
 
 __all__ = [

@@ -11,11 +11,12 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rubriclib.errors import InputError, Problem
-from rubriclib.evalfile.model import Condition, Eval, Grader, JudgeSettings, Metric, Strict
+from rubriclib.evalfile.model import Condition, Eval, Grader, Metric, Strict
 from rubriclib.evalfile.sources import dataset_source, grader_rubric
 from rubriclib.reading import read_text
 from rubriclib.registry import rubric_from_prompt
 from rubriclib.rubric import Rubric, parse_rubric_text
+from rubriclib.settings import JudgeSettings
 
 CANNOT_RUN = "a letta setting rubriclib cannot run"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -14,6 +14,7 @@ from rubriclib.datasets import Dataset
 from rubriclib.item import Item
 from rubriclib.result import Rule
 from rubriclib.rubric import Rubric
+from rubriclib.settings import JudgeSettings
 from rubriclib.target import TargetSettings
 from rubriclib.transport import display_url
 
@@ -25,26 +26,6 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "==": operator.eq,
 }
-
-
-@dataclass(frozen=True)
-class JudgeSettings:
-    """How a grader's judge is reached and sampled; None means the Judge's own default."""
-
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    timeout: float | None = None
-    max_retries: int | None = None
-    votes: int | None = None
-    """Independent judgments per row, combined by majority (on 1-5, the median score)."""
-
-    def overridden_by(self, other: JudgeSettings) -> JudgeSettings:
-        """These settings with every field `other` sets replaced."""
-        changes = {k: v for k, v in vars(other).items() if v is not None}
-        return replace(self, **changes)
 
 
 @dataclass(frozen=True)

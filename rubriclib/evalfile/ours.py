@@ -8,9 +8,8 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from rubriclib.config import base_url_problem
 from rubriclib.errors import Problem
-from rubriclib.evalfile.model import Condition, Eval, Grader, JudgeSettings, PanelSettings, Strict
+from rubriclib.evalfile.model import Condition, Eval, Grader, PanelSettings, Strict
 from rubriclib.evalfile.sources import (
     dataset_problems,
     dataset_source,
@@ -18,36 +17,20 @@ from rubriclib.evalfile.sources import (
     grader_rubric,
 )
 from rubriclib.result import Rule
+from rubriclib.settings import JudgeSettings, usable_base_url
 from rubriclib.target import TargetSettings
 from rubriclib.validation import problems_from_validation, valid_parts
-
-
-def _usable_base_url(url: str | None) -> str | None:
-    if url is not None and (problem := base_url_problem(url)):
-        raise ValueError(problem)
-    return url
-
 
 RUN_SETTINGS = ("concurrency", "requests_per_minute", "max_prompt_tokens")
 """`judge:` keys of the whole run, not of one judge."""
 
 
-class _JudgeSpec(Strict):
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    temperature: float | None = Field(default=None, ge=0)
-    max_tokens: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    max_retries: int | None = Field(default=None, ge=0)
-    votes: int | None = Field(default=None, ge=1, strict=True)
+class _JudgeSpec(JudgeSettings):
+    """An eval file's `judge:`: a judge's settings and the run's (RUN_SETTINGS)."""
+
     concurrency: int | None = Field(default=None, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     max_prompt_tokens: int | None = Field(default=None, ge=1, strict=True)
-    _base_url = field_validator("base_url")(_usable_base_url)
-
-    def settings(self) -> JudgeSettings:
-        return JudgeSettings(**self.model_dump(exclude=set(RUN_SETTINGS)))
 
 
 class _GraderSpec(Strict):
@@ -79,7 +62,7 @@ class _TargetSpec(Strict):
     max_tokens: int | None = Field(default=None, ge=1)
     api_key_env: str | None = None
     timeout: float = Field(default=120.0, gt=0)
-    _base_url = field_validator("base_url")(_usable_base_url)
+    _base_url = field_validator("base_url")(usable_base_url)
 
 
 class EvalSpec(Strict):
@@ -107,10 +90,9 @@ def read(
         spec = valid_parts(EvalSpec, data)
     found = {problem.field for problem in problems}
     graders = []
-    defaults = spec.judge.settings() if spec.judge else JudgeSettings()
+    defaults = spec.judge.judge_settings() if spec.judge else JudgeSettings()
     for index, grader in enumerate(spec.graders or []):
-        settings = defaults.overridden_by(grader.judge.settings()) if grader.judge else defaults
-        settings = settings.overridden_by(JudgeSettings(votes=grader.votes))
+        settings = defaults.merge(grader.judge, votes=grader.votes)
         panel = _panel(grader, settings, label, problems, index)
         if grader.rubric is None and grader.prompt is None:
             continue  # reported by validation
@@ -187,7 +169,7 @@ def _panel(
                         "is a setting of the whole run: set it in the eval's judge:",
                     )
                 )
-        settings = defaults.overridden_by(member.settings())
+        settings = defaults.merge(member)
         if settings in members:
             first = members.index(settings)
             problems.append(

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import InputError, Problem
-from rubriclib.evalfile.model import Eval, Grader, JudgeSettings
+from rubriclib.evalfile.model import Eval, Grader
 from rubriclib.evalfile.sources import dataset_source, duplicate_graders
 from rubriclib.evalfile.waza_rubric import is_waza_rubric_path, load_waza_rubric, unknown_keys
 from rubriclib.evalfile.waza_tasks import Task, read_tasks
 from rubriclib.registry import load_rubric, rubric_from_prompt
 from rubriclib.rubric import Rubric
+from rubriclib.settings import JudgeSettings
 
 SPEC_KEYS = (
     "name",

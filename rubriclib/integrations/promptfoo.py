@@ -13,14 +13,14 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from rubriclib.config import credential
 from rubriclib.errors import InputError, JudgeConfigError
 from rubriclib.item import field_text
 from rubriclib.judge import Judge
 from rubriclib.registry import load_rubric
 from rubriclib.result import GradeResult, not_judged
+from rubriclib.settings import JudgeSettings
 from rubriclib.validation import problems_from_validation
 
 SHIM_FILENAME = "rubriclib_assert.py"
@@ -66,19 +66,11 @@ DEFAULT_VARS: dict[str, tuple[str, ...]] = {
 }
 
 
-class AssertConfig(BaseModel):
-    """The assertion's `config`: the rubric, judge settings, and the vars holding each field."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class AssertConfig(JudgeSettings):
+    """The assertion's `config`: the rubric, the judge's settings, and the vars holding each
+    field."""
 
     rubric: str = Field(min_length=1)
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    temperature: float | None = Field(default=None, ge=0)
-    max_tokens: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0)
-    max_retries: int | None = Field(default=None, ge=0)
     vars: dict[FieldName, str] = Field(default_factory=dict)
 
 
@@ -91,7 +83,7 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         return _problem("; ".join(str(problem) for problem in problems))
     try:
         rubric = load_rubric(config.rubric)
-        judge = _judge(config)
+        judge = Judge.from_settings(config, named_by="config.api_key_env")
     except (InputError, JudgeConfigError) as error:
         return _problem(" ".join(str(error).split("\n")))
     try:
@@ -124,16 +116,6 @@ def to_promptfoo(result: GradeResult) -> dict[str, Any]:
             {"pass": False, "reason": f"rubriclib judge error ({label}): {result.reason}"}
         )
     return graded
-
-
-def _judge(config: AssertConfig) -> Judge:
-    """The judge: rubriclib's settings (environment, rubriclib.toml) overridden by `config`."""
-    api_key = None
-    if config.api_key_env is not None:
-        api_key = credential(config.api_key_env, named_by="config.api_key_env")
-    names = ("temperature", "max_tokens", "timeout", "max_retries")
-    options = {name: getattr(config, name) for name in names if getattr(config, name) is not None}
-    return Judge(config.model, config.base_url, api_key, **options)
 
 
 def _fields(context: Mapping[str, Any], config: AssertConfig) -> dict[str, str | None]:

@@ -1,0 +1,59 @@
+"""JudgeSettings: how one judge is reached and sampled, the one schema an eval file's `judge:`,
+a promptfoo assertion's `config` and the command line's flags all fill."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from rubriclib.config import base_url_problem
+
+
+def usable_base_url(url: str | None) -> str | None:
+    """A pydantic validator: `url` if it can be an endpoint, else why not (never quoting it)."""
+    if url is not None and (problem := base_url_problem(url)):
+        raise ValueError(problem)
+    return url
+
+
+class JudgeSettings(BaseModel):
+    """A judge's settings; None leaves a field to the next layer down. Layers merge by one rule,
+    flag > eval file > config > default: `merge` lays one layer over another, and
+    `Judge.from_settings` fills what is still None from the environment or rubriclib.toml (model,
+    base_url) or the Judge's own defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    """The environment variable holding the key; it must be set (never OPENAI_API_KEY instead:
+    that key belongs to another endpoint)."""
+    temperature: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    max_retries: int | None = Field(default=None, ge=0)
+    votes: int | None = Field(default=None, ge=1, strict=True)
+    """Independent judgments per row, combined by majority (on 1-5, the median score)."""
+
+    _base_url = field_validator("base_url")(usable_base_url)
+
+    def merge(self, over: JudgeSettings | None = None, **flags: Any) -> JudgeSettings:
+        """These settings with every field `over` (then `flags`) sets replacing this one's: a
+        None (an option not given) changes nothing. Extra fields of a subclass are dropped."""
+        layers = [self.judge_settings()]
+        if over is not None:
+            layers.append(over.judge_settings())
+        layers.append(JudgeSettings(**flags))
+        merged: dict[str, Any] = {}
+        for layer in layers:
+            merged |= layer.model_dump(exclude_none=True)
+        return JudgeSettings(**merged)
+
+    def judge_settings(self) -> JudgeSettings:
+        """Only the judge's own fields (a subclass, such as an eval file's `judge:`, adds run
+        settings or an assertion's rubric)."""
+        if type(self) is JudgeSettings:
+            return self
+        return JudgeSettings(**{name: getattr(self, name) for name in JudgeSettings.model_fields})
