@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from rubriclib.batch import (
     ENDPOINT,
+    MAX_REQUESTS,
     TERMINAL,
     UNSUCCESSFUL,
     BatchState,
@@ -316,12 +317,17 @@ class BatchRun:
     def refused(self) -> str | None:
         """Why the endpoint refused the run's batch upload, if it did (see
         BatchTransport.refused)."""
-        return refusal(self.transports)
+        return next((each.refused for each in self.transports if each.refused), None)
+
+    def in_flight(self, judgments: int) -> int:
+        """Judgments to start at once: all of them, up to a batch's size (one wave a batch)."""
+        return max(1, min(judgments, MAX_REQUESTS))
 
     async def aclose(self) -> None:
-        """Stop following the batches (they keep running at the provider)."""
-        for judge in {id(judge): judge for judge in self.judges.values()}.values():
-            await judge.aclose()
+        """Stop following the batches (they keep running at the provider), even where a
+        judgment still holds its judge."""
+        for transport in self.transports:
+            await transport.aclose()
 
 
 def open_batch_run(
@@ -357,11 +363,6 @@ def open_batch_run(
         return transport
 
     return BatchRun(batch_judges(graders, make), transports)
-
-
-def refusal(transports: list[BatchTransport]) -> str | None:
-    """Why the endpoint refused a run's batch upload, if it did (see BatchTransport.refused)."""
-    return next((transport.refused for transport in transports if transport.refused), None)
 
 
 def api_key_for(batch: dict[str, Any]) -> str:

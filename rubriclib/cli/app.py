@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -17,6 +17,8 @@ from rubriclib.errors import BatchRefused, InputError, JudgeConfigError, RubricE
 # Each command imports what it needs, so `--help` and the commands that only read rubrics
 # start fast, and only the commands that judge load asyncio and the openai SDK.
 if TYPE_CHECKING:
+    from rubriclib.batch_api import BatchRun
+    from rubriclib.engine import Interrupted
     from rubriclib.result import GradeResult
     from rubriclib.rubric import Rubric
 
@@ -68,13 +70,10 @@ class _Group(click.Group):
             sys.exit(SIGNAL_EXIT_CODES["SIGINT"])
 
 
-def stop_if_refused(transports: list[Any]) -> None:
+def stop_if_refused(batch: BatchRun | None) -> None:
     """Exit 3 with one line, and no report, when the endpoint refused a batch run as a whole."""
-    if transports:
-        from rubriclib.batch_api import refusal
-
-        if cause := refusal(transports):
-            raise RunRefused(cause)
+    if batch is not None and (cause := batch.refused()):
+        raise RunRefused(cause)
 
 
 class Progress(Protocol):
@@ -83,13 +82,33 @@ class Progress(Protocol):
     def __call__(self, result: GradeResult | None = None) -> None: ...
 
 
-def judging(total: int, run: Callable[[Progress | None], Coroutine[Any, Any, T]]) -> T:
+class Closable(Protocol):
+    """What a run leaves open until it ends: a judge, a panel, a batch run."""
+
+    async def aclose(self) -> None: ...
+
+
+def judging(
+    total: int,
+    run: Callable[[Progress | None], Coroutine[Any, Any, T]],
+    interrupt: Interrupted,
+    closing: Sequence[Closable] = (),
+) -> T:
     """Run a judging coroutine to its end, with a progress bar of `total` judgments on stderr
-    when stderr is a terminal (the judge errors of the results it is given in its label)."""
+    when stderr is a terminal (the judge errors of the results it is given in its label). The
+    first signal `interrupt` records cancels it; `closing` is closed when it ends, however."""
     import asyncio
 
+    async def guarded(progress: Progress | None) -> T:
+        with interrupt.cancelling_current_task():
+            try:
+                return await run(progress)
+            finally:
+                for each in closing:
+                    await each.aclose()
+
     if not sys.stderr.isatty():
-        return asyncio.run(run(None))
+        return asyncio.run(guarded(None))
     with click.progressbar(length=total, label="judging", file=sys.stderr) as bar:
         errors = 0
 
@@ -100,7 +119,7 @@ def judging(total: int, run: Callable[[Progress | None], Coroutine[Any, Any, T]]
                 bar.label = f"judging ({errors} error(s))"
             bar.update(1)
 
-        return asyncio.run(run(advance))
+        return asyncio.run(guarded(advance))
 
 
 def one_stdin(**options: str | None) -> None:

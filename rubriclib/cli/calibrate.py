@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,7 +24,6 @@ from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
     from rubriclib.calibration import Calibration
-    from rubriclib.engine import Interrupted
 
 
 @main.command("calibrate")
@@ -110,24 +110,21 @@ def calibrate(
     rows = load_labels(Path(labels_file), rubric)  # every bad row: exit 2 before any request
     judge = Judge(model=model, cache=cache_setting(no_cache))  # a missing key stops here
 
-    async def run_all(progress: Progress | None, interrupt: Interrupted) -> Calibration:
-        with interrupt.cancelling_current_task():
-            try:
-                return await run_calibration(
-                    judge,
-                    rubric,
-                    rows,
-                    labels_file,
-                    concurrency=concurrency or resolve("concurrency").value,
-                    requests_per_minute=requests_per_minute,
-                    on_judgment=progress,
-                    interrupt=interrupt,
-                )
-            finally:
-                await judge.aclose()
-
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
-        calibration = judging(len(rows), lambda progress: run_all(progress, interrupt))
+
+        def run(progress: Progress | None) -> Coroutine[Any, Any, Calibration]:
+            return run_calibration(
+                judge,
+                rubric,
+                rows,
+                labels_file,
+                concurrency=concurrency or resolve("concurrency").value,
+                requests_per_minute=requests_per_minute,
+                on_judgment=progress,
+                interrupt=interrupt,
+            )
+
+        calibration = judging(len(rows), run, interrupt, [judge])
         _finish(calibration, report_format, (destination, out), (goldens_path, goldens_out))
         sys.exit(_exit_code(calibration, min_kappa))
 

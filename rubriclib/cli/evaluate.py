@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,7 +24,6 @@ from rubriclib.cli.app import (
 from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
-    from rubriclib.engine import Interrupted
     from rubriclib.evalfile import Eval
     from rubriclib.evals import EvalReport
     from rubriclib.plan import Plan
@@ -116,7 +116,7 @@ def eval_command(
         raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
     # every refusal before the plan, any key or request, and before a state file is touched
     ready = prepare(eval_file, dataset, frozen=frozen, batch="--batch" if use_batch else None)
-    ev, rows = ready.eval, ready.rows
+    ev = ready.eval
     if dry_run:
         _dry_run(ev, limit, votes, show_prompts, use_batch, (price_per_million, batch_discount))
         return
@@ -128,13 +128,11 @@ def eval_command(
     judges = make_judges(ev, model, cache_setting(no_cache), votes)  # a missing key stops here
     target = make_target(ev)
     total = ready.judgments(limit)
-    batch_size = None
-    transports = []
+    batch = None
     if use_batch:
-        from rubriclib.batch import MAX_REQUESTS
         from rubriclib.batch_api import open_batch_run
 
-        batch_run = open_batch_run(
+        batch = open_batch_run(
             judges,
             targets[0],
             resume=resume,
@@ -142,33 +140,26 @@ def eval_command(
             progress=lambda text: click.echo(f"rubriclib: {text}", err=True),
             api_key_envs={g.name: g.judge.api_key_env for g in ev.graders if g.judge.api_key_env},
         )
-        judges, transports = {**batch_run.judges}, batch_run.transports
-        batch_size = max(1, min(total, MAX_REQUESTS))
-
-    async def run_all(progress: Progress | None, interrupt: Interrupted) -> EvalReport:
-        with interrupt.cancelling_current_task():
-            try:
-                return await arun_eval(
-                    ev,
-                    judges,
-                    concurrency=concurrency,
-                    out=targets[0] if out else None,
-                    resume=resume,
-                    limit=limit,
-                    keep_cases=report_format == "junit",
-                    on_result=progress,
-                    interrupt=interrupt,
-                    target=target,
-                    batch_size=batch_size,
-                    planned_rows=rows,
-                )
-            finally:
-                for transport in transports:
-                    await transport.aclose()
-
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
-        report = judging(total, lambda progress: run_all(progress, interrupt))
-        stop_if_refused(transports)
+
+        def run(progress: Progress | None) -> Coroutine[Any, Any, EvalReport]:
+            return arun_eval(
+                ev,
+                batch.judges if batch else judges,
+                concurrency=concurrency,
+                out=targets[0] if out else None,
+                resume=resume,
+                limit=limit,
+                keep_cases=report_format == "junit",
+                on_result=progress,
+                interrupt=interrupt,
+                target=target,
+                batch_size=batch.in_flight(total) if batch else None,
+                planned_rows=ready.rows,
+            )
+
+        report = judging(total, run, interrupt, [batch] if batch else [])
+        stop_if_refused(batch)
         finish(report, report_format, report_path, targets[-1] if report_path else None)
 
 

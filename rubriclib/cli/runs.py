@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -233,35 +233,29 @@ def test_goldens(
     judge = Judge.from_settings(settings, cache=cache_setting(no_cache))  # no key: stops here
     total = plan.judgments
     in_flight = concurrency or resolve("concurrency").value
-    transports = []
+    batch = None
     if use_batch and destination is not None:
-        from rubriclib.batch import MAX_REQUESTS
         from rubriclib.batch_api import open_batch_run
 
-        def show(text: str) -> None:
-            click.echo(f"rubriclib: {text}", err=True)
-
-        batch_run = open_batch_run(
-            {"judge": judge}, destination, resume=resume, poll_seconds=poll_seconds, progress=show
+        batch = open_batch_run(
+            {"judge": judge},
+            destination,
+            resume=resume,
+            poll_seconds=poll_seconds,
+            progress=lambda text: click.echo(f"rubriclib: {text}", err=True),
         )
-        judge, transports = batch_run.judges["judge"], batch_run.transports
-        in_flight, requests_per_minute = max(1, min(total, MAX_REQUESTS)), None  # one wave
-
-    async def run_all(progress: Progress | None, interrupt: Interrupted) -> RunReport:
-        with interrupt.cancelling_current_task():
-            try:
-                return await run_goldens(
-                    judge, plan.rubrics, trials, in_flight, progress, interrupt, requests_per_minute
-                )
-            finally:
-                for transport in transports:
-                    await transport.aclose()
-                await judge.aclose()
+        judge, in_flight, requests_per_minute = batch.judges["judge"], batch.in_flight(total), None
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
-        run = judging(total, lambda progress: run_all(progress, interrupt))
-        stop_if_refused(transports)
-        _finish(run, report_format, destination, out)
+
+        def run(progress: Progress | None) -> Coroutine[Any, Any, RunReport]:
+            return run_goldens(
+                judge, plan.rubrics, trials, in_flight, progress, interrupt, requests_per_minute
+            )
+
+        run_report = judging(total, run, interrupt, [judge, *([batch] if batch else [])])
+        stop_if_refused(batch)
+        _finish(run_report, report_format, destination, out)
 
 
 def _finish(run: RunReport, report_format: str, destination: Path | None, out: str | None) -> None:
