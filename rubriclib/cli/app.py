@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rubriclib.rubric import Rubric
 
 T = TypeVar("T")
+C = TypeVar("C", bound=Callable[..., Any])
 
 SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 
@@ -167,7 +168,35 @@ def source_label(rubric: Rubric) -> str:
 
 
 TEXT_HELP = "Text, @path to read a file, or - for stdin."
-NO_CACHE_HELP = "Ask the judge even when the verdict cache has this judgment."
+NO_CACHE_OPTION = click.option(
+    "--no-cache", is_flag=True, help="Ask the judge even when the verdict cache has this judgment."
+)
+MODEL_OPTION = click.option(
+    "--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini)."
+)
+CONCURRENCY_OPTION = click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    help="Judgments in flight at once (default: the config's, else 8).",
+)
+REQUESTS_PER_MINUTE_OPTION = click.option(
+    "--requests-per-minute",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Space request starts to stay under this quota.",
+)
+
+
+def votes_option(help: str, default: int | None = None) -> Callable[[C], C]:
+    """--votes: independent judgments combined by majority (1-5: the median)."""
+    return click.option(
+        "--votes",
+        type=click.IntRange(min=1),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
 FROZEN_OPTION = click.option(
     "--frozen",
     is_flag=True,
@@ -196,6 +225,23 @@ FORMAT_OPTION = click.option(
     show_default=True,
     help="A table for people, JSON for programs, JUnit XML for CI.",
 )
+eval_options = [
+    click.argument("eval_file", type=click.Path(dir_okay=False)),
+    click.option("--dataset", help="Judge the rows of this file instead of the eval's own."),
+    click.option("--model", help="Judge model for every grader (wins over the eval file)."),
+    click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows."),
+    votes_option("Votes per judgment for every grader (wins over the eval file's votes)."),
+    NO_CACHE_OPTION,
+]
+
+
+def with_eval_options(command: Any) -> Any:
+    """The options of every command that reads an eval file: eval, batch prepare, collect."""
+    for option in reversed(eval_options):
+        command = option(command)
+    return command
+
+
 judged_inputs = [
     click.option("--output", "output", required=True, help=f"The candidate output. {TEXT_HELP}"),
     click.option("--input", "input_", help=f"The task input. {TEXT_HELP}"),

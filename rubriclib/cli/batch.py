@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rubriclib.cli.app import FORMAT_OPTION, NO_CACHE_HELP, BadInput, main, writable
+from rubriclib.cli.app import FORMAT_OPTION, BadInput, main, with_eval_options, writable
 
 if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
@@ -29,22 +29,6 @@ def batch_group() -> None:
       rubriclib batch collect eval.yaml --from output.jsonl --out results.jsonl
       rubriclib batch status results.jsonl
     """
-
-
-eval_options = [
-    click.argument("eval_file", type=click.Path(dir_okay=False)),
-    click.option("--dataset", help="Judge the rows of this file instead of the eval's own."),
-    click.option("--model", help="Judge model for every grader (wins over the eval file)."),
-    click.option("--limit", type=click.IntRange(min=1), help="Only the first N rows."),
-    click.option("--votes", type=click.IntRange(min=1), help="Votes per judgment, every grader."),
-    click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP),
-]
-
-
-def with_eval_options(command: Any) -> Any:
-    for option in reversed(eval_options):
-        command = option(command)
-    return command
 
 
 def _offline(

@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import (
+    CONCURRENCY_OPTION,
     FROZEN_OPTION,
-    NO_CACHE_HELP,
+    MODEL_OPTION,
+    NO_CACHE_OPTION,
+    REQUESTS_PER_MINUTE_OPTION,
     SIGNAL_EXIT_CODES,
     BadInput,
     Progress,
@@ -36,17 +39,9 @@ if TYPE_CHECKING:
     help="Rows to judge with a human `label` (pass/fail) or, for a 1-5 rubric, a `score`: "
     ".jsonl, .csv, .json or .yaml.",
 )
-@click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
-@click.option(
-    "--concurrency",
-    type=click.IntRange(min=1),
-    help="Judgments in flight at once (default: the config's, else 8).",
-)
-@click.option(
-    "--requests-per-minute",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Space request starts to stay under this quota.",
-)
+@MODEL_OPTION
+@CONCURRENCY_OPTION
+@REQUESTS_PER_MINUTE_OPTION
 @click.option(
     "--format",
     "report_format",
@@ -67,7 +62,7 @@ if TYPE_CHECKING:
     type=click.FloatRange(min=-1, max=1),
     help="Exit 1 when Cohen's kappa is below this (or undefined).",
 )
-@click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+@NO_CACHE_OPTION
 @FROZEN_OPTION
 def calibrate(
     ref: str,

@@ -10,15 +10,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import (
+    CONCURRENCY_OPTION,
     FORMAT_OPTION,
     FROZEN_OPTION,
-    NO_CACHE_HELP,
     POLL_SECONDS_OPTION,
     SIGNAL_EXIT_CODES,
     Progress,
     judging,
     main,
     stop_if_refused,
+    with_eval_options,
     writable,
 )
 from rubriclib.files import write_atomically
@@ -30,27 +31,18 @@ if TYPE_CHECKING:
 
 
 @main.command("eval")
-@click.argument("eval_file", type=click.Path(dir_okay=False))
-@click.option("--dataset", help="Judge the rows of this file instead of the eval's own.")
-@click.option("--model", help="Judge model for every grader (wins over the eval file).")
-@click.option("--concurrency", type=click.IntRange(min=1), help="Judgments in flight (default 8).")
+@with_eval_options
+@CONCURRENCY_OPTION
 @click.option("--out", help="Append one JSON line per row and grader here, as each finishes.")
 @click.option("--report", "report_path", help="Write the report here; print only its last line.")
 @FORMAT_OPTION
 @click.option("--resume", is_flag=True, help="Keep the results already in --out; judge the rest.")
-@click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows.")
 @click.option("--dry-run", is_flag=True, help="Check everything and show the plan; send nothing.")
 @click.option(
     "--show-prompts",
     is_flag=True,
     help="With --dry-run: show the first row's prompt per grader (each field cut to 2,000 "
     "characters); `rubriclib render` shows any one whole.",
-)
-@click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
-@click.option(
-    "--votes",
-    type=click.IntRange(min=1),
-    help="Votes per judgment for every grader (wins over the eval file's votes).",
 )
 @click.option(
     "--batch",

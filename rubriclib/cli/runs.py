@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import (
+    CONCURRENCY_OPTION,
     FORMAT_OPTION,
     FROZEN_OPTION,
-    NO_CACHE_HELP,
+    MODEL_OPTION,
+    NO_CACHE_OPTION,
     POLL_SECONDS_OPTION,
+    REQUESTS_PER_MINUTE_OPTION,
     SIGNAL_EXIT_CODES,
     TEMPERATURE_OPTION,
     TEXT_HELP,
@@ -26,6 +29,7 @@ from rubriclib.cli.app import (
     option_text,
     refuse_unlocked,
     stop_if_refused,
+    votes_option,
     with_judged_inputs,
     writable,
 )
@@ -44,16 +48,10 @@ if TYPE_CHECKING:
     "--baseline",
     help=f"The output to compare with, for a pairwise rubric. {TEXT_HELP}",
 )
-@click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
+@MODEL_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
-@click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
-@click.option(
-    "--votes",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Independent judgments; the majority wins (1-5: the median), a tie fails.",
-)
+@NO_CACHE_OPTION
+@votes_option("Independent judgments; the majority wins (1-5: the median), a tie fails.", 1)
 @TEMPERATURE_OPTION
 @FROZEN_OPTION
 def judge_command(
@@ -137,7 +135,7 @@ def judge_command(
 
 @main.command("test-goldens")
 @click.argument("refs", nargs=-1)
-@click.option("--model", help="Judge model (default: $RUBRICLIB_MODEL or gpt-4o-mini).")
+@MODEL_OPTION
 @click.option(
     "--trials",
     type=click.IntRange(min=1),
@@ -145,19 +143,9 @@ def judge_command(
     show_default=True,
     help="Judge every golden this many times (for agreement statistics).",
 )
-@click.option(
-    "--votes",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Votes per judgment: each trial is the majority of this many (1-5: the median).",
-)
+@votes_option("Votes per judgment: each trial is the majority of this many (1-5: the median).", 1)
 @TEMPERATURE_OPTION
-@click.option(
-    "--concurrency",
-    type=click.IntRange(min=1),
-    help="Judgments in flight at once (default: the config's, else 8).",
-)
+@CONCURRENCY_OPTION
 @click.option(
     "--goldens",
     "goldens_file",
@@ -167,13 +155,9 @@ def judge_command(
 )
 @FORMAT_OPTION
 @click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
-@click.option("--no-cache", is_flag=True, help=NO_CACHE_HELP)
+@NO_CACHE_OPTION
 @FROZEN_OPTION
-@click.option(
-    "--requests-per-minute",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Space request starts to stay under this quota.",
-)
+@REQUESTS_PER_MINUTE_OPTION
 @click.option(
     "--batch",
     "use_batch",
