@@ -12,6 +12,7 @@ from rubriclib._version import __version__
 from rubriclib.evals import EvalReport, GraderStats
 from rubriclib.reports import (
     iso_time,
+    junit_text,
     junit_totals,
     one_line,
     pairwise_text,
@@ -263,8 +264,7 @@ def format_junit(report: EvalReport) -> str:
         )
     elapsed = max(report.finished - report.started, 0.0)
     junit_totals(root, tests, failures, errors, len(report.not_judged), elapsed)
-    ElementTree.indent(root)
-    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
+    return junit_text(root)
 
 
 FORMATTERS: dict[str, Callable[[EvalReport], str]] = {

@@ -14,6 +14,7 @@ from rubriclib.reports import (
     decimal_text,
     interval_text,
     judge_value,
+    junit_text,
     junit_totals,
     latency_seconds,
     one_line,
@@ -318,8 +319,7 @@ def format_junit(run: RunReport) -> str:
     info = run.info
     time = info.finished - info.started if info else sum(float(s.get("time", 0)) for s in suites)
     junit_totals(root, total("tests"), total("failures"), total("errors"), total("skipped"), time)
-    ElementTree.indent(root)
-    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
+    return junit_text(root)
 
 
 FORMATTERS: dict[str, Callable[[RunReport], str]] = {

@@ -175,3 +175,9 @@ def junit_totals(
     for name, value in totals.items():
         element.set(name, str(value))
     element.set("time", f"{max(time, 0.0):.3f}")
+
+
+def junit_text(root: ElementTree.Element) -> str:
+    """A JUnit document as indented XML text, with its declaration."""
+    ElementTree.indent(root)
+    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)

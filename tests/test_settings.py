@@ -103,3 +103,13 @@ def test_the_promptfoo_assertion_checks_the_same_settings(monkeypatch: pytest.Mo
     )
     assert no_key["pass"] is False
     assert "config.api_key_env: $MISSING_KEY is not set" in no_key["reason"]
+
+
+def test_an_adapter_takes_a_judge_or_its_settings_not_both() -> None:
+    from rubriclib.integrations import chosen_judge
+
+    given = Judge(base_url=LOCAL)
+    assert chosen_judge(given, None, None, "rubric_scorer") is given
+    assert chosen_judge(None, "m", LOCAL, "rubric_scorer").model == "m"
+    with pytest.raises(TypeError, match="^rubric_grader: give a judge or model/base_url"):
+        chosen_judge(given, "m", None, "rubric_grader")

@@ -225,6 +225,31 @@ FORMAT_OPTION = click.option(
     show_default=True,
     help="A table for people, JSON for programs, JUnit XML for CI.",
 )
+judged_inputs = [
+    click.option("--output", "output", required=True, help=f"The candidate output. {TEXT_HELP}"),
+    click.option("--input", "input_", help=f"The task input. {TEXT_HELP}"),
+    click.option("--context", help=f"Source context. {TEXT_HELP}"),
+    click.option("--reference", help=f"A reference answer. {TEXT_HELP}"),
+    click.option(
+        "--baseline", help=f"The output to compare with, for a pairwise rubric. {TEXT_HELP}"
+    ),
+]
+
+
+def with_options(options: list[Callable[[C], C]]) -> Callable[[C], C]:
+    """A decorator adding `options` to a command, in this order in its --help."""
+
+    def add(command: C) -> C:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return add
+
+
+with_judged_inputs = with_options(judged_inputs)
+"""--output, --input, --context, --reference, --baseline: `judge` and `render`."""
+
 eval_options = [
     click.argument("eval_file", type=click.Path(dir_okay=False)),
     click.option("--dataset", help="Judge the rows of this file instead of the eval's own."),
@@ -235,25 +260,8 @@ eval_options = [
 ]
 
 
-def with_eval_options(command: Any) -> Any:
-    """The options of every command that reads an eval file: eval, batch prepare, collect."""
-    for option in reversed(eval_options):
-        command = option(command)
-    return command
-
-
-judged_inputs = [
-    click.option("--output", "output", required=True, help=f"The candidate output. {TEXT_HELP}"),
-    click.option("--input", "input_", help=f"The task input. {TEXT_HELP}"),
-    click.option("--context", help=f"Source context. {TEXT_HELP}"),
-    click.option("--reference", help=f"A reference answer. {TEXT_HELP}"),
-]
-
-
-def with_judged_inputs(command: Any) -> Any:
-    for option in reversed(judged_inputs):
-        command = option(command)
-    return command
+with_eval_options = with_options(eval_options)
+"""The options of every command that reads an eval file: eval, batch prepare, collect."""
 
 
 @click.group(cls=_Group, epilog=EXIT_CODES)

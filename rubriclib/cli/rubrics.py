@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import (
-    TEXT_HELP,
     BadInput,
     main,
     one_stdin,
@@ -195,7 +194,6 @@ def _validation_lines(entry: dict[str, Any]) -> str:
 @main.command("render")
 @click.argument("ref")
 @with_judged_inputs
-@click.option("--baseline", help=f"The output to compare with, for a pairwise rubric. {TEXT_HELP}")
 @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
 def render_command(
     ref: str,

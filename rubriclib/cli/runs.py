@@ -20,7 +20,6 @@ from rubriclib.cli.app import (
     REQUESTS_PER_MINUTE_OPTION,
     SIGNAL_EXIT_CODES,
     TEMPERATURE_OPTION,
-    TEXT_HELP,
     BadInput,
     Progress,
     judging,
@@ -44,10 +43,6 @@ if TYPE_CHECKING:
 @main.command("judge")
 @click.argument("ref")
 @with_judged_inputs
-@click.option(
-    "--baseline",
-    help=f"The output to compare with, for a pairwise rubric. {TEXT_HELP}",
-)
 @MODEL_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the GradeResult as JSON.")
 @NO_CACHE_OPTION

@@ -63,18 +63,28 @@ def unknown_keys(
     return problems
 
 
+def read_mapping(path: Path, what: str, problems: list[Problem]) -> tuple[str, dict[str, Any]]:
+    """A waza YAML file that must hold a mapping (`what`: "rubric", "task"): its text and
+    data, or ("", {}) with its problems added to `problems`."""
+    label = str(path)
+    try:
+        text = read_text(path, label)
+        data = load_yaml(text, label, what, EvalError)
+    except InputError as error:
+        problems += error.problems
+        return "", {}
+    if not isinstance(data, dict):
+        problems.append(Problem(label, what, f"must be a mapping of keys (a waza {what})"))
+        return "", {}
+    return text, data
+
+
 def load_waza_rubric(path: Path, problems: list[Problem]) -> Rubric | None:
     """The Rubric a waza YAML rubric file describes; its problems (file, line, field) are
     added to `problems` instead."""
     label = str(path)
-    try:
-        text = read_text(path, label)
-        data = load_yaml(text, label, "rubric", EvalError)
-    except InputError as error:
-        problems += error.problems
-        return None
-    if not isinstance(data, dict):
-        problems.append(Problem(label, "rubric", "must be a mapping of keys (a waza YAML rubric)"))
+    text, data = read_mapping(path, "rubric", problems)
+    if not data:
         return None
     found = unknown_keys(data, RUBRIC_KEYS, label, "")
     for key in ("name", "description", "evaluation_criteria"):

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rubriclib.errors import EvalError, InputError, Problem
-from rubriclib.evalfile.waza_rubric import unknown_keys
-from rubriclib.reading import load_yaml, read_text
+from rubriclib.errors import Problem
+from rubriclib.evalfile.waza_rubric import read_mapping, unknown_keys
 from rubriclib.validation import LineFinder
 
 TASK_KEYS = (
@@ -104,14 +103,8 @@ def _matches(
 
 def _task_file(file: Path, problems: list[Problem], skipped: list[str]) -> list[Task]:
     label = str(file)
-    try:
-        text = read_text(file, label)
-        data = load_yaml(text, label, "task", EvalError)
-    except InputError as error:
-        problems += error.problems
-        return []
-    if not isinstance(data, dict):
-        problems.append(Problem(label, "task", "must be a mapping of keys (a waza task)"))
+    text, data = read_mapping(file, "task", problems)
+    if not data:
         return []
     return _task(data, label, "", file.stem, problems, skipped, text)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rubriclib.integrations import chosen_judge
 from rubriclib.item import field_text
 from rubriclib.judge import Judge
 from rubriclib.registry import load_rubric
@@ -39,9 +40,7 @@ def rubric_scorer(
 ) -> Scorer:
     """An inspect scorer judging each sample's output by `rubric` (a reference or a Rubric)."""
     resolved = rubric if isinstance(rubric, Rubric) else load_rubric(rubric)
-    if judge is not None and (model or base_url):
-        raise TypeError("rubric_scorer: give a judge or model/base_url, not both")
-    grader = judge or Judge(model=model, base_url=base_url)
+    grader = chosen_judge(judge, model, base_url, "rubric_scorer")
     try:
         from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, mean, scorer, stderr
     except ImportError as error:

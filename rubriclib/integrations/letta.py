@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rubriclib.integrations import chosen_judge
 from rubriclib.item import field_text
 from rubriclib.judge import Judge
 from rubriclib.letta_rows import rubric_fields
@@ -65,10 +66,8 @@ def rubric_grader(
 ) -> Callable[..., Any]:
     """A letta-evals grader (async, `@grader`) judging each submission by `rubric` (a
     reference, resolved beside `base_dir`, or a Rubric)."""
-    if judge is not None and (model or base_url):
-        raise TypeError("rubric_grader: give a judge or model/base_url, not both")
+    chosen = chosen_judge(judge, model, base_url, "rubric_grader")
     resolved = rubric if isinstance(rubric, Rubric) else load_rubric(rubric, base_dir=base_dir)
-    chosen = judge or Judge(model=model, base_url=base_url)
     try:
         from letta_evals.decorators import grader
         from letta_evals.models import GradeResult, Sample
