@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Literal
 from rubriclib.config import find_project, search_paths
 from rubriclib.errors import Problem, RubricError
 from rubriclib.rubric import (
-    NAME_PATTERN,
     Golden,
     Rubric,
     judged_digest,
@@ -24,6 +23,7 @@ from rubriclib.rubric import (
     parse_rubric,
     required_field_problems,
 )
+from rubriclib.validation import NAME_PATTERN
 
 if TYPE_CHECKING:
     import semver

@@ -19,11 +19,11 @@ from pydantic import (
     model_validator,
 )
 
+from rubriclib.checklist import ChecklistItem, FieldName, checklist_problems
 from rubriclib.errors import Problem, RubricError
 from rubriclib.reading import load_yaml, read_text
-from rubriclib.validation import LineFinder, problems_from_validation, valid_parts
+from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
 
-NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 SEMVER = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
@@ -92,11 +92,11 @@ class _Frontmatter(BaseModel):
     scale: Literal["pass-fail", "1-5", "pairwise"]
     description: str
     pass_threshold: int | None = Field(default=None, ge=1, le=5, strict=True)
-    requires: list[Literal["input", "context", "reference", "baseline"]] = Field(
-        default_factory=list
-    )
+    requires: list[FieldName] = Field(default_factory=list)
     """Fields a judgment cannot go without: a row lacking one is an error, never judged. A
     pairwise rubric always requires `baseline` (added when the file does not list it)."""
+    checklist: list[ChecklistItem] = Field(default_factory=list)
+    """Independent yes/no questions about the candidate (none: the rubric is judged whole)."""
     goldens: list[Golden] = Field(default_factory=list)
 
     @field_validator("version", mode="before")
@@ -183,6 +183,10 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         problems.append(Problem(label, "body", "must not be empty: it is what the judge is told"))
     checks = _scale_problems(fields, label) if fields.scale is not None else []
     checks.extend(duplicate_name_problems(fields.goldens, label, "goldens"))
+    present = "checklist" in data
+    checks.extend(
+        checklist_problems(fields.checklist, fields.scale, fields.requires, label, present)
+    )
     if fields.scale == "pairwise" and "baseline" not in fields.requires:
         fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
     checks.extend(required_field_problems(fields.goldens, fields.requires, label))
@@ -212,7 +216,9 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         body=judged_body,
         source=source,
         path=path,
-        digest=judged_digest(fields.scale, fields.pass_threshold, fields.requires, judged_body),
+        digest=judged_digest(
+            fields.scale, fields.pass_threshold, fields.requires, judged_body, fields.checklist
+        ),
     )
 
 
@@ -226,18 +232,26 @@ def verdict_tool_names(scale: str, body: str) -> tuple[str, ...]:
 
 
 def judged_digest(
-    scale: str, pass_threshold: int | None, requires: Sequence[str], body: str
+    scale: str,
+    pass_threshold: int | None,
+    requires: Sequence[str],
+    body: str,
+    checklist: Sequence[ChecklistItem] = (),
 ) -> str:
     """sha256 hex of what decides a verdict, as canonical JSON: the scale, the pass threshold,
-    the required fields, the verdict tool names and the body. Goldens, the description and how
-    the YAML is written do not count; any change to the judged text does."""
-    judged = {
+    the required fields, the verdict tool names, the body and, when there is one, the
+    checklist (each item's `ChecklistItem.judged`, in order; a rubric without one has no
+    `checklist` key, so its digest is the one it had before checklists existed). Goldens, the
+    description and how the YAML is written do not count; any change to the judged text does."""
+    judged: dict[str, Any] = {
         "scale": scale,
         "pass_threshold": pass_threshold,
         "requires": sorted(requires),
         "tools": list(verdict_tool_names(scale, body)),
         "body": body,
     }
+    if checklist:
+        judged["checklist"] = [item.judged() for item in checklist]
     text = json.dumps(judged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

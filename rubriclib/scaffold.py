@@ -12,7 +12,8 @@ import yaml
 from rubriclib.errors import Problem, RubricError
 from rubriclib.files import write_new
 from rubriclib.registry import load_goldens, load_rubric
-from rubriclib.rubric import NAME_PATTERN, SCORE_TOOL, Golden, Rubric, parse_rubric_text
+from rubriclib.rubric import SCORE_TOOL, Golden, Rubric, parse_rubric_text
+from rubriclib.validation import NAME_PATTERN
 
 PASS_FAIL_VERDICT = """\
 ## Verdict
@@ -60,8 +61,10 @@ def new_rubric(
     scale: str = "pass-fail",
     description: str | None = None,
     from_ref: str | None = None,
+    checklist: bool = False,
 ) -> Path:
-    """Write `directory/NAME.md` at version 0.1.0 and return its path; never overwrites."""
+    """Write `directory/NAME.md` at version 0.1.0 and return its path; never overwrites.
+    `checklist`: add an example checklist (to a copy, only when its source has none)."""
     path = directory / f"{name}.md"
     if not re.match(NAME_PATTERN, name):
         raise RubricError.single(
@@ -74,6 +77,12 @@ def new_rubric(
         header["description"] = description or source.description
         if source.pass_threshold is not None:
             header["pass_threshold"] = source.pass_threshold
+        if source.requires:
+            header["requires"] = list(source.requires)
+        if source.checklist:
+            header["checklist"] = [
+                item.model_dump(exclude_defaults=True) for item in source.checklist
+            ]
         goldens = load_goldens(source)
         body = source.body
     else:
@@ -84,6 +93,9 @@ def new_rubric(
         title = name.replace("-", " ").capitalize()
         verdict = SCORE_VERDICT if scale == "1-5" else PASS_FAIL_VERDICT
         body = SKELETON.format(title=title, verdict=verdict)
+    if checklist and "checklist" not in header:
+        header["requires"] = sorted({*header.get("requires", []), "input"})
+        header["checklist"] = _example_checklist(header["scale"])
     header["goldens"] = [golden.model_dump(exclude_defaults=True) for golden in goldens]
     frontmatter = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
     text = f"---\n{frontmatter}---\n{body.rstrip()}\n"
@@ -97,6 +109,29 @@ def new_rubric(
     except FileExistsError:
         raise RubricError.single(str(path), "file", "already exists; not overwritten") from None
     return path
+
+
+def _example_checklist(scale: str) -> list[dict[str, Any]]:
+    """Two items, one failed by a yes and one by a no, for the author to rewrite."""
+    items: list[dict[str, Any]] = [
+        {
+            "id": "first-failure-kind",
+            "question": "PLACEHOLDER: a yes/no question about the output that a yes fails, "
+            "e.g. Does the output state a number, date or name the input does not give?",
+            "fail_if": "yes",
+            "requires": ["input"],
+        },
+        {
+            "id": "second-requirement",
+            "question": "PLACEHOLDER: a yes/no question about the output that a no fails, "
+            "e.g. Does the output answer every part of the input?",
+            "fail_if": "no",
+            "requires": ["input"],
+        },
+    ]
+    if scale == "1-5":
+        items[0]["weight"] = 2
+    return items
 
 
 def _placeholder_goldens(scale: str) -> list[Golden]:
@@ -126,11 +161,13 @@ _UNFINISHED = re.compile(
 
 def strict_problems(rubric: Rubric, goldens: list[Golden]) -> list[Problem]:
     """What `validate --strict` also fails: a scaffold not yet finished (placeholder text
-    left), goldens that do not cover both verdicts, a body that never names its verdict
-    tools."""
+    left, in checklist questions too), goldens that do not cover both verdicts, a body that
+    never names its verdict tools."""
     label = rubric.source.removeprefix("file:")
     problems = []
     texts = {"description": rubric.description, "body": rubric.body}
+    for index, item in enumerate(rubric.checklist):
+        texts[f"checklist[{index}].question"] = item.question
     for index, golden in enumerate(goldens):
         for field in ("input", "output", "why"):
             texts[f"goldens[{index}].{field}"] = getattr(golden, field) or ""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any, TypeVar, get_origin
+from typing import Annotated, Any, TypeVar, get_origin
 
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -14,6 +14,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from rubriclib.errors import Problem
 
 Model = TypeVar("Model", bound=BaseModel)
+NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+"""Kebab-case: the names of rubrics, goldens and checklist items (a mismatch reads as such)."""
 
 
 def problems_from_validation(
@@ -88,8 +90,9 @@ def valid_parts(model: type[Model], data: Any) -> Model:
         value = raw.get(name)
         annotation: Any = field.annotation
         inner = _nested_model(annotation)
-        if name in raw and name not in bad:
-            values[name] = TypeAdapter[Any](annotation).validate_python(value)
+        if name in raw and name not in bad:  # its metadata too: a BeforeValidator, a pattern
+            typed: Any = Annotated[annotation, *field.metadata] if field.metadata else annotation
+            values[name] = TypeAdapter[Any](typed).validate_python(value)
         elif inner is not None and isinstance(value, list):
             values[name] = [valid_parts(inner, element) for element in value]
         elif inner is not None and isinstance(value, Mapping) and get_origin(annotation) is dict:

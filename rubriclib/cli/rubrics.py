@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,7 +105,7 @@ def _group_rank(group: str) -> tuple[int, str]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--body", "body_only", is_flag=True, help="Print only the judged body.")
 def show(ref: str, as_json: bool, body_only: bool) -> None:
-    """Show one rubric: its frontmatter, golden count and body.
+    """Show one rubric: its frontmatter, golden count, checklist and body.
 
     \b
     Examples:
@@ -123,12 +124,27 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
         "pass_threshold": rubric.pass_threshold,
         "goldens": len(load_goldens(rubric)),
     }
+    checklist = [
+        {
+            **item.model_dump(exclude={"weight"}),
+            "weight": item.effective_weight if rubric.scale == "1-5" else None,
+        }
+        for item in rubric.checklist
+    ]
     if as_json:
-        click.echo(json.dumps({**info, "body": rubric.body}, indent=2))
+        click.echo(json.dumps({**info, "checklist": checklist, "body": rubric.body}, indent=2))
         return
     for key, value in info.items():
         if value is not None:
             click.echo(f"{click.style(key + ':', bold=True)} {value}")
+    if checklist:
+        click.echo(f"{click.style('checklist:', bold=True)} {len(checklist)} items")
+    for item in checklist:
+        facts = [f"fails if {item['fail_if']}"]
+        facts += [f"weight {item['weight']:g}"] if item["weight"] is not None else []
+        facts += [f"requires {', '.join(item['requires'])}"] if item["requires"] else []
+        click.echo(f"  - {click.style(item['id'], bold=True)} ({'; '.join(facts)})")
+        click.echo(textwrap.indent(item["question"], "    "))
     click.echo(f"\n{rubric.body}")
 
 
@@ -250,7 +266,15 @@ def render_command(
 @click.option("--scale", type=click.Choice(["pass-fail", "1-5"]), help="Default: pass-fail.")
 @click.option("--description", help="One line: what the rubric judges.")
 @click.option(
-    "--from", "from_ref", help="Copy this rubric's body and goldens (version resets to 0.1.0)."
+    "--from",
+    "from_ref",
+    help="Copy this rubric's body, requires, checklist and goldens (version resets to 0.1.0).",
+)
+@click.option(
+    "--checklist",
+    "with_checklist",
+    is_flag=True,
+    help="Add an example checklist: yes/no questions, each failing the output on one answer.",
 )
 def new(
     name: str,
@@ -258,8 +282,10 @@ def new(
     scale: str | None,
     description: str | None,
     from_ref: str | None,
+    with_checklist: bool,
 ) -> None:
-    """Write DIR/NAME.md at version 0.1.0: a body skeleton and two placeholder goldens.
+    """Write DIR/NAME.md at version 0.1.0: a body skeleton and two placeholder goldens
+    (with --checklist, an example checklist too).
 
     Never overwrites an existing file.
 
@@ -267,6 +293,7 @@ def new(
     Examples:
       rubriclib new house-style --description "Whether replies follow our style guide."
       rubriclib new strict-groundedness --from groundedness
+      rubriclib new house-style --checklist
     """
     from rubriclib.registry import load_rubric, project_rubrics_dir
     from rubriclib.scaffold import new_rubric
@@ -274,7 +301,7 @@ def new(
     if from_ref is not None and scale is not None and scale != load_rubric(from_ref).scale:
         raise click.UsageError(f"--scale {scale} differs from the scale of {from_ref}")
     folder = Path(directory) if directory is not None else _relative(project_rubrics_dir())
-    path = new_rubric(name, folder, scale or "pass-fail", description, from_ref)
+    path = new_rubric(name, folder, scale or "pass-fail", description, from_ref, with_checklist)
     click.echo(f"Wrote {path}")
     click.echo("Next steps:")
     click.echo(f"  1. Edit {path}: write the criteria and replace every PLACEHOLDER.")
