@@ -94,8 +94,9 @@ def new_rubric(
         verdict = SCORE_VERDICT if scale == "1-5" else PASS_FAIL_VERDICT
         body = SKELETON.format(title=title, verdict=verdict)
     if checklist and "checklist" not in header:
-        header["requires"] = sorted({*header.get("requires", []), "input"})
-        header["checklist"] = _example_checklist(header["scale"])
+        if from_ref is None:
+            header["requires"] = ["input"]  # what the example items need; the goldens have it
+        header["checklist"] = _example_checklist(header["scale"], header.get("requires", []))
     header["goldens"] = [golden.model_dump(exclude_defaults=True) for golden in goldens]
     frontmatter = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
     text = f"---\n{frontmatter}---\n{body.rstrip()}\n"
@@ -111,24 +112,26 @@ def new_rubric(
     return path
 
 
-def _example_checklist(scale: str) -> list[dict[str, Any]]:
-    """Two items, one failed by a yes and one by a no, for the author to rewrite."""
+def _example_checklist(scale: str, requires: list[str]) -> list[dict[str, Any]]:
+    """Two items, one failed by a yes and one by a no, each needing the rubric's `requires`,
+    for the author to rewrite."""
     items: list[dict[str, Any]] = [
         {
             "id": "first-failure-kind",
             "question": "PLACEHOLDER: a yes/no question about the output that a yes fails, "
             "e.g. Does the output state a number, date or name the input does not give?",
             "fail_if": "yes",
-            "requires": ["input"],
         },
         {
             "id": "second-requirement",
             "question": "PLACEHOLDER: a yes/no question about the output that a no fails, "
             "e.g. Does the output answer every part of the input?",
             "fail_if": "no",
-            "requires": ["input"],
         },
     ]
+    for item in items:
+        if requires:
+            item["requires"] = list(requires)
     if scale == "1-5":
         items[0]["weight"] = 2
     return items

@@ -314,6 +314,8 @@ def test_new_with_a_checklist_validates_and_strict_names_what_is_left(
     assert [entry.weight for entry in rubric.checklist] == (
         [2.0, None] if scale == "1-5" else [None, None]
     )
+    assert rubric.requires == ["input"]
+    assert [entry.requires for entry in rubric.checklist] == [["input"], ["input"]]
     assert runner.invoke(main, ["validate", str(path)]).exit_code == 0
     strict = runner.invoke(main, ["validate", "--strict", str(path)])
     assert strict.exit_code == 1
@@ -348,6 +350,13 @@ def test_new_from_a_rubric_keeps_its_checklist_and_requires(
     copy, original = load_rubric(str(tmp_path / "out" / "copy.md")), load_rubric(str(source))
     assert copy.checklist == original.checklist and copy.requires == original.requires
     assert copy.digest == original.digest  # the same judged rubric under a new name
+    example = runner.invoke(
+        main, ["new", "harm", "--dir", str(tmp_path), "--from", "harmful-content", "--checklist"]
+    )
+    assert example.exit_code == 0, example.output  # its goldens lack an input: none is added
+    copied = load_rubric(str(tmp_path / "harm.md"))
+    assert copied.requires == load_rubric("harmful-content").requires == []
+    assert [entry.requires for entry in copied.checklist] == [[], []]
     refused = runner.invoke(
         main, ["new", "p", "--dir", str(tmp_path), "--from", "preference", "--checklist"]
     )
