@@ -63,7 +63,8 @@ def prepare_command(
     """
     import asyncio
 
-    from rubriclib.batch import aprepare, write_requests
+    from rubriclib.batch import write_requests
+    from rubriclib.batch_run import aprepare
 
     target = writable(to, "--to")
     ev, judges = _offline(eval_file, dataset, model, votes, no_cache)
@@ -108,7 +109,7 @@ def collect_command(
     listed on stderr, one line each; a judgment that needs a corrective turn is an error."""
     import asyncio
 
-    from rubriclib.batch import acollect
+    from rubriclib.batch_run import acollect
     from rubriclib.cli.evaluate import finish
     from rubriclib.engine import interruptible
 
