@@ -12,13 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.cache import VerdictCache, cache_key, cached_result, stored_verdict
-from rubriclib.config import (
-    check_environment_headers,
-    check_header_value,
-    checked_base_url,
-    credential,
-    resolve,
-)
+from rubriclib.config import checked_base_url, credential, judge_key, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import (
     EndpointUnusable,
@@ -57,7 +51,7 @@ from rubriclib.result import (
 )
 from rubriclib.rubric import Rubric
 from rubriclib.settings import JudgeSettings
-from rubriclib.transport import HttpTransport, SdkTransport, Transport, display_url
+from rubriclib.transport import SdkTransport, Transport, chosen_transport, display_url
 
 if TYPE_CHECKING:
     from rubriclib.pacer import Pacer
@@ -117,16 +111,7 @@ class Judge(ManyJudgments):
         self.model = resolve("model", model or None).value
         self.base_url = checked_base_url(base_url)
         self._endpoint = display_url(self.base_url)
-        if api_key:
-            key: str | None = check_header_value("api_key", api_key)
-            check_environment_headers()
-        else:
-            key = credential("OPENAI_API_KEY")
-        if not key and self.base_url is None:
-            raise JudgeConfigError(
-                "no API key: set OPENAI_API_KEY, or OPENAI_BASE_URL for a server that needs none"
-            )
-        self._api_key = key or "not-needed"
+        self._api_key = judge_key(api_key, self.base_url)
         self.temperature = temperature
         self.timeout = timeout
         self.max_retries = max_retries
@@ -138,17 +123,11 @@ class Judge(ManyJudgments):
         self.quirks: set[str] = set()
         """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
         `no_temperature`, `max_completion_tokens`. Kept for every later request of this Judge."""
-        self.transport: Transport
+        self.transport: Transport = chosen_transport(transport, self.base_url, self._api_key)
         """How async requests travel, chosen here once: "auto" is aiohttp (`HttpTransport`,
         proxied or not; a tenth of the SDK's CPU per request), "sdk" the openai SDK's async
         client, or any `transport.Transport` (a batch's), which gets every async request with
         its custom_id. `grade` always uses the SDK's sync client."""
-        if transport == "auto":
-            self.transport = HttpTransport(self.base_url, self._api_key)
-        elif transport == "sdk":
-            self.transport = SdkTransport(self.base_url, self._api_key)
-        else:
-            self.transport = transport
         self._sync = SdkTransport(self.base_url, self._api_key)
         """What `grade` sends with: the SDK's sync client."""
         self._in_flight = 0

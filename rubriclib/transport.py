@@ -20,7 +20,7 @@ import os
 import ssl
 import urllib.parse
 import urllib.request
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from rubriclib._version import __version__
 from rubriclib.failures import EndpointError, from_sdk, status_error
@@ -202,6 +202,18 @@ class SdkTransport:
         client, self._client = self._client, None
         if client is not None and self._loop is asyncio.get_running_loop():
             await client.close()
+
+
+def chosen_transport(
+    choice: Literal["auto", "sdk"] | Transport, base_url: str | None, api_key: str
+) -> Transport:
+    """The transport a Judge sends its async requests through: "auto" is aiohttp
+    (`HttpTransport`), "sdk" the openai SDK's async client; any other Transport is itself."""
+    if choice == "auto":
+        return HttpTransport(base_url, api_key)
+    if choice == "sdk":
+        return SdkTransport(base_url, api_key)
+    return choice
 
 
 def _cause(error: BaseException) -> str:
