@@ -7,7 +7,7 @@ import copy
 import logging
 import os
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -157,7 +157,7 @@ class Judge(ManyJudgments):
 
     def grade_item(self, rubric: Rubric, item: Item) -> GradeResult:
         """Judge one Item with the SDK's sync client (what `grade` calls)."""
-        return self._drive(self._item_steps(rubric, item, 1, stopped=lambda: False))
+        return self._drive(self._item_steps(rubric, item, 1, None))
 
     def _drive(self, steps: Steps) -> GradeResult:
         """Run one judgment's steps with the SDK's sync client and `time.sleep`."""
@@ -234,8 +234,7 @@ class Judge(ManyJudgments):
         self._in_flight += 1
         self._run_open = self._run_open or pacer is not None
         try:
-            stopped = lambda: pacer is not None and pacer.dead is not None  # noqa: E731
-            return await self._adrive(self._item_steps(rubric, item, trial, stopped), pacer)
+            return await self._adrive(self._item_steps(rubric, item, trial, pacer), pacer)
         finally:
             self._in_flight -= 1
             if not self._in_flight and not self._run_open:
@@ -286,18 +285,16 @@ class Judge(ManyJudgments):
                 )
         return combine_votes(rubric, votes, self.votes)
 
-    def _item_steps(
-        self, rubric: Rubric, item: Item, trial: int, stopped: Callable[[], bool]
-    ) -> Steps:
+    def _item_steps(self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None) -> Steps:
         """Every step of one item's judgment: its votes, one after another, until a majority is
-        decided (or `stopped()`: the run stopped sending), combined."""
+        decided (or `pacer`, the run's, has stopped sending to the endpoint), combined."""
         if cause := unjudgeable(rubric, item, self.model):
             return cause
         rendered = item_messages(rubric, item)
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
             votes.append((yield from self._vote(rubric, rendered, trial, vote)))
-            if majority_reached(votes, self.votes) or stopped():
+            if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
                 break
         return self._combined(rubric, votes)
 
@@ -400,8 +397,8 @@ class Judge(ManyJudgments):
                 )
             answered_mode = answered_mode or mode
             parsed = parse_reply(reply)
-            for key, count in usage_of(parsed).items():
-                usage[key] += count
+            for counted, count in usage_of(parsed).items():
+                usage[counted] += count
             outcome = read_reply(parsed, rubric, mode)
             if isinstance(outcome, JudgeVerdict):
                 if intent is not None and outcome.verdict != intent:
