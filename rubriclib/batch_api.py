@@ -27,10 +27,12 @@ from rubriclib.batch import (
     BatchState,
     answer_of,
     line_failure,
+    open_state,
     read_output,
     request_line,
     split_lines,
 )
+from rubriclib.batch_run import batch_judges
 from rubriclib.config import credential
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import EndpointError, EndpointUnusable, describe, from_sdk, redact
@@ -341,10 +343,8 @@ def open_batch_run(
 ) -> BatchRun:
     """The graders of a run writing `results`, built to judge through the Batch API (`eval
     --batch` and `test-goldens --batch` alike): its state file opened (`batch.open_state`: the
-    recorded one with `resume`), a judge panel refused (`batch.batch_judges`).
+    recorded one with `resume`), a judge panel refused (`batch_run.batch_judges`).
     `api_key_envs` names, by grader, the variable holding a judge's key, for the record."""
-    from rubriclib.batch import batch_judges, open_state
-
     state = open_state(results, resume)
     key_envs = {id(graders[name]): env for name, env in (api_key_envs or {}).items()}
     transports: list[BatchTransport] = []

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.config import default_cache_dir
-from rubriclib.protocol import JudgeVerdict, Mode
-from rubriclib.result import GradeResult, judge_details, make_result
+from rubriclib.protocol import POSITIONS, JudgeVerdict, Mode
+from rubriclib.result import GradeResult, judge_details, make_result, with_winner
 from rubriclib.rubric import Rubric
 
 FILE_NAME = "verdicts.sqlite3"
@@ -151,25 +151,32 @@ def _set_up(connection: sqlite3.Connection) -> None:
 def stored_verdict(
     verdict: JudgeVerdict, mode: Mode | None, correction: str | None
 ) -> dict[str, Any]:
-    """What the cache keeps of a verdict."""
-    return {
+    """What the cache keeps of a verdict (a pairwise order's: with the judge's answer)."""
+    stored = {
         "verdict": verdict.verdict,
         "reason": verdict.reason,
         "raw_score": verdict.raw_score,
         "mode": mode,
         "correction": correction,
     }
+    if verdict.winner is not None:
+        stored["winner"] = verdict.winner
+    return stored
 
 
 def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> GradeResult | None:
     """A cached verdict as a result (no attempts, `cached: true`), or None for a miss or a
-    stored value that is not a verdict."""
+    stored value that is not a verdict; on a pairwise rubric only one that kept the judge's
+    answer (A, B or tie, in `details.winner`)."""
     if stored is None or stored.get("verdict") not in ("pass", "fail"):
         return None
     reason, raw = stored.get("reason"), stored.get("raw_score")
     if not isinstance(reason, str) or (rubric.scale == "1-5") != isinstance(raw, int):
         return None
+    if rubric.scale == "pairwise" and stored.get("winner") not in POSITIONS:
+        return None
     correction = stored.get("correction") if isinstance(stored.get("correction"), str) else None
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     details = judge_details(model, stored.get("mode"), 0, 0, usage, correction, cached=True)
-    return make_result(rubric, details, stored["verdict"], reason, raw)
+    result = make_result(rubric, details, stored["verdict"], reason, raw)
+    return with_winner(result, stored.get("winner"))

@@ -4,49 +4,42 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import logging
 import os
 import time
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.cache import VerdictCache, cache_key, cached_result, stored_verdict
-from rubriclib.config import (
-    check_environment_headers,
-    check_header_value,
-    checked_base_url,
-    credential,
-    resolve,
-)
-from rubriclib.engine import agrade_many
+from rubriclib.config import checked_base_url, credential, judge_key, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import (
     EndpointUnusable,
     SignalKind,
     backoff_delay,
     describe,
-    from_sdk,
     is_retryable,
     quirk_in,
     redact,
     signal_kind,
 )
-from rubriclib.item import Item, as_item, missing_fields
+from rubriclib.grading import ManyJudgments, unjudgeable
+from rubriclib.item import Item
 from rubriclib.protocol import (
-    POSITIONS,
     JudgeVerdict,
     Mode,
     corrective_turn,
+    parse_reply,
     read_reply,
     reply_text,
     request_body,
+    sampling,
     text_intent,
+    tool_mode,
     usage_of,
 )
-from rubriclib.registry import load_rubric
-from rubriclib.render import render
+from rubriclib.render import item_messages
 from rubriclib.result import (
     GradeResult,
     combine_orders,
@@ -54,16 +47,13 @@ from rubriclib.result import (
     judge_details,
     majority_reached,
     make_result,
-    not_judged,
+    with_winner,
 )
 from rubriclib.rubric import Rubric
 from rubriclib.settings import JudgeSettings
-from rubriclib.transport import HttpTransport, SdkTransport, Transport, display_url
+from rubriclib.transport import SdkTransport, Transport, chosen_transport, display_url
 
 if TYPE_CHECKING:
-    import openai
-
-    from rubriclib.grader import Grader
     from rubriclib.pacer import Pacer
 
 logger = logging.getLogger("rubriclib")
@@ -87,65 +77,8 @@ class _Wait:
     seconds: float
 
 
-class ManyJudgments:
-    """`agrade`, `grade_many` and `agrade_many` for any Grader (a Judge, or a Panel of them):
-    many judgments go through the engine (`engine.agrade_many`)."""
-
-    async def agrade(
-        self: Grader,
-        rubric: Rubric | str,
-        output: str,
-        input: str | None = None,  # noqa: A002
-        context: str | None = None,
-        reference: str | None = None,
-        *,
-        baseline: str | None = None,
-    ) -> GradeResult:
-        """The async form of `grade`."""
-        rubric, item = prepare_item(rubric, output, input, context, reference, baseline)
-        return await self.agrade_item(rubric, item)
-
-    def grade_many(
-        self: Grader,
-        rubric: Rubric | str,
-        items: Iterable[Item | Mapping[str, Any]],
-        *,
-        concurrency: int = 8,
-        requests_per_minute: float | None = None,
-    ) -> list[GradeResult]:
-        """Judge every item, `concurrency` at once (and at most `requests_per_minute` request
-        starts a minute, if given): one result per item, in input order."""
-
-        return asyncio.run(
-            ManyJudgments.agrade_many(
-                self,
-                rubric,
-                items,
-                concurrency=concurrency,
-                requests_per_minute=requests_per_minute,
-            )
-        )
-
-    async def agrade_many(
-        self: Grader,
-        rubric: Rubric | str,
-        items: Iterable[Item | Mapping[str, Any]],
-        *,
-        concurrency: int = 8,
-        requests_per_minute: float | None = None,
-    ) -> list[GradeResult]:
-        """The async form of `grade_many` (its connections closed once every item is judged;
-        judgments of the same grader still running keep them until they end)."""
-        try:
-            return await agrade_many(
-                self,
-                rubric,
-                items,
-                concurrency=concurrency,
-                requests_per_minute=requests_per_minute,
-            )
-        finally:
-            await self.aclose()
+Steps = Generator[_Send | _Wait, Any, GradeResult]
+"""A judgment's steps; the driver sends back each request's reply (bytes or the exception)."""
 
 
 class Judge(ManyJudgments):
@@ -177,16 +110,8 @@ class Judge(ManyJudgments):
         self._determinism_checked = False
         self.model = resolve("model", model or None).value
         self.base_url = checked_base_url(base_url)
-        if api_key:
-            key: str | None = check_header_value("api_key", api_key)
-            check_environment_headers()
-        else:
-            key = credential("OPENAI_API_KEY")
-        if not key and self.base_url is None:
-            raise JudgeConfigError(
-                "no API key: set OPENAI_API_KEY, or OPENAI_BASE_URL for a server that needs none"
-            )
-        self._api_key = key or "not-needed"
+        self._endpoint = display_url(self.base_url)
+        self._api_key = judge_key(api_key, self.base_url)
         self.temperature = temperature
         self.timeout = timeout
         self.max_retries = max_retries
@@ -198,18 +123,13 @@ class Judge(ManyJudgments):
         self.quirks: set[str] = set()
         """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
         `no_temperature`, `max_completion_tokens`. Kept for every later request of this Judge."""
-        self.transport: Transport
+        self.transport: Transport = chosen_transport(transport, self.base_url, self._api_key)
         """How async requests travel, chosen here once: "auto" is aiohttp (`HttpTransport`,
         proxied or not; a tenth of the SDK's CPU per request), "sdk" the openai SDK's async
         client, or any `transport.Transport` (a batch's), which gets every async request with
         its custom_id. `grade` always uses the SDK's sync client."""
-        if transport == "auto":
-            self.transport = HttpTransport(self.base_url, self._api_key)
-        elif transport == "sdk":
-            self.transport = SdkTransport(self.base_url, self._api_key)
-        else:
-            self.transport = transport
-        self._client: openai.OpenAI | None = None
+        self._sync = SdkTransport(self.base_url, self._api_key)
+        """What `grade` sends with: the SDK's sync client."""
         self._in_flight = 0
         """Judgments running now, in the running event loop."""
         self._run_open = False
@@ -224,7 +144,7 @@ class Judge(ManyJudgments):
     @property
     def endpoint(self) -> str:
         """The endpoint as scheme://host[:port]/path: no credentials, no query string."""
-        return display_url(self.base_url)
+        return self._endpoint
 
     @property
     def api_key(self) -> str:
@@ -235,31 +155,11 @@ class Judge(ManyJudgments):
     def __repr__(self) -> str:
         return f"Judge(model={self.model!r}, endpoint={self.endpoint!r})"
 
-    def grade(
-        self,
-        rubric: Rubric | str,
-        output: str,
-        input: str | None = None,  # noqa: A002
-        context: str | None = None,
-        reference: str | None = None,
-        *,
-        baseline: str | None = None,
-    ) -> GradeResult:
-        """Judge `output` against `rubric` (a Rubric or a reference such as "groundedness@^1");
-        failures come back as verdict `error`. A pairwise rubric compares `output` with
-        `baseline` (required there, ignored elsewhere): pass means the output won."""
-        rubric, item = prepare_item(rubric, output, input, context, reference, baseline)
-        if missing := missing_fields(rubric.requires, item):
-            return not_judged(rubric, self.model, missing_cause(rubric, missing))
-        rendered = _rendered(rubric, item)
-        votes: list[GradeResult] = []
-        for vote in range(1, self.votes + 1):
-            votes.append(self._drive(self._vote(rubric, rendered, 1, vote)))
-            if majority_reached(votes, self.votes):
-                break
-        return self._combined(rubric, votes)
+    def grade_item(self, rubric: Rubric, item: Item) -> GradeResult:
+        """Judge one Item with the SDK's sync client (what `grade` calls)."""
+        return self._drive(self._item_steps(rubric, item, 1, None))
 
-    def _drive(self, steps: Generator[_Send | _Wait, Any, GradeResult]) -> GradeResult:
+    def _drive(self, steps: Steps) -> GradeResult:
         """Run one judgment's steps with the SDK's sync client and `time.sleep`."""
         reply: Any = None
         while True:
@@ -272,14 +172,9 @@ class Judge(ManyJudgments):
                 reply = None
                 continue
             try:
-                reply = self._sync_client().post(
-                    "/chat/completions",
-                    body=step.body,
-                    cast_to=bytes,
-                    options={"timeout": step.timeout},
-                )
+                reply = self._sync.post_sync(step.body, timeout=step.timeout)
             except Exception as error:  # every failure becomes data for the judgment
-                reply = from_sdk(error)
+                reply = error
 
     async def aclose(self) -> None:
         """Close the transport's connections of the running event loop (before that loop
@@ -300,7 +195,7 @@ class Judge(ManyJudgments):
         judge = copy.copy(self)
         judge.transport = transport
         judge.quirks = set(self.quirks)
-        judge._client = None
+        judge._sync = SdkTransport(self.base_url, self._api_key)
         judge._in_flight, judge._run_open = 0, False
         if max_retries is not None:
             judge.max_retries = max_retries
@@ -339,28 +234,13 @@ class Judge(ManyJudgments):
         self._in_flight += 1
         self._run_open = self._run_open or pacer is not None
         try:
-            return await self._judge_item(rubric, item, trial, pacer)
+            return await self._adrive(self._item_steps(rubric, item, trial, pacer), pacer)
         finally:
             self._in_flight -= 1
             if not self._in_flight and not self._run_open:
                 await self.transport.aclose()
 
-    async def _judge_item(
-        self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None
-    ) -> GradeResult:
-        if missing := missing_fields(rubric.requires, item):
-            return not_judged(rubric, self.model, missing_cause(rubric, missing))
-        rendered = _rendered(rubric, item)
-        votes: list[GradeResult] = []
-        for vote in range(1, self.votes + 1):
-            votes.append(await self._adrive(self._vote(rubric, rendered, trial, vote), pacer))
-            if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
-                break
-        return self._combined(rubric, votes)
-
-    async def _adrive(
-        self, steps: Generator[_Send | _Wait, Any, GradeResult], pacer: Pacer | None
-    ) -> GradeResult:
+    async def _adrive(self, steps: Steps, pacer: Pacer | None) -> GradeResult:
         """Run one judgment's steps with the async client and `asyncio.sleep`."""
         reply: Any = None
         while True:
@@ -405,9 +285,22 @@ class Judge(ManyJudgments):
                 )
         return combine_votes(rubric, votes, self.votes)
 
+    def _item_steps(self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None) -> Steps:
+        """Every step of one item's judgment: its votes, one after another, until a majority is
+        decided (or `pacer`, the run's, has stopped sending to the endpoint), combined."""
+        if cause := unjudgeable(rubric, item, self.model):
+            return cause
+        rendered = item_messages(rubric, item)
+        votes: list[GradeResult] = []
+        for vote in range(1, self.votes + 1):
+            votes.append((yield from self._vote(rubric, rendered, trial, vote)))
+            if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
+                break
+        return self._combined(rubric, votes)
+
     def _vote(
         self, rubric: Rubric, rendered: list[list[dict[str, Any]]], trial: int, vote: int
-    ) -> Generator[_Send | _Wait, Any, GradeResult]:
+    ) -> Steps:
         """Every step of one vote: one judgment, or on a pairwise rubric one judgment per order
         (output first, then swapped; the second is skipped when the first errors, unless the
         transport only records requests (`records_only`: a batch file needs both)), combined."""
@@ -423,7 +316,7 @@ class Judge(ManyJudgments):
 
     def _judgment(
         self, rubric: Rubric, messages: list[dict[str, Any]], trial: int = 1, vote: int = 1
-    ) -> Generator[_Send | _Wait, Any, GradeResult]:
+    ) -> Steps:
         """Every step of one judgment (one vote of it): cache lookup, requests, waits, quirk
         fallbacks, one corrective turn."""
         started = time.monotonic()
@@ -451,7 +344,7 @@ class Judge(ManyJudgments):
                 correction,
                 retries=retries,
             )
-            return _with_winner(
+            return with_winner(
                 make_result(rubric, details, verdict, redact(reason, self._api_key), raw), winner
             )
 
@@ -462,15 +355,16 @@ class Judge(ManyJudgments):
                     "error", f"no verdict within the overall limit of {self.total_timeout:g}s"
                 )
             attempts += 1
-            mode = self._mode(rubric, correcting=correction is not None)
+            mode = tool_mode(rubric, self.quirks, correcting=correction is not None)
             sent = messages
             if correction is not None:
                 sent = messages + corrective_turn(unanswered, rubric, mode)
-            body = request_body(rubric, sent, mode, self.model, self._sampling())
+            shaped = sampling(self.temperature, self.max_tokens, self.quirks)
+            body = request_body(rubric, sent, mode, self.model, shaped)
             key = cache_key(self.endpoint, body, trial, vote)
             if self.cache is not None and correction is None and key != first_key:
                 first_key = key
-                stored = self._cached(rubric, key)
+                stored = cached_result(self.cache.get(key), rubric, self.model)
                 if stored is not None:
                     return stored
             reply = yield _Send(body, min(self.timeout, remaining), key)
@@ -502,8 +396,9 @@ class Judge(ManyJudgments):
                     "error", f"judge request failed after {attempts} attempt(s): {describe(reply)}"
                 )
             answered_mode = answered_mode or mode
-            parsed = _parse_json(reply)
-            _add_usage(usage, usage_of(parsed))
+            parsed = parse_reply(reply)
+            for counted, count in usage_of(parsed).items():
+                usage[counted] += count
             outcome = read_reply(parsed, rubric, mode)
             if isinstance(outcome, JudgeVerdict):
                 if intent is not None and outcome.verdict != intent:
@@ -513,47 +408,12 @@ class Judge(ManyJudgments):
                         f"called {outcome.verdict}",
                     )
                 if self.cache is not None and first_key is not None:
-                    value = stored_verdict(outcome, answered_mode, correction)
-                    if outcome.winner is not None:
-                        value["winner"] = outcome.winner
-                    self.cache.put(first_key, value)
+                    self.cache.put(first_key, stored_verdict(outcome, answered_mode, correction))
                 return finish(outcome.verdict, outcome.reason, outcome.raw_score, outcome.winner)
             if correction is not None:
                 return finish("error", f"no valid verdict after a corrective turn: {outcome}")
             correction, unanswered = outcome, parsed
             intent = text_intent(reply_text(parsed), rubric)
-
-    def _cached(self, rubric: Rubric, key: str) -> GradeResult | None:
-        """The cached result under `key`, or None; on a pairwise rubric only one that kept
-        the judge's answer (A, B or tie)."""
-        assert self.cache is not None
-        stored = self.cache.get(key)
-        result = cached_result(stored, rubric, self.model)
-        if result is None or rubric.scale != "pairwise":
-            return result
-        winner = stored.get("winner") if stored is not None else None
-        return _with_winner(result, winner) if winner in POSITIONS else None
-
-    def _mode(self, rubric: Rubric, correcting: bool = False) -> Mode:
-        """How to force the verdict call on this endpoint: the first mode it has not refused.
-        A corrective turn forces the one verdict tool by name wherever that is honoured."""
-        required_ok = rubric.scale == "pass-fail" and "no_required_tool_choice" not in self.quirks
-        named_ok = "no_named_tool_choice" not in self.quirks
-        if named_ok and (correcting or not required_ok):
-            return "named"
-        return "required" if required_ok else "auto"
-
-    def _sampling(self) -> dict[str, Any]:
-        """Temperature and the token limit, shaped by the quirks learned so far."""
-        sampling: dict[str, Any] = {}
-        if self.temperature is not None and "no_temperature" not in self.quirks:
-            sampling["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            key = (
-                "max_completion_tokens" if "max_completion_tokens" in self.quirks else "max_tokens"
-            )
-            sampling[key] = self.max_tokens
-        return sampling
 
     def _delay(self, retry: int, error: BaseException) -> float:
         return backoff_delay(
@@ -570,69 +430,3 @@ class Judge(ManyJudgments):
         if kind in ("unusable", "connection"):
             return kind, redact(describe(reply), self._api_key)
         return kind, None
-
-    def _sync_client(self) -> openai.OpenAI:
-        if self._client is None:
-            import openai
-
-            self._client = openai.OpenAI(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0
-            )
-        return self._client
-
-
-def prepare_item(
-    rubric: Rubric | str,
-    output: str,
-    input: str | None,  # noqa: A002
-    context: str | None,
-    reference: str | None,
-    baseline: str | None = None,
-) -> tuple[Rubric, Item]:
-    """The rubric (resolved when given as a reference) and the fields as an Item; a RubricError
-    for a bad reference, a TypeError for a field that is not text."""
-    fields = {
-        "output": output,
-        "input": input,
-        "context": context,
-        "reference": reference,
-        "baseline": baseline,
-    }
-    item = as_item({key: value for key, value in fields.items() if value is not None}, "grade")
-    return (load_rubric(rubric) if isinstance(rubric, str) else rubric), item
-
-
-def missing_cause(rubric: Rubric, missing: list[str]) -> str:
-    return f"no {' and no '.join(missing)} (the rubric {rubric.name} requires it)"
-
-
-def _rendered(rubric: Rubric, item: Item) -> list[list[dict[str, Any]]]:
-    """The messages of each request a vote starts with: one list, or on a pairwise rubric two
-    (the output as Response A, then the baseline as Response A)."""
-    fields = (item.input, item.context, item.reference)
-    if rubric.scale != "pairwise":
-        return [render(rubric, item.output, *fields, variables=item.variables)]
-    return [
-        render(rubric, item.output, *fields, baseline=item.baseline, swapped=swapped)
-        for swapped in (False, True)
-    ]
-
-
-def _with_winner(result: GradeResult, winner: str | None) -> GradeResult:
-    """A pairwise order's result with the judge's answer (A, B or tie) in `details.winner`."""
-    if winner is None:
-        return result
-    return result.model_copy(update={"details": {**result.details, "winner": winner}})
-
-
-def _parse_json(raw: Any) -> Any:
-    """The reply body as JSON, or None when it is not JSON (any shape may arrive)."""
-    try:
-        return json.loads(raw)
-    except (TypeError, ValueError):
-        return None
-
-
-def _add_usage(total: dict[str, int], more: dict[str, int]) -> None:
-    for key in total:
-        total[key] += more[key]

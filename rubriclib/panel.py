@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rubriclib.errors import JudgeConfigError
-from rubriclib.item import Item, missing_fields
-from rubriclib.judge import Judge, ManyJudgments, missing_cause
+from rubriclib.grading import ManyJudgments, unjudgeable
+from rubriclib.item import Item
+from rubriclib.judge import Judge
 from rubriclib.pacer import Pacer
 from rubriclib.result import (
     RULES,
@@ -27,6 +28,7 @@ from rubriclib.result import (
     not_judged,
     pairwise_result,
     summed_judge,
+    with_details,
 )
 from rubriclib.rubric import Rubric
 
@@ -88,23 +90,13 @@ class Panel(ManyJudgments):
     def __repr__(self) -> str:
         return f"Panel({self.judges!r}, aggregate={self.aggregate!r})"
 
-    def grade(
-        self,
-        rubric: Rubric | str,
-        output: str,
-        input: str | None = None,  # noqa: A002
-        context: str | None = None,
-        reference: str | None = None,
-        *,
-        baseline: str | None = None,
-    ) -> GradeResult:
-        """Every member judges `output` (at once); their verdicts combined by `aggregate`."""
+    def grade_item(self, rubric: Rubric, item: Item) -> GradeResult:
+        """Every member judges one Item (at once); their verdicts combined (what `grade`
+        calls)."""
 
         async def run() -> GradeResult:
             try:
-                return await self.agrade(
-                    rubric, output, input, context, reference, baseline=baseline
-                )
+                return await self.agrade_item(rubric, item)
             finally:
                 await self.aclose()
 
@@ -120,8 +112,8 @@ class Panel(ManyJudgments):
     ) -> GradeResult:
         """Every member judges one Item at once, each through its own pacer for the run that
         `pacer` (the engine's, for the panel) belongs to; the verdicts combined."""
-        if missing := missing_fields(rubric.requires, item):
-            return not_judged(rubric, self.model, missing_cause(rubric, missing))
+        if cause := unjudgeable(rubric, item, self.model):
+            return cause
         pacers = self._member_pacers(pacer)
         asked = [
             judge.agrade_item(rubric, item, trial=trial, pacer=member_pacer)
@@ -171,7 +163,7 @@ class Panel(ManyJudgments):
         failures = "; ".join(f"{label}: {result.reason}" for label, result in errored)
         if not answered:
             reason = f"all {count} judges errored ({failures})"
-            return _with_panel(make_result(rubric, judge, "error", reason), panel)
+            return with_details(make_result(rubric, judge, "error", reason), panel=panel)
         decision = decide(rubric, [result for _, result in answered], self.aggregate)
         if errored and (
             (self.aggregate == "majority" and len(answered) < majority_needed(count))
@@ -183,7 +175,7 @@ class Panel(ManyJudgments):
                 else "a unanimous panel passes only when every judge passed"
             )
             reason = f"{len(errored)} of {count} judges errored ({failures}); {need}"
-            return _with_panel(make_result(rubric, judge, "error", reason), panel)
+            return with_details(make_result(rubric, judge, "error", reason), panel=panel)
         panel["agreement"] = decision.agreeing / len(answered)
         chosen = next((label for label, result in answered if result is decision.chosen), None)
         reason = self._reason(rubric, answered, decision)
@@ -204,9 +196,9 @@ class Panel(ManyJudgments):
                 "comparisons": sum(int(block.get("comparisons", 0)) for block in blocks),
             }
             result = pairwise_result(rubric, judge, str(decision.winner), reason, pairwise)
-            return _with_panel(result, panel)
+            return with_details(result, panel=panel)
         result = make_result(rubric, judge, decision.verdict, reason, decision.raw_score)
-        return _with_panel(result, panel)
+        return with_details(result, panel=panel)
 
     def _reason(
         self,
@@ -276,7 +268,3 @@ def _entry(judge: Judge, result: GradeResult, rubric: Rubric) -> dict[str, Any]:
     entry["retries"] = block.get("retries", 0)
     entry["usage"] = block.get("usage", {})
     return entry
-
-
-def _with_panel(result: GradeResult, panel: dict[str, Any]) -> GradeResult:
-    return result.model_copy(update={"details": {**result.details, "panel": panel}})

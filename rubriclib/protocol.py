@@ -66,6 +66,29 @@ def tool_choice(rubric: Rubric, mode: Mode) -> str | dict[str, Any]:
     return mode
 
 
+def tool_mode(rubric: Rubric, quirks: set[str], correcting: bool = False) -> Mode:
+    """How to force the verdict call on an endpoint with these learned `quirks`: the first mode
+    it has not refused. A corrective turn forces the one verdict tool by name wherever that is
+    honoured."""
+    required_ok = rubric.scale == "pass-fail" and "no_required_tool_choice" not in quirks
+    named_ok = "no_named_tool_choice" not in quirks
+    if named_ok and (correcting or not required_ok):
+        return "named"
+    return "required" if required_ok else "auto"
+
+
+def sampling(temperature: float | None, max_tokens: int | None, quirks: set[str]) -> dict[str, Any]:
+    """Temperature and the token limit of a request body, shaped by the learned `quirks`
+    (`no_temperature`, `max_completion_tokens`)."""
+    shaped: dict[str, Any] = {}
+    if temperature is not None and "no_temperature" not in quirks:
+        shaped["temperature"] = temperature
+    if max_tokens is not None:
+        key = "max_completion_tokens" if "max_completion_tokens" in quirks else "max_tokens"
+        shaped[key] = max_tokens
+    return shaped
+
+
 def request_body(
     rubric: Rubric,
     messages: list[dict[str, Any]],
@@ -81,6 +104,14 @@ def request_body(
         "tool_choice": tool_choice(rubric, mode),
         **sampling,
     }
+
+
+def parse_reply(raw: Any) -> Any:
+    """A reply body as JSON, or None when it is not JSON (any shape may arrive)."""
+    try:
+        return json.loads(raw)
+    except (TypeError, ValueError):
+        return None
 
 
 def read_reply(reply: Any, rubric: Rubric, mode: Mode) -> JudgeVerdict | str:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # kept light: `import rubriclib` imports this module eagerly
+    from rubriclib.item import Item
     from rubriclib.rubric import Rubric
 
 SECTIONS = (
@@ -75,6 +76,18 @@ def render(
     return [
         {"role": "system", "content": system_message(rubric)},
         {"role": "user", "content": "\n\n".join(parts) + "\n"},
+    ]
+
+
+def item_messages(rubric: Rubric, item: Item) -> list[list[dict[str, str]]]:
+    """The messages of each request a vote on `item` starts with: one list, or on a pairwise
+    rubric two (the output as Response A, then the baseline as Response A)."""
+    fields = (item.input, item.context, item.reference)
+    if rubric.scale != "pairwise":
+        return [render(rubric, item.output, *fields, variables=item.variables)]
+    return [
+        render(rubric, item.output, *fields, baseline=item.baseline, swapped=swapped)
+        for swapped in (False, True)
     ]
 
 

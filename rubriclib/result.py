@@ -134,7 +134,7 @@ def combine_orders(rubric: Rubric, orders: list[GradeResult]) -> GradeResult:
         reason = result.reason if failed else "the comparison was cut short"
         if index or not reason.startswith("not judged:"):
             reason = f"{ORDERS[min(index, 1)]} order: {reason}"
-        return _with_pairwise(make_result(rubric, judge, "error", reason), pairwise)
+        return with_details(make_result(rubric, judge, "error", reason), pairwise=pairwise)
     found = [order_winner(i, result.details.get("winner")) for i, result in enumerate(orders)]
     flip = found[0] != found[1]
     winner = "tie" if flip else str(found[0])
@@ -157,7 +157,7 @@ def pairwise_result(
     verdict: Literal["pass", "fail"] = "pass" if winner == "output" else "fail"
     result = make_result(rubric, judge, verdict, reason)
     result = result.model_copy(update={"score": PAIRWISE_SCORES[winner]})
-    return _with_pairwise(result, pairwise)
+    return with_details(result, pairwise=pairwise)
 
 
 def pairwise_stats(results: Iterable[GradeResult]) -> dict[str, Any]:
@@ -283,17 +283,19 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
     if not answered:
         first = votes[0].reason if votes else "no vote was cast"
         result = make_result(rubric, judge, "error", f"all {len(votes)} vote(s) errored: {first}")
-        return _with_votes(result, tally)
+        return with_details(result, votes=tally)
     if len(answered) < majority_needed(asked):  # too few answered to be a majority of asked
         first = next(vote.reason for vote in votes if vote.verdict == "error")
         reason = (
             f"only {len(answered)} of {asked} votes answered ({errors} errored: {first}); a "
             f"decision needs {majority_needed(asked)}"
         )
-        return _with_votes(make_result(rubric, judge, "error", reason), tally)
+        return with_details(make_result(rubric, judge, "error", reason), votes=tally)
     decision = decide(rubric, answered)
     if rubric.scale == "pairwise":
-        return _with_votes(_pairwise_majority(rubric, judge, votes, asked, tally, decision), tally)
+        return with_details(
+            _pairwise_majority(rubric, judge, votes, asked, tally, decision), votes=tally
+        )
     raw, verdict, agreeing = decision.raw_score, decision.verdict, decision.agreeing
     assert decision.chosen is not None  # pass-fail and 1-5 always quote an agreeing vote
     chosen = decision.chosen
@@ -315,7 +317,7 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
             f"{errors} of {len(votes)} vote(s) errored, so the majority was decided on the "
             f"{len(answered)} that answered; {reason}"
         )
-    return _with_votes(make_result(rubric, judge, verdict, reason, raw), tally)
+    return with_details(make_result(rubric, judge, verdict, reason, raw), votes=tally)
 
 
 def _pairwise_majority(
@@ -395,12 +397,15 @@ def summed_judge(votes: list[GradeResult]) -> dict[str, Any]:
     return details
 
 
-def _with_pairwise(result: GradeResult, pairwise: dict[str, Any]) -> GradeResult:
-    return result.model_copy(update={"details": {**result.details, "pairwise": pairwise}})
+def with_winner(result: GradeResult, winner: str | None) -> GradeResult:
+    """A pairwise order's result with the judge's answer (A, B or tie) in `details.winner`."""
+    return result if winner is None else with_details(result, winner=winner)
 
 
-def _with_votes(result: GradeResult, tally: dict[str, Any]) -> GradeResult:
-    return result.model_copy(update={"details": {**result.details, "votes": tally}})
+def with_details(result: GradeResult, **more: Any) -> GradeResult:
+    """`result` with `more` added to its details (a pairwise block, a vote tally, a panel's
+    judges, a pairwise order's winner)."""
+    return result.model_copy(update={"details": {**result.details, **more}})
 
 
 def combine_turns(rubric: Rubric, turns: list[GradeResult]) -> GradeResult:

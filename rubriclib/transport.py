@@ -5,7 +5,8 @@ built, never swapped afterwards), and the two clients that speak HTTP through it
   a tenth of the SDK's client CPU per request, which decides throughput once many judgments
   are in flight (see benchmarks/cpu_profile.py), with a parser and connection pool that many
   services run, and it refuses control characters in headers.
-- `SdkTransport`: the openai SDK's async client (`Judge(transport="sdk")`).
+- `SdkTransport`: the openai SDK's async client (`Judge(transport="sdk")`), and its sync
+  client (`Judge.grade`).
 
 The Batch API (`batch_api.BatchTransport`) and the offline batch files (`batch.Recorder`,
 `batch.Answerer`) are Transports too. Every failure is an `EndpointError`, whichever carried the
@@ -19,7 +20,7 @@ import os
 import ssl
 import urllib.parse
 import urllib.request
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from rubriclib._version import __version__
 from rubriclib.failures import EndpointError, from_sdk, status_error
@@ -156,14 +157,30 @@ class HttpTransport:
 
 
 class SdkTransport:
-    """POSTs through the openai SDK's async client (one per event loop), its own retries off so
-    every request is counted; the SDK's exceptions become `EndpointError`s."""
+    """POSTs through the openai SDK's async client (one per event loop), or its sync client
+    (`post_sync`, what `Judge.grade` sends with), their own retries off so every request is
+    counted; the SDK's exceptions become `EndpointError`s."""
 
     def __init__(self, base_url: str | None, api_key: str) -> None:
         self.base_url = base_url
         self._api_key = api_key
         self._client: openai.AsyncOpenAI | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._sync_client: openai.OpenAI | None = None
+
+    def post_sync(self, body: dict[str, Any], *, timeout: float) -> bytes:
+        if self._sync_client is None:
+            import openai
+
+            self._sync_client = openai.OpenAI(
+                api_key=self._api_key, base_url=self.base_url, max_retries=0
+            )
+        try:
+            return self._sync_client.post(
+                PATH, body=body, cast_to=bytes, options={"timeout": timeout}
+            )
+        except Exception as error:
+            raise from_sdk(error) from None
 
     async def post(self, body: dict[str, Any], *, timeout: float, custom_id: str = "") -> bytes:
         loop = asyncio.get_running_loop()
@@ -185,6 +202,18 @@ class SdkTransport:
         client, self._client = self._client, None
         if client is not None and self._loop is asyncio.get_running_loop():
             await client.close()
+
+
+def chosen_transport(
+    choice: Literal["auto", "sdk"] | Transport, base_url: str | None, api_key: str
+) -> Transport:
+    """The transport a Judge sends its async requests through: "auto" is aiohttp
+    (`HttpTransport`), "sdk" the openai SDK's async client; any other Transport is itself."""
+    if choice == "auto":
+        return HttpTransport(base_url, api_key)
+    if choice == "sdk":
+        return SdkTransport(base_url, api_key)
+    return choice
 
 
 def _cause(error: BaseException) -> str:

@@ -21,7 +21,8 @@ from click.testing import CliRunner
 from conftest import SECRET_KEY, keyword_responder
 from judge_server import JudgeServer, Reply, tool_reply
 
-from rubriclib.batch import Recorder, batch_judges
+from rubriclib.batch import Recorder
+from rubriclib.batch_run import batch_judges
 from rubriclib.cli import main
 from rubriclib.item import Item
 from rubriclib.judge import Judge

@@ -237,3 +237,20 @@ def test_an_unchanged_rerun_sends_nothing_and_an_edit_rejudges_only_its_rubric(
     assert cleared.output == "Removed 12 cached verdict(s)\n"
     text = CliRunner().invoke(main, ["cache", "info"]).output
     assert "entries: 0" in text and str(tmp_path / "verdict-cache") in text
+
+
+def test_a_pairwise_verdict_is_served_only_with_the_judges_answer(tmp_path: Path) -> None:
+    from rubriclib.cache import cached_result, stored_verdict
+    from rubriclib.protocol import JudgeVerdict
+    from rubriclib.registry import load_rubric
+
+    path = tmp_path / "versus.md"
+    path.write_text("---\nname: versus\nversion: 1.0.0\nscale: pairwise\ndescription: d\n---\nA?\n")
+    versus = load_rubric(str(path))
+    stored = stored_verdict(JudgeVerdict("fail", "B is better", winner="B"), "named", None)
+    assert stored["winner"] == "B"
+    result = cached_result(stored, versus, "judge-model")
+    assert result is not None and result.details["winner"] == "B"
+    assert result.details["judge"]["cached"] is True
+    assert cached_result({**stored, "winner": None}, versus, "judge-model") is None
+    assert "winner" not in stored_verdict(JudgeVerdict("pass", "fine"), "required", None)

@@ -248,3 +248,20 @@ def test_a_base_url_in_an_eval_file_is_refused_with_its_line(
     assert result.exit_code == 2, result.output
     assert f"{path}:5: " in result.stderr and "base_url" in result.stderr
     assert "http:// or https://" in result.stderr and endpoint.requests == []
+
+
+def test_the_judge_key_is_the_given_one_then_the_environments_then_none_needed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rubriclib.config import judge_key
+    from rubriclib.errors import JudgeConfigError
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-environment")
+    assert judge_key("sk-given", None) == "sk-given"
+    assert judge_key(None, None) == "sk-environment"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert judge_key(None, "http://127.0.0.1:8000/v1") == "not-needed"
+    with pytest.raises(JudgeConfigError, match="no API key: set OPENAI_API_KEY"):
+        judge_key("", None)
+    with pytest.raises(JudgeConfigError, match="api_key"):
+        judge_key("sk-bad\nInjected: header", None)

@@ -14,10 +14,13 @@ from rubriclib import Rubric, load_rubric
 from rubriclib.protocol import (
     JudgeVerdict,
     corrective_turn,
+    parse_reply,
     read_reply,
     request_body,
+    sampling,
     text_intent,
     tool_choice,
+    tool_mode,
     usage_of,
     verdict_tools,
 )
@@ -180,3 +183,30 @@ def test_the_static_prefix_comes_first(rubric: Rubric) -> None:
     assert one[0] == two[0]
     shared = len(rubric.body)
     assert one[1]["content"][:shared] == two[1]["content"][:shared] == rubric.body
+
+
+def test_the_tool_mode_follows_the_quirks_learned(rubric: Rubric, scored: Rubric) -> None:
+    assert tool_mode(rubric, set()) == "required"
+    assert tool_mode(rubric, set(), correcting=True) == "named"
+    assert tool_mode(rubric, {"no_required_tool_choice"}) == "named"
+    both = {"no_required_tool_choice", "no_named_tool_choice"}
+    assert tool_mode(rubric, both) == "auto"
+    assert tool_mode(rubric, both, correcting=True) == "auto"
+    assert tool_mode(scored, set()) == "named"
+    assert tool_mode(scored, {"no_named_tool_choice"}) == "auto"
+
+
+def test_sampling_is_shaped_by_the_quirks_learned() -> None:
+    assert sampling(0.0, 1024, set()) == {"temperature": 0.0, "max_tokens": 1024}
+    assert sampling(0.7, 1024, {"no_temperature"}) == {"max_tokens": 1024}
+    assert sampling(0.7, 64, {"max_completion_tokens"}) == {
+        "temperature": 0.7,
+        "max_completion_tokens": 64,
+    }
+    assert sampling(None, None, set()) == {}
+
+
+def test_a_reply_body_that_is_not_json_parses_to_none() -> None:
+    assert parse_reply(b'{"choices": []}') == {"choices": []}
+    assert parse_reply(b"<html>bad gateway</html>") is None
+    assert parse_reply(None) is None

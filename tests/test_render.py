@@ -141,3 +141,19 @@ def test_waza_rubric_system_message_names_waza_tools(write_file: Callable[..., P
     assert "`set_waza_grade_pass`" in system and "set_grade_pass`" not in system.replace(
         "waza_grade", ""
     )
+
+
+def test_an_item_gives_one_request_or_a_pairwise_items_two_orders(
+    rubric: Rubric, write_file: Callable[..., Path]
+) -> None:
+    from rubriclib.item import Item
+    from rubriclib.render import item_messages
+
+    item = Item(output="OUT", input="IN", baseline="BASE")
+    [only] = item_messages(rubric, item)
+    assert only == render(rubric, "OUT", "IN")
+    text = "---\nname: versus\nversion: 1.0.0\nscale: pairwise\ndescription: d\n---\nWhich?\n"
+    pairwise = load_rubric(str(write_file("versus.md", text)))
+    first, swapped = item_messages(pairwise, item)
+    assert first[1]["content"].index("OUT") < first[1]["content"].index("BASE")
+    assert swapped[1]["content"].index("BASE") < swapped[1]["content"].index("OUT")

@@ -375,3 +375,14 @@ def test_a_url_is_shown_without_credentials_and_with_its_ipv6_brackets(
     assert display_url(url) == shown
     if "://" in shown:  # a judge refuses the rest before showing them
         assert Judge(model="m", base_url=url, api_key="k").endpoint == shown
+
+
+def test_the_transport_is_chosen_once_by_name_or_given() -> None:
+    from rubriclib.batch import Recorder
+    from rubriclib.transport import SdkTransport, chosen_transport
+
+    url = "http://127.0.0.1:9/v1"
+    assert isinstance(chosen_transport("auto", url, "k"), HttpTransport)
+    assert isinstance(chosen_transport("sdk", url, "k"), SdkTransport)
+    recorder = Recorder()
+    assert chosen_transport(recorder, url, "k") is recorder

@@ -3,7 +3,9 @@ run (status, cancel)."""
 
 from __future__ import annotations
 
+import functools
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,29 +33,50 @@ def batch_group() -> None:
     """
 
 
-def _offline(
-    eval_file: str, dataset: str | None, model: str | None, votes: int | None, no_cache: bool
-) -> tuple[Eval, dict[str, Grader]]:
-    """The eval, checked, and judges that never send (no key needed)."""
-    from rubriclib.config import cache_setting
-    from rubriclib.eval_setup import make_judges, prepare
+@dataclass(frozen=True)
+class EvalChoice:
+    """The eval a batch command judges, as `app.eval_options` name it."""
 
-    ev = prepare(eval_file, dataset, batch=f"{eval_file}: batch files").eval
-    return ev, make_judges(ev, model, cache_setting(no_cache), votes, offline=True)
+    eval_file: str
+    dataset: str | None
+    model: str | None
+    limit: int | None
+    votes: int | None
+    no_cache: bool
+
+    def offline(self) -> tuple[Eval, dict[str, Grader]]:
+        """The eval, checked, and judges that never send (no key needed)."""
+        from rubriclib.config import cache_setting
+        from rubriclib.eval_setup import make_judges, prepare
+
+        ev = prepare(self.eval_file, self.dataset, batch=f"{self.eval_file}: batch files").eval
+        judges = make_judges(ev, self.model, cache_setting(self.no_cache), self.votes, offline=True)
+        return ev, judges
+
+
+def with_eval_choice(command: Any) -> Any:
+    """`app.eval_options` on `command`, which receives them as one EvalChoice, `chosen`."""
+
+    @with_eval_options
+    @functools.wraps(command)
+    def run(
+        eval_file: str,
+        dataset: str | None,
+        model: str | None,
+        limit: int | None,
+        votes: int | None,
+        no_cache: bool,
+        **rest: Any,
+    ) -> Any:
+        return command(EvalChoice(eval_file, dataset, model, limit, votes, no_cache), **rest)
+
+    return run
 
 
 @batch_group.command("prepare")
-@with_eval_options
+@with_eval_choice
 @click.option("--to", "to", required=True, help="Write the request lines here (JSONL).")
-def prepare_command(
-    eval_file: str,
-    dataset: str | None,
-    model: str | None,
-    limit: int | None,
-    votes: int | None,
-    no_cache: bool,
-    to: str,
-) -> None:
+def prepare_command(chosen: EvalChoice, to: str) -> None:
     """Write the requests an eval's judgments send, as Batch API request lines; send nothing.
 
     Every vote's first request goes in (both orders of a pairwise rubric's; votes never asked
@@ -63,11 +86,12 @@ def prepare_command(
     """
     import asyncio
 
-    from rubriclib.batch import aprepare, write_requests
+    from rubriclib.batch import write_requests
+    from rubriclib.batch_run import aprepare
 
     target = writable(to, "--to")
-    ev, judges = _offline(eval_file, dataset, model, votes, no_cache)
-    prepared = asyncio.run(aprepare(ev, judges, limit))
+    ev, judges = chosen.offline()
+    prepared = asyncio.run(aprepare(ev, judges, chosen.limit))
     files = write_requests(prepared.requests, target)
     models = sorted({str(body.get("model")) for body in prepared.requests.values()})
     click.echo(
@@ -79,7 +103,7 @@ def prepare_command(
 
 
 @batch_group.command("collect")
-@with_eval_options
+@with_eval_choice
 @click.option(
     "--from",
     "sources",
@@ -92,12 +116,7 @@ def prepare_command(
 @click.option("--report", "report_path", help="Write the report here; print only its last line.")
 @FORMAT_OPTION
 def collect_command(
-    eval_file: str,
-    dataset: str | None,
-    model: str | None,
-    limit: int | None,
-    votes: int | None,
-    no_cache: bool,
+    chosen: EvalChoice,
     sources: tuple[str, ...],
     out: str,
     report_path: str | None,
@@ -108,13 +127,13 @@ def collect_command(
     listed on stderr, one line each; a judgment that needs a corrective turn is an error."""
     import asyncio
 
-    from rubriclib.batch import acollect
+    from rubriclib.batch_run import acollect
     from rubriclib.cli.evaluate import finish
     from rubriclib.engine import interruptible
 
     results = writable(out, "--out")
     report_target = writable(report_path, "--report") if report_path else None
-    ev, judges = _offline(eval_file, dataset, model, votes, no_cache)
+    ev, judges = chosen.offline()
 
     async def run(interrupt: Interrupted) -> Any:
         with interrupt.cancelling_current_task():
@@ -123,7 +142,7 @@ def collect_command(
                 judges,
                 [Path(source) for source in sources],
                 out=results,
-                limit=limit,
+                limit=chosen.limit,
                 keep_cases=report_format == "junit",
                 interrupt=interrupt,
             )
