@@ -14,7 +14,15 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Hashable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,12 +62,12 @@ async def judge_stream(
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
-    pacers: dict[str, Pacer] = {}  # one per endpoint: each keeps its own pace and fail-fast
+    pacers: dict[Hashable, Pacer] = {}  # by Grader.pace_key: its own pace and fail-fast
 
     def pacer_of(asked: Grader) -> Pacer:
-        if asked.endpoint not in pacers:
-            pacers[asked.endpoint] = Pacer(concurrency, requests_per_minute)
-        return pacers[asked.endpoint]
+        if asked.pace_key not in pacers:
+            pacers[asked.pace_key] = Pacer(concurrency, requests_per_minute)
+        return pacers[asked.pace_key]
 
     source: Iterator[tuple[int, Job]] = enumerate(jobs)
     finished: asyncio.Queue[tuple[int, GradeResult] | BaseException | None] = asyncio.Queue(

@@ -3,6 +3,7 @@ is one scorer or many). Nothing downstream needs to know which; nothing is cast.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Protocol
 
 from rubriclib.item import Item
@@ -25,7 +26,14 @@ class Grader(Protocol):
 
     @property
     def endpoint(self) -> str:
-        """Where its requests go, without credentials: the engine keeps one Pacer per endpoint."""
+        """Where its requests go, without credentials."""
+        ...
+
+    @property
+    def pace_key(self) -> Hashable:
+        """Which requests share one Pacer (one pace, one fail-fast) in the engine: a Judge's
+        endpoint and key (two keys at one endpoint have their own quotas, and one dead key
+        must not stop the other); never printed."""
         ...
 
     @property

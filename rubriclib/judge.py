@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
 import logging
 import os
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -145,6 +146,11 @@ class Judge(ManyJudgments):
     def endpoint(self) -> str:
         """The endpoint as scheme://host[:port]/path: no credentials, no query string."""
         return self._endpoint
+
+    @property
+    def pace_key(self) -> Hashable:
+        """The endpoint and a digest of the key: see `Grader.pace_key`."""
+        return (self._endpoint, hashlib.sha256(self._api_key.encode()).hexdigest())
 
     @property
     def api_key(self) -> str:

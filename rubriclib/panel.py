@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from rubriclib.errors import JudgeConfigError
@@ -86,6 +86,11 @@ class Panel(ManyJudgments):
     def endpoint(self) -> str:
         """A name of its own for the engine's pacer: `panel:` and each member's endpoint."""
         return "panel:" + ",".join(judge.endpoint for judge in self.judges)
+
+    @property
+    def pace_key(self) -> Hashable:
+        """Its own, after its members': a panel's judgments keep their own pace."""
+        return ("panel", *(judge.pace_key for judge in self.judges))
 
     def __repr__(self) -> str:
         return f"Panel({self.judges!r}, aggregate={self.aggregate!r})"

@@ -180,6 +180,26 @@ def test_a_dead_key_or_model_stops_sending(
     assert all(SECRET_KEY not in r.model_dump_json() for r in results)
 
 
+def test_a_dead_key_stops_only_its_own_judge_at_a_shared_endpoint(
+    judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    def reply(body: dict[str, Any]) -> Reply:
+        if body["model"] == "dead-key":
+            return error_reply(401, "invalid api key")
+        return tool_reply("set_grade_pass", {"reason": "ok"})
+
+    judge_server.responder = reply
+    dead = Judge(model="dead-key", base_url=judge_server.url, api_key="sk-dead", max_retries=0)
+    alive = Judge(model="live-key", base_url=judge_server.url, api_key="sk-live", max_retries=0)
+    jobs = [Job(rubric, Item(output=str(i)), judge=(dead, alive)[i % 2]) for i in range(40)]
+    results, _ = asyncio.run(judge_all(dead, jobs, len(jobs), concurrency=2))
+    verdicts = [results[i].verdict for i in range(40)]
+    assert verdicts[1::2] == ["pass"] * 20
+    assert verdicts[0::2] == ["error"] * 20
+    assert sum(body["model"] == "dead-key" for body in judge_server.requests) <= 2
+    assert dead.pace_key != alive.pace_key and "sk-" not in repr(dead.pace_key)
+
+
 def test_grade_takes_a_reference_and_checks_its_arguments(
     judge: Judge, judge_server: JudgeServer
 ) -> None:

@@ -102,6 +102,7 @@ class RaisingJudge:
 
     model = "raising"
     endpoint = "http://127.0.0.1:1/v1"
+    pace_key = endpoint
 
     async def agrade_item(self, rubric: Rubric, item: Item, **kwargs: Any) -> GradeResult:
         if item.output == "boom":
