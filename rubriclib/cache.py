@@ -19,10 +19,10 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rubriclib.config import default_cache_dir
-from rubriclib.protocol import POSITIONS, JudgeVerdict, Mode
+from rubriclib.protocol import POSITIONS, QUIRKS, JudgeVerdict, Mode
 from rubriclib.result import GradeResult, judge_details, make_result, with_winner
 from rubriclib.rubric import Rubric
 
@@ -55,6 +55,15 @@ class VerdictCache:
         self._broken = False
         self._lock = threading.Lock()
 
+    @classmethod
+    def beside(
+        cls, cache: VerdictCache | None, folder: Literal[True] | str | os.PathLike[str]
+    ) -> VerdictCache:
+        """The store in `folder` (True: the user cache folder): `cache` itself when it is
+        there, so one file has one connection."""
+        store = cls(None if folder is True else folder)
+        return cache if cache is not None and cache.folder == store.folder else store
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored value for `key`, or None (a miss, or a cache that cannot be read)."""
         row = self._run("SELECT value FROM verdicts WHERE key = ?", (key,), fetch=True)
@@ -72,6 +81,17 @@ class VerdictCache:
             "INSERT OR IGNORE INTO verdicts (key, value) VALUES (?, ?)", (key, json.dumps(value))
         )
 
+    def known_quirks(self, endpoint: str, model: str) -> set[str]:
+        """The quirks `endpoint` showed for `model` in earlier runs (see `failures.QUIRKS`)."""
+        rows = self._run(
+            "SELECT quirk FROM quirks WHERE endpoint = ? AND model = ?", (endpoint, model), "all"
+        )
+        return {row[0] for row in rows or ()} & set(QUIRKS)
+
+    def remember_quirk(self, endpoint: str, model: str, quirk: str) -> None:
+        """Keep a quirk `endpoint` showed for `model`, so later runs start from its fallback."""
+        self._run("INSERT OR IGNORE INTO quirks VALUES (?, ?, ?)", (endpoint, model, quirk))
+
     def info(self) -> dict[str, Any]:
         """Where the cache is, how many verdicts it holds and its size on disk."""
         row = self._run("SELECT count(*) FROM verdicts", (), fetch=True) if self._exists() else None
@@ -80,11 +100,12 @@ class VerdictCache:
         return {"path": str(self.path), "entries": row[0] if row else 0, "bytes": size}
 
     def clear(self) -> int:
-        """Delete every stored verdict; the number deleted."""
+        """Delete every stored verdict and remembered quirk; the number of verdicts deleted."""
         if not self._exists():
             return 0
         count = self.info()["entries"]
         self._run("DELETE FROM verdicts", ())
+        self._run("DELETE FROM quirks", ())
         self._run("VACUUM", ())
         return int(count)
 
@@ -97,7 +118,9 @@ class VerdictCache:
     def _exists(self) -> bool:
         return self.path.is_file()
 
-    def _run(self, sql: str, parameters: tuple[Any, ...], fetch: bool = False) -> Any:
+    def _run(
+        self, sql: str, parameters: tuple[Any, ...], fetch: bool | Literal["all"] = False
+    ) -> Any:
         with self._lock:
             if self._broken:
                 return None
@@ -105,6 +128,8 @@ class VerdictCache:
                 connection = self._connect()
                 with connection:
                     cursor = connection.execute(sql, parameters)
+                    if fetch == "all":
+                        return cursor.fetchall()
                     return cursor.fetchone() if fetch else None
             except (sqlite3.Error, OSError) as error:
                 self._broken = True
@@ -140,6 +165,10 @@ def _set_up(connection: sqlite3.Connection) -> None:
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS quirks (endpoint TEXT, model TEXT, quirk TEXT, "
+                "PRIMARY KEY (endpoint, model, quirk))"
             )
             return
         except sqlite3.OperationalError as error:

@@ -178,6 +178,13 @@ def cache_setting(no_cache: bool) -> bool | str:
     return setting.value if isinstance(setting.value, str) else bool(setting.value)
 
 
+def capabilities_setting() -> bool | str:
+    """Where a command that judges remembers what each endpoint accepts (`Judge(capabilities=
+    ...)`): the verdict cache's folder, with or without --no-cache (which is about verdicts);
+    nowhere when the config says `cache = false`."""
+    return cache_setting(no_cache=False)
+
+
 def check_header_value(name: str, value: str) -> str:
     """`value` if it can travel in an HTTP header as it is (visible ASCII only); else a
     JudgeConfigError naming `name` and what is wrong, never the value."""

@@ -113,9 +113,11 @@ def make_judges(
     votes: int | None = None,
     *,
     offline: bool = False,
+    capabilities: bool | str | os.PathLike[str] = False,
 ) -> dict[str, AnyJudge]:
     """One Judge (or Panel) per grader (graders with the same settings share one); `model` and
-    `votes` override every grader's. Credentials come only from the environment; `offline` judges
+    `votes` override every grader's; `capabilities` is where endpoint quirks are remembered
+    (see Judge). Credentials come only from the environment; `offline` judges
     never send (batch files), so they need none, are given none, and all name OFFLINE_ENDPOINT."""
     from rubriclib.judge import Judge
 
@@ -128,7 +130,9 @@ def make_judges(
                 where = settings.merge(base_url=OFFLINE_ENDPOINT)
                 built[settings] = Judge.from_settings(where, cache=cache, api_key="offline-no-key")
             else:
-                built[settings] = Judge.from_settings(settings, cache=cache)
+                built[settings] = Judge.from_settings(
+                    settings, cache=cache, capabilities=capabilities
+                )
         return built[settings]
 
     for grader in ev.graders:

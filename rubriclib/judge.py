@@ -102,6 +102,7 @@ class Judge(ManyJudgments):
         cache: bool | str | os.PathLike[str] = False,
         transport: Literal["auto", "sdk"] | Transport = "auto",
         votes: int = 1,
+        capabilities: bool | str | os.PathLike[str] = False,
     ) -> None:
         if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
             raise JudgeConfigError(f"votes must be a whole number of at least 1, not {votes!r}")
@@ -141,6 +142,13 @@ class Judge(ManyJudgments):
         that folder); None when caching is off."""
         if cache is not False:
             self.cache = VerdictCache(None if cache is True else cache)
+        self._capabilities: VerdictCache | None = None
+        """Where the quirks an endpoint showed for this model are remembered across runs
+        (`capabilities=True`: the user cache folder; a path: that folder), so a new process
+        starts from the fallback instead of being refused again; None when not remembered."""
+        if capabilities is not False:
+            self._capabilities = VerdictCache.beside(self.cache, capabilities)
+            self.quirks |= self._capabilities.known_quirks(self._endpoint, self.model)
 
     @property
     def endpoint(self) -> str:
@@ -215,6 +223,7 @@ class Judge(ManyJudgments):
         settings: JudgeSettings,
         *,
         cache: bool | str | os.PathLike[str] = False,
+        capabilities: bool | str | os.PathLike[str] = False,
         api_key: str | None = None,
         named_by: str = "api_key_env",
     ) -> Judge:
@@ -227,7 +236,14 @@ class Judge(ManyJudgments):
         options = settings.judge_settings().model_dump(
             exclude_none=True, exclude={"model", "base_url", "api_key_env"}
         )
-        return cls(settings.model, settings.base_url, api_key, cache=cache, **options)
+        return cls(
+            settings.model,
+            settings.base_url,
+            api_key,
+            cache=cache,
+            capabilities=capabilities,
+            **options,
+        )
 
     async def agrade_item(
         self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
@@ -388,6 +404,8 @@ class Judge(ManyJudgments):
                 if quirk:
                     logger.info("judge endpoint quirk %s: retrying with the fallback", quirk)
                     self.quirks.add(quirk)
+                    if self._capabilities is not None:
+                        self._capabilities.remember_quirk(self._endpoint, self.model, quirk)
                     continue
                 if is_retryable(reply) and retries < self.max_retries:
                     retries += 1

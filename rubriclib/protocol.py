@@ -66,6 +66,16 @@ def tool_choice(rubric: Rubric, mode: Mode) -> str | dict[str, Any]:
     return mode
 
 
+QUIRKS = (
+    "no_required_tool_choice",
+    "no_named_tool_choice",
+    "no_temperature",
+    "max_completion_tokens",
+)
+"""What an endpoint may refuse, each with its fallback (`tool_mode`, `sampling`); learned from
+a refusal (`failures.quirk_in`) and remembered per endpoint and model (`cache.known_quirks`)."""
+
+
 def tool_mode(rubric: Rubric, quirks: set[str], correcting: bool = False) -> Mode:
     """How to force the verdict call on an endpoint with these learned `quirks`: the first mode
     it has not refused. A corrective turn forces the one verdict tool by name wherever that is

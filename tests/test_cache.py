@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,60 @@ def test_a_pairwise_verdict_is_served_only_with_the_judges_answer(tmp_path: Path
     assert result.details["judge"]["cached"] is True
     assert cached_result({**stored, "winner": None}, versus, "judge-model") is None
     assert "winner" not in stored_verdict(JudgeVerdict("pass", "fine"), "required", None)
+
+
+def test_quirks_are_remembered_per_endpoint_and_model(tmp_path: Path) -> None:
+    memory = VerdictCache(tmp_path)
+    memory.remember_quirk("http://a/v1", "m", "no_required_tool_choice")
+    memory.remember_quirk("http://a/v1", "m", "not-a-quirk")
+    memory.remember_quirk("http://b/v1", "m", "no_temperature")
+    again = VerdictCache(tmp_path)  # a new process
+    assert again.known_quirks("http://a/v1", "m") == {"no_required_tool_choice"}
+    assert again.known_quirks("http://a/v1", "other") == set()
+    again.clear()
+    assert again.known_quirks("http://b/v1", "m") == set()
+
+
+def crash_on_required(body: dict[str, object]) -> Reply:
+    """llama-cpp-python's answer to tool_choice="required": HTTP 500 with an empty message."""
+    if body["tool_choice"] == "required":
+        return error_reply(500, "")
+    return tool_reply("set_grade", {"reason": "ok", "verdict": "pass"})
+
+
+def test_a_new_judge_starts_from_the_quirks_an_endpoint_showed_before(
+    judge_server: JudgeServer, rubric: Rubric, tmp_path: Path
+) -> None:
+    judge_server.responder = crash_on_required
+    first = Judge(base_url=judge_server.url, api_key=SECRET_KEY, capabilities=tmp_path)
+    assert first.grade(rubric, "x").verdict == "pass"
+    assert [body["tool_choice"] for body in judge_server.requests][0] == "required"
+    judge_server.requests.clear()
+    later = Judge(base_url=judge_server.url, api_key=SECRET_KEY, capabilities=tmp_path)
+    assert later.grade(rubric, "y").verdict == "pass"
+    [sent] = judge_server.requests  # no refused request first
+    assert sent["tool_choice"] == {"type": "function", "function": {"name": "set_grade"}}
+    forgetful = Judge(base_url=judge_server.url, api_key=SECRET_KEY)
+    judge_server.requests.clear()
+    forgetful.grade(rubric, "z")
+    assert judge_server.requests[0]["tool_choice"] == "required"
+
+
+def test_the_cli_remembers_quirks_even_with_no_cache(
+    judge_server: JudgeServer,
+    write_file: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    judge_server.responder = crash_on_required
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
+    monkeypatch.setenv("RUBRICLIB_CACHE_DIR", str(tmp_path / "cache"))
+    path = str(write_file("tiny.md", VALID_RUBRIC))
+    for _ in range(2):
+        outcome = CliRunner().invoke(main, ["judge", path, "--output", "x", "--no-cache"])
+        assert outcome.exit_code == 0, outcome.output
+    assert [body["tool_choice"] == "required" for body in judge_server.requests] == [
+        True,
+        False,
+        False,
+    ]

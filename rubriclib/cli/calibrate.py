@@ -92,7 +92,7 @@ def calibrate(
       rubriclib calibrate answer-correctness --labels scores.csv --to-goldens review.yaml
     """
     from rubriclib.calibration import load_labels, run_calibration
-    from rubriclib.config import cache_setting, resolve
+    from rubriclib.config import cache_setting, capabilities_setting, resolve
     from rubriclib.engine import interruptible
     from rubriclib.judge import Judge
     from rubriclib.registry import load_rubric
@@ -103,7 +103,9 @@ def calibrate(
     if frozen:
         refuse_unlocked([rubric])
     rows = load_labels(Path(labels_file), rubric)  # every bad row: exit 2 before any request
-    judge = Judge(model=model, cache=cache_setting(no_cache))  # a missing key stops here
+    judge = Judge(
+        model=model, cache=cache_setting(no_cache), capabilities=capabilities_setting()
+    )  # a missing key stops here
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
 

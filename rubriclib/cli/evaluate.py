@@ -97,7 +97,7 @@ def eval_command(
       rubriclib eval eval.yaml --out results.jsonl --resume
       rubriclib eval eval.yaml --out results.jsonl --batch      (then --batch --resume)
     """
-    from rubriclib.config import cache_setting
+    from rubriclib.config import cache_setting, capabilities_setting
     from rubriclib.engine import interruptible
     from rubriclib.eval_setup import make_judges, make_target, prepare
     from rubriclib.evals import arun_eval
@@ -117,7 +117,9 @@ def eval_command(
         for path, name in ((out, "--out"), (report_path, "--report"))
         if path is not None
     ]
-    judges = make_judges(ev, model, cache_setting(no_cache), votes)  # a missing key stops here
+    judges = make_judges(  # a missing key stops here
+        ev, model, cache_setting(no_cache), votes, capabilities=capabilities_setting()
+    )
     target = make_target(ev)
     total = ready.judgments(limit)
     batch = None

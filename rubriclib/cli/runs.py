@@ -77,7 +77,7 @@ def judge_command(
     """
     import asyncio
 
-    from rubriclib.config import cache_setting
+    from rubriclib.config import cache_setting, capabilities_setting
     from rubriclib.engine import interruptible
     from rubriclib.judge import Judge
     from rubriclib.registry import load_rubric
@@ -97,7 +97,9 @@ def judge_command(
         for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
     ]
     settings = JudgeSettings(model=model, votes=votes, temperature=temperature)
-    judge = Judge.from_settings(settings, cache=cache_setting(no_cache))
+    judge = Judge.from_settings(
+        settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()
+    )
     other = option_text(baseline, "--baseline")
 
     async def judge_once(interrupt: Interrupted) -> GradeResult | str:
@@ -194,7 +196,7 @@ def test_goldens(
       rubriclib test-goldens ./rubrics/house-style.md --trials 3 --format junit --out goldens.xml
       rubriclib test-goldens groundedness --votes 3
     """
-    from rubriclib.config import cache_setting, resolve
+    from rubriclib.config import cache_setting, capabilities_setting, resolve
     from rubriclib.engine import interruptible
     from rubriclib.goldens import plan_run, run_goldens
     from rubriclib.judge import Judge
@@ -209,7 +211,9 @@ def test_goldens(
     if frozen:
         refuse_unlocked([rubric for rubric, _ in plan.rubrics])
     settings = JudgeSettings(model=model, votes=votes, temperature=temperature)
-    judge = Judge.from_settings(settings, cache=cache_setting(no_cache))  # no key: stops here
+    judge = Judge.from_settings(
+        settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()
+    )  # no key: stops here
     total = plan.judgments
     in_flight = concurrency or resolve("concurrency").value
     batch = None
