@@ -3,8 +3,9 @@
 // textContent (never innerHTML), so a judge's reason stays text whatever it holds.
 (function () {
   const data = JSON.parse(document.getElementById("report-data").textContent);
-  const graders = data.graders.map((g) => plain(g.name));
-  const rows = data.rows;
+  const kind = data.kind || "run"; // a run's results; else "goldens" or "calibration"
+  const graders = (data.graders || []).map((g) => plain(g.name));
+  const rows = data.rows || [];
   const comparison = data.comparison;
   const changes = comparison ? comparison.changes : [];
   const changeOf = new Map(changes.map((c) => [plain(c.row) + "\u0000" + plain(c.grader), c]));
@@ -38,12 +39,31 @@
   const number = (v) => (v === null || v === undefined ? "n/a" : Number(v).toLocaleString("en"));
   const interval = (i) => (i ? `[${percent(i[0])}, ${percent(i[1])}]` : "");
   const signed = (v) => (v === null ? "n/a" : (v > 0 ? "+" : "") + (100 * v).toFixed(1) + " pts");
+  const decimal = (v) => (v === null || v === undefined ? "n/a" : Number(v).toFixed(2));
+  const within = (value, i, format) => (i ? `${format(value)} [${format(i.low)}, ${format(i.high)}]` : format(value));
+
+  function table(id, heads, body) {
+    return el("table", id ? { id } : null, el("thead", null, el("tr", null, ...heads.map((h) => el("th", null, h)))),
+      el("tbody", null, ...body));
+  }
+  function facts(list) {
+    return el("dl", { class: "facts" }, ...list.flatMap(([k, v]) => [el("dt", null, k), el("dd", { "data-fact": k }, v)]));
+  }
 
   function renderMeta() {
-    const parts = [`rubriclib ${data.rubriclib_version}`, `${data.file.path} (modified ${data.file.modified})`,
-      `${number(data.judgments)} judgments, ${number(data.errors)} errors`];
-    if (data.expected !== null) parts.push(`${number(data.expected)} expected`);
+    const parts = [`rubriclib ${data.rubriclib_version}`];
+    if (data.eval) parts.push(`eval ${data.eval.name}`);
+    if (data.file) {
+      parts.push(`${data.file.path} (modified ${data.file.modified})`,
+        `${number(data.judgments)} judgments, ${number(data.errors)} errors`);
+    }
+    if (data.expected !== null && data.expected !== undefined) parts.push(`${number(data.expected)} expected`);
     if (data.against) parts.push(`against ${data.against.path} (modified ${data.against.modified})`);
+    if (kind !== "run") {
+      const run = data[kind].run;
+      parts.push(`judge ${run.judge_model} at ${run.endpoint}`, `started ${run.started}`,
+        `${number(run.usage.prompt_tokens)} prompt + ${number(run.usage.completion_tokens)} completion tokens`);
+    }
     parts.push(`built ${data.generated}`);
     document.getElementById("meta").textContent = parts.join(" · ");
     const notes = document.getElementById("notes");
@@ -65,6 +85,27 @@
           .map((v, i) => el("td", { class: "num", "data-column": heads[i + 3] }, v))));
     }
     table.append(body);
+    const pairwise = data.graders.filter((g) => g.pairwise);
+    if (pairwise.length) {
+      document.getElementById("summary-section").append(el("h3", null, "Pairwise (the output against the baseline)"),
+        table("pairwise", ["grader", "win", "tie", "loss", "error", "win rate", "position flips", "flip rate"],
+          pairwise.map((g) => { const p = g.pairwise; return el("tr", { "data-grader": g.name }, el("th", null, g.name),
+            ...[number(p.win), number(p.tie), number(p.loss), number(p.errors), percent(p.win_rate),
+              `${number(p.position_flips)} of ${number(p.comparisons)}`, percent(p.flip_rate)]
+              .map((v, i) => el("td", { class: "num", "data-column": ["win", "tie", "loss", "error", "win rate", "flips", "flip rate"][i] }, v))); })));
+    }
+    renderGate();
+  }
+
+  function renderGate() {
+    if (!data.gate) return;
+    const section = document.getElementById("summary-section");
+    const held = { true: "held", false: "did not hold", null: "undecided (judge errors)" };
+    section.append(el("h3", null, "Gate"), el("p", { class: "meta", id: "gate-status" }, data.eval.last_line));
+    if (!data.gate.length) return;
+    section.append(table("gate", ["condition", "value", ""], data.gate.map((g) =>
+      el("tr", { "data-held": String(g.holds) }, el("td", null, g.condition), el("td", { class: "num" }, decimal(g.value)),
+        el("td", { class: g.holds === true ? "pass" : g.holds === false ? "fail" : "error" }, held[String(g.holds)])))));
   }
 
   function renderComparison() {
@@ -119,7 +160,10 @@
   const failedCount = rows.map((row) => row.cells.filter((c) => c && c.verdict === "fail").length);
   const has = (row, verdict) => row.cells.some((c) => c && c.verdict === verdict);
   const changed = (row) => Boolean(row.changed && row.changed.some(Boolean));
-  const tests = { all: () => true, fails: (r) => has(r, "fail"), errors: (r) => has(r, "error"), changed };
+  // Votes or panel members of one judgment that did not all give the same verdict.
+  const split = (c) => Boolean(c) && ["votes", "panel"].some((key) => c[key] && new Set(c[key].map((m) => m.verdict)).size > 1);
+  const disagreements = (row) => row.cells.some(split);
+  const tests = { all: () => true, fails: (r) => has(r, "fail"), errors: (r) => has(r, "error"), changed, disagreements };
   let filter = "all";
   let haystacks = null;
   let order = rows.map((_, index) => index);
@@ -176,7 +220,7 @@
     document.querySelector("#matrix thead").append(el("tr", null, el("th", null, "row"),
       ...graders.map((g) => el("th", null, g)), el("th", { class: "num" }, "failed")));
     const filters = document.getElementById("filters");
-    for (const name of ["all", "fails", "errors", "changed"]) {
+    for (const name of ["all", "fails", "errors", "changed", "disagreements"]) {
       if (name === "changed" && !comparison) continue;
       const count = rows.filter(tests[name]).length;
       const button = el("button", { type: "button", "data-filter": name, "aria-pressed": String(name === filter) },
@@ -244,6 +288,29 @@
     return [el("h3", null, title), table];
   }
 
+  // The messages a judgment sent, each a list of indexes into data.messages (shared texts).
+  function sentMessages(messages) {
+    const shown = [el("h3", null, "Messages sent to the judge")];
+    if (!messages || !messages.sent) {
+      const why = messages ? messages.unavailable
+        : "a results file holds no row's input or context; `rubriclib eval --report FILE.html` re-renders them from the rubric and the row";
+      return [...shown, el("p", { class: "meta", id: "detail-messages" }, `Not available: ${why}.`)];
+    }
+    const box = el("div", { id: "detail-messages" });
+    for (const [role, pieces] of messages.sent) {
+      const values = pieces.map((i) => data.messages[i]);
+      const message = el("div", { class: "text message", "data-role": role }, values.map(plain).join(""));
+      for (const v of values) {
+        if (v && typeof v === "object" && "clipped" in v) {
+          message.append(el("div", { class: "clip-note" }, `… a part cut at ${number(v.clipped.length)} of ${number(v.length)} characters`));
+        }
+      }
+      box.append(el("h4", null, role), message);
+    }
+    if (messages.note) box.append(el("p", { class: "meta" }, messages.note));
+    return [...shown, box];
+  }
+
   function openDetail(index, column) {
     const row = rows[index];
     const c = row.cells[column];
@@ -265,6 +332,7 @@
       for (const [key, title] of [["votes", "Votes"], ["panel", "Panel judges"], ["turns", "Turns"]]) {
         if (c[key]) panel.append(...members(title, c[key]));
       }
+      panel.append(...sentMessages(c.messages));
       const change = changeOf.get(plain(row.id) + "\u0000" + plain(graders[column]));
       if (change) {
         panel.append(el("h3", null, `Before (${change.kind})`),
@@ -276,12 +344,89 @@
     panel.hidden = false;
   }
 
+  // Goldens and calibration pages: their JSON report's numbers, shown as they are.
+  function goldenRows(list) {
+    return list.map((o) => el("tr", { "data-golden": o.name }, el("td", null, o.name),
+      el("td", null, o.expected_winner || o.expected), el("td", null, o.answers.join(", ")),
+      el("td", null, text(o.why || "")), el("td", null, ...o.results.map((r) => text(r.reason)))));
+  }
+
+  function confusion(counts) {
+    if ("true_pass" in counts) {
+      return table(null, ["expected \\ judged", "pass", "fail"], [
+        el("tr", null, el("th", null, "pass"), el("td", { class: "num pass" }, number(counts.true_pass)), el("td", { class: "num fail" }, number(counts.false_fail))),
+        el("tr", null, el("th", null, "fail"), el("td", { class: "num fail" }, number(counts.false_pass)), el("td", { class: "num pass" }, number(counts.true_fail)))]);
+    }
+    const winners = Object.keys(counts).filter((k) => k.startsWith("expected_"));
+    const answers = ["output", "tie", "baseline"];
+    return table(null, ["expected \\ judged", ...answers], winners.map((k) => el("tr", null, el("th", null, k.slice(9)),
+      ...answers.map((a) => el("td", { class: "num " + (a === k.slice(9) ? "pass" : "fail") }, number(counts[k][a] || 0))))));
+  }
+
+  function renderGoldens(section) {
+    const run = data.goldens;
+    section.hidden = false;
+    section.append(el("h2", null, "Goldens"), el("p", { class: "meta", id: "goldens-status" },
+      `${run.trials} trial(s) per golden; ${run.ok ? "every judgment matched its golden" : "not every judgment matched its golden"}`));
+    for (const r of run.rubrics) {
+      const misses = r.goldens.filter((o) => !o.agreed);
+      const flaky = r.goldens.filter((o) => o.flaky);
+      const list = [["judgments", number(r.judgments)], ["accuracy", within(r.accuracy, r.accuracy_interval, percent)],
+        ["kappa", within(r.kappa, r.kappa_interval, decimal) + (r.kappa_band ? ` (${r.kappa_band})` : "")],
+        ["judge errors", number(r.counts.errors)], ["missed goldens", number(misses.length)], ["flaky goldens", number(flaky.length)]];
+      if (r.exact_score_agreement !== null) list.push(["exact score agreement", percent(r.exact_score_agreement)]);
+      if (r.mean_absolute_error !== null) list.push(["mean absolute error", decimal(r.mean_absolute_error)]);
+      if (r.pairwise) list.push(["pairwise", `win ${r.pairwise.win}, tie ${r.pairwise.tie}, loss ${r.pairwise.loss}; flip rate ${percent(r.pairwise.flip_rate)}`]);
+      const heads = ["golden", "expected", "judged", "why", "judge's reasons"];
+      section.append(el("div", { class: "rubric", "data-rubric": r.rubric.name },
+        el("h3", null, `${r.rubric.name}@${r.rubric.version} ${r.rubric.digest.slice(0, 8)}`), facts(list),
+        el("h4", null, "Confusion matrix"), confusion(r.counts),
+        el("h4", null, `Missed goldens (${misses.length})`), misses.length ? table(null, heads, goldenRows(misses)) : el("p", { class: "meta" }, "none"),
+        el("h4", null, `Flaky goldens (${flaky.length})`), flaky.length ? table(null, heads, goldenRows(flaky)) : el("p", { class: "meta" }, "none")));
+    }
+  }
+
+  function renderCalibration(section) {
+    const c = data.calibration;
+    section.hidden = false;
+    const list = [["rows", `${number(c.run.judged)} judged of ${number(c.run.rows)}`], ["verdicts", number(c.verdicts)],
+      ["judge errors", number(c.judge_errors)], ["disagreements", number(c.disagreements)],
+      ["accuracy", within(c.accuracy, c.accuracy_interval, percent)],
+      ["kappa", c.kappa === null ? `undefined${c.kappa_undefined ? ": " + c.kappa_undefined : ""}`
+        : within(c.kappa, c.kappa_interval, decimal) + (c.kappa_band ? ` (${c.kappa_band})` : "")],
+      ["base rate (human pass)", percent(c.base_rate)]];
+    if (c.majority_baseline) list.push(["always-majority baseline", `${c.majority_baseline.label}: ${percent(c.majority_baseline.accuracy)}`]);
+    if (c.scored_pairs) list.push(["exact score agreement", percent(c.exact_score_agreement)], ["mean absolute error", decimal(c.mean_absolute_error)]);
+    const verdicts = ["pass", "fail", "error"];
+    const matrix = table("confusion", ["human \\ judge", ...verdicts], ["pass", "fail"].map((human) => el("tr", null,
+      el("th", null, human), ...verdicts.map((v) => el("td", { class: "num " + (v === "error" ? "error" : v === human ? "pass" : "fail") }, number(c.confusion[human][v]))))));
+    const tags = Object.entries(c.tags).map(([tag, t]) => el("tr", null, el("th", null, tag), el("td", { class: "num" }, number(t.verdicts)),
+      el("td", { class: "num" }, within(t.accuracy, t.accuracy_interval, percent)), el("td", { class: "num" }, within(t.kappa, t.kappa_interval, decimal))));
+    const cases = (list) => list.map((d) => el("tr", { "data-row": d.id }, el("td", null, d.id), el("td", null, d.where),
+      el("td", { class: d.label }, d.label + (d.score !== null ? ` (score ${d.score})` : "")),
+      el("td", { class: d.verdict }, d.verdict + (d.judge_score !== null ? ` (score ${d.judge_score})` : "")),
+      el("td", null, text(d.reason)), el("td", null, d.tags.join(", "))));
+    const heads = ["row", "where", "human label", "judge", "judge's reason", "tags"];
+    section.append(el("h2", null, `Calibration of ${c.rubric.name}@${c.rubric.version} ${c.rubric.digest.slice(0, 8)} against ${c.labels}`),
+      facts(list), el("h3", null, "Confusion matrix"), matrix,
+      el("p", { class: "meta" }, `95% intervals: bootstrap, ${number(c.bootstrap.resamples)} resamples, seed ${c.bootstrap.seed}`));
+    if (tags.length) section.append(el("h3", null, "By tag"), table("tags", ["tag", "verdicts", "accuracy", "kappa"], tags));
+    section.append(el("h3", null, `Disagreements (${c.disagreement_rows.length})`), table("disagreements", heads, cases(c.disagreement_rows)));
+    if (c.judge_error_rows.length) section.append(el("h3", null, `Judge errors (${c.judge_error_rows.length})`), table("judge-errors", heads, cases(c.judge_error_rows)));
+  }
+
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape") document.getElementById("detail").hidden = true;
   });
   renderMeta();
-  renderSummary();
-  renderComparison();
-  renderMatrix();
+  if (kind === "run") {
+    renderSummary();
+    renderComparison();
+    renderMatrix();
+  } else {
+    document.getElementById("summary-section").hidden = true;
+    document.getElementById("matrix-section").hidden = true;
+    (kind === "goldens" ? renderGoldens : renderCalibration)(document.getElementById("agreement"));
+  }
   document.body.dataset.ready = "true";
 })();

@@ -156,7 +156,7 @@ def collect_command(
             f"decided early), {len(collected.problems)} problem(s)",
             err=True,
         )
-        finish(collected.report, report_format, report_path, report_target)
+        finish(collected.report, report_format, report_path, report_target, results)
 
 
 def _state(results: str | None, state: str | None) -> Any:

@@ -1,0 +1,188 @@
+"""The HTML report of a run just made (`--report FILE.html` on eval, test-goldens and
+calibrate): an eval's page is the one `rubriclib report` builds from its results, with the gate
+and the exact messages each judgment sent; goldens and calibration pages show their JSON
+report's numbers."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rubriclib._version import __version__
+from rubriclib.html_report import page
+from rubriclib.item import missing_fields
+from rubriclib.judgments import judgments
+from rubriclib.plan import judge_messages
+from rubriclib.report_data import ResultsFile, clipped, read_results, report_data
+from rubriclib.reports import xml_safe
+
+if TYPE_CHECKING:
+    from rubriclib.calibration import Calibration
+    from rubriclib.datasets import Row
+    from rubriclib.evalfile import Grader
+    from rubriclib.evals import EvalReport
+    from rubriclib.goldens import RunReport
+
+HTML_SUFFIXES = (".html", ".htm")
+
+
+def is_html(path: str | Path | None) -> bool:
+    """Whether a report path asks for the HTML report (its name ends in .html or .htm)."""
+    return path is not None and Path(path).suffix.lower() in HTML_SUFFIXES
+
+
+def eval_report_text(
+    report: EvalReport, report_format: str, report_path: str | None, results: Path | None
+) -> str:
+    """What `eval` writes to --report (or prints): the HTML page when the path ends in .html
+    (built from the results file `results`, else from the results kept in memory), else the
+    --format report."""
+    from rubriclib.eval_reports import FORMATTERS
+
+    if is_html(report_path):
+        return eval_page(report, results)
+    return FORMATTERS[report_format](report)
+
+
+def eval_page(report: EvalReport, results_path: Path | None) -> str:
+    """The page of an eval run: its results (read back from `results_path`, or the results
+    the run kept when it wrote no file), its gate, what an interrupt left unjudged, and the
+    messages each judgment sent, re-rendered from the rubric and the row."""
+    from rubriclib.eval_reports import last_line, to_json
+
+    results = read_results(results_path) if results_path else in_memory(report)
+    expected = None
+    notes = []
+    if report.interrupted:
+        expected = len(results.lines) + len(report.not_judged)
+        notes.append(f"interrupted by {report.interrupted}: the report holds what was judged")
+    if results_path is None:
+        notes.append("no --out: the results were not written to a file")
+    data = report_data(results, expected=expected, version=__version__)
+    data["notes"] = clipped(notes) + data["notes"]
+    summary = to_json(report)
+    data["eval"] = clipped(
+        {"name": report.eval.name, "status": summary["status"], "last_line": last_line(report)}
+    )
+    data["gate"] = clipped(summary["gate"])
+    data["messages"] = attach_messages(report, results, data)
+    return page(data, f"rubriclib report: {report.eval.name}")
+
+
+def in_memory(report: EvalReport) -> ResultsFile:
+    """The run's results as a results file's lines, when it wrote none (report.cases)."""
+    lines = {
+        (row, grader): {
+            "row": row,
+            "grader": grader,
+            "verdict": result.verdict,
+            "result": result.model_dump(mode="json"),
+        }
+        for row, grader, result in report.cases or []
+    }
+    stamp = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return ResultsFile(Path(str(report.eval.path)), lines, len(lines), stamp)
+
+
+def attach_messages(report: EvalReport, results: ResultsFile, data: dict[str, Any]) -> list[Any]:
+    """Give each cell of `data` the messages its judgment sent, as indexes into the returned
+    pool of texts. A rubric's body, the same in every row, is kept once and whole; the rest of
+    a message (the row's values) is clipped like every other text of the page."""
+    pool: dict[str, int] = {}
+    bodies: set[str] = set()
+    columns = {json.dumps(grader["name"]): index for index, grader in enumerate(data["graders"])}
+    row_index = {json.dumps(row["id"]): index for index, row in enumerate(data["rows"])}
+    for row in islice(report.eval.dataset.rows(), report.rows):
+        index = row_index.get(json.dumps(clipped(row.id)))
+        for grader in report.eval.graders:
+            line = results.lines.get((row.id, grader.name))
+            column = columns.get(json.dumps(clipped(grader.name)))
+            if index is None or line is None or column is None:
+                continue
+            cell = data["rows"][index]["cells"][column]
+            if cell is not None:
+                cell["messages"] = sent_messages(row, grader, line, pool, bodies)
+    return [xml_safe(text) if text in bodies else clipped(text) for text in pool]
+
+
+def sent_messages(
+    row: Row, grader: Grader, line: dict[str, Any], pool: dict[str, int], bodies: set[str]
+) -> dict[str, Any]:
+    """{"sent": [[role, [pool indexes]], ...]} re-rendered from the rubric and the row, or
+    {"unavailable": why} when they cannot be told exactly."""
+    parts = judgments(row, grader)
+    if len(parts) != 1:
+        return {"unavailable": f"judged turn by turn: {len(parts)} requests"}
+    rubric, item = parts[0].rubric, parts[0].item
+    digest = str(line["result"]["details"]["rubric"]["digest"])
+    if rubric.digest != digest:
+        return {
+            "unavailable": f"the rubric found ({rubric.name}@{rubric.version}, "
+            f"{rubric.digest[:8]}) is not the one that judged ({digest[:8]})"
+        }
+    if missing := missing_fields(rubric.requires, item):
+        return {"unavailable": f"no request was sent: the row has no {' and no '.join(missing)}"}
+    if isinstance(line.get("output"), str):  # written by the eval's target
+        item = item.model_copy(update={"output": line["output"]})
+    sent = []
+    for message in judge_messages(rubric, item):
+        text = message["content"]
+        body = rubric.body if rubric.template != "letta" else ""
+        pieces = [text]
+        if body and text.startswith(body):
+            pieces = [body, text[len(body) :]]
+            bodies.add(body)
+        sent.append([message["role"], [pool.setdefault(piece, len(pool)) for piece in pieces]])
+    entry: dict[str, Any] = {"sent": sent}
+    if rubric.scale == "pairwise":
+        entry["note"] = "the judge was also sent these with Response A and B swapped"
+    return entry
+
+
+def goldens_page(run: RunReport) -> str:
+    """The page of a test-goldens run: its JSON report (goldens_reports.to_json), shown."""
+    from rubriclib.goldens_reports import to_json
+
+    found = to_json(run)
+    notes = []
+    if found["run"]["interrupted"]:
+        missing = found["run"]["planned"] - found["run"]["judged"]
+        notes.append(
+            f"interrupted by {found['run']['interrupted']}: {found['run']['judged']} of "
+            f"{found['run']['planned']} judgments made, {missing} missing"
+        )
+    names = ", ".join(rubric["rubric"]["name"] for rubric in found["rubrics"])
+    return page(run_data("goldens", found, notes), f"rubriclib goldens: {names}")
+
+
+def calibration_page(calibration: Calibration) -> str:
+    """The page of a calibration: its JSON report (calibration_reports.to_json), shown."""
+    from rubriclib.calibration_reports import to_json
+
+    found = to_json(calibration)
+    notes = []
+    if found["run"]["interrupted"]:
+        missing = found["run"]["rows"] - found["run"]["judged"]
+        notes.append(
+            f"interrupted by {found['run']['interrupted']}: {found['run']['judged']} of "
+            f"{found['run']['rows']} rows judged, {missing} missing"
+        )
+    rubric = found["rubric"]
+    title = f"rubriclib calibration: {rubric['name']}@{rubric['version']}"
+    return page(run_data("calibration", found, notes), title)
+
+
+def run_data(kind: str, found: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The data block of a goldens or calibration page."""
+    generated = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    data = {
+        "kind": kind,
+        "rubriclib_version": __version__,
+        "generated": generated,
+        "notes": notes,
+        kind: found,
+    }
+    return clipped(data)  # type: ignore[no-any-return]
