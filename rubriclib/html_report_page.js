@@ -42,7 +42,7 @@
   const decimal = (v) => (v === null || v === undefined ? "n/a" : Number(v).toFixed(2));
   const within = (value, i, format) => (i ? `${format(value)} [${format(i.low)}, ${format(i.high)}]` : format(value));
 
-  function table(id, heads, body) {
+  function tableOf(id, heads, body) {
     return el("table", id ? { id } : null, el("thead", null, el("tr", null, ...heads.map((h) => el("th", null, h)))),
       el("tbody", null, ...body));
   }
@@ -88,7 +88,7 @@
     const pairwise = data.graders.filter((g) => g.pairwise);
     if (pairwise.length) {
       document.getElementById("summary-section").append(el("h3", null, "Pairwise (the output against the baseline)"),
-        table("pairwise", ["grader", "win", "tie", "loss", "error", "win rate", "position flips", "flip rate"],
+        tableOf("pairwise", ["grader", "win", "tie", "loss", "error", "win rate", "position flips", "flip rate"],
           pairwise.map((g) => { const p = g.pairwise; return el("tr", { "data-grader": g.name }, el("th", null, g.name),
             ...[number(p.win), number(p.tie), number(p.loss), number(p.errors), percent(p.win_rate),
               `${number(p.position_flips)} of ${number(p.comparisons)}`, percent(p.flip_rate)]
@@ -103,7 +103,7 @@
     const held = { true: "held", false: "did not hold", null: "undecided (judge errors)" };
     section.append(el("h3", null, "Gate"), el("p", { class: "meta", id: "gate-status" }, data.eval.last_line));
     if (!data.gate.length) return;
-    section.append(table("gate", ["condition", "value", ""], data.gate.map((g) =>
+    section.append(tableOf("gate", ["condition", "value", ""], data.gate.map((g) =>
       el("tr", { "data-held": String(g.holds) }, el("td", null, g.condition), el("td", { class: "num" }, decimal(g.value)),
         el("td", { class: g.holds === true ? "pass" : g.holds === false ? "fail" : "error" }, held[String(g.holds)])))));
   }
@@ -353,13 +353,13 @@
 
   function confusion(counts) {
     if ("true_pass" in counts) {
-      return table(null, ["expected \\ judged", "pass", "fail"], [
+      return tableOf(null, ["expected \\ judged", "pass", "fail"], [
         el("tr", null, el("th", null, "pass"), el("td", { class: "num pass" }, number(counts.true_pass)), el("td", { class: "num fail" }, number(counts.false_fail))),
         el("tr", null, el("th", null, "fail"), el("td", { class: "num fail" }, number(counts.false_pass)), el("td", { class: "num pass" }, number(counts.true_fail)))]);
     }
     const winners = Object.keys(counts).filter((k) => k.startsWith("expected_"));
     const answers = ["output", "tie", "baseline"];
-    return table(null, ["expected \\ judged", ...answers], winners.map((k) => el("tr", null, el("th", null, k.slice(9)),
+    return tableOf(null, ["expected \\ judged", ...answers], winners.map((k) => el("tr", null, el("th", null, k.slice(9)),
       ...answers.map((a) => el("td", { class: "num " + (a === k.slice(9) ? "pass" : "fail") }, number(counts[k][a] || 0))))));
   }
 
@@ -381,8 +381,8 @@
       section.append(el("div", { class: "rubric", "data-rubric": r.rubric.name },
         el("h3", null, `${r.rubric.name}@${r.rubric.version} ${r.rubric.digest.slice(0, 8)}`), facts(list),
         el("h4", null, "Confusion matrix"), confusion(r.counts),
-        el("h4", null, `Missed goldens (${misses.length})`), misses.length ? table(null, heads, goldenRows(misses)) : el("p", { class: "meta" }, "none"),
-        el("h4", null, `Flaky goldens (${flaky.length})`), flaky.length ? table(null, heads, goldenRows(flaky)) : el("p", { class: "meta" }, "none")));
+        el("h4", null, `Missed goldens (${misses.length})`), misses.length ? tableOf(null, heads, goldenRows(misses)) : el("p", { class: "meta" }, "none"),
+        el("h4", null, `Flaky goldens (${flaky.length})`), flaky.length ? tableOf(null, heads, goldenRows(flaky)) : el("p", { class: "meta" }, "none")));
     }
   }
 
@@ -398,7 +398,7 @@
     if (c.majority_baseline) list.push(["always-majority baseline", `${c.majority_baseline.label}: ${percent(c.majority_baseline.accuracy)}`]);
     if (c.scored_pairs) list.push(["exact score agreement", percent(c.exact_score_agreement)], ["mean absolute error", decimal(c.mean_absolute_error)]);
     const verdicts = ["pass", "fail", "error"];
-    const matrix = table("confusion", ["human \\ judge", ...verdicts], ["pass", "fail"].map((human) => el("tr", null,
+    const matrix = tableOf("confusion", ["human \\ judge", ...verdicts], ["pass", "fail"].map((human) => el("tr", null,
       el("th", null, human), ...verdicts.map((v) => el("td", { class: "num " + (v === "error" ? "error" : v === human ? "pass" : "fail") }, number(c.confusion[human][v]))))));
     const tags = Object.entries(c.tags).map(([tag, t]) => el("tr", null, el("th", null, tag), el("td", { class: "num" }, number(t.verdicts)),
       el("td", { class: "num" }, within(t.accuracy, t.accuracy_interval, percent)), el("td", { class: "num" }, within(t.kappa, t.kappa_interval, decimal))));
@@ -410,9 +410,9 @@
     section.append(el("h2", null, `Calibration of ${c.rubric.name}@${c.rubric.version} ${c.rubric.digest.slice(0, 8)} against ${c.labels}`),
       facts(list), el("h3", null, "Confusion matrix"), matrix,
       el("p", { class: "meta" }, `95% intervals: bootstrap, ${number(c.bootstrap.resamples)} resamples, seed ${c.bootstrap.seed}`));
-    if (tags.length) section.append(el("h3", null, "By tag"), table("tags", ["tag", "verdicts", "accuracy", "kappa"], tags));
-    section.append(el("h3", null, `Disagreements (${c.disagreement_rows.length})`), table("disagreements", heads, cases(c.disagreement_rows)));
-    if (c.judge_error_rows.length) section.append(el("h3", null, `Judge errors (${c.judge_error_rows.length})`), table("judge-errors", heads, cases(c.judge_error_rows)));
+    if (tags.length) section.append(el("h3", null, "By tag"), tableOf("tags", ["tag", "verdicts", "accuracy", "kappa"], tags));
+    section.append(el("h3", null, `Disagreements (${c.disagreement_rows.length})`), tableOf("disagreements", heads, cases(c.disagreement_rows)));
+    if (c.judge_error_rows.length) section.append(el("h3", null, `Judge errors (${c.judge_error_rows.length})`), tableOf("judge-errors", heads, cases(c.judge_error_rows)));
   }
 
   document.addEventListener("keydown", (event) => {
