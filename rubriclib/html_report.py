@@ -8,12 +8,13 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from rubriclib._version import __version__
-from rubriclib.report_data import read_results, report_data
+from rubriclib.report_data import ResultsFile, read_results, report_data
 from rubriclib.run_comparison import compare
 
 MARKER = re.compile(r"@@[A-Z_]+@@")
@@ -111,12 +112,17 @@ def page(data: dict[str, Any], title: str | None = None) -> str:
 
 
 def build_report(
-    results_path: Path, against_path: Path | None = None, expected: int | None = None
+    results_path: Path,
+    against_path: Path | None = None,
+    expected: int | None = None,
+    extend: Callable[[ResultsFile, dict[str, Any]], None] | None = None,
 ) -> str:
-    """The HTML report of a results file, alone or against an older one; EvalError on a file
-    that is not a results file of ours."""
+    """The HTML report of a results file, alone or against an older one, its data given to
+    `extend` to add to first; EvalError on a file that is not a results file of ours."""
     results = read_results(results_path)
     against = read_results(against_path) if against_path else None
     comparison = compare(results, against) if against else None
     data = report_data(results, against, comparison, expected, __version__)
+    if extend is not None:
+        extend(results, data)
     return page(data)

@@ -293,7 +293,7 @@
     const shown = [el("h3", null, "Messages sent to the judge")];
     if (!messages || !messages.sent) {
       const why = messages ? messages.unavailable
-        : "a results file holds no row's input or context; `rubriclib eval --report FILE.html` re-renders them from the rubric and the row";
+        : "a results file holds no row's input or context; `rubriclib report --eval EVAL_FILE` re-renders them from the eval's rubrics and rows";
       return [...shown, el("p", { class: "meta", id: "detail-messages" }, `Not available: ${why}.`)];
     }
     const box = el("div", { id: "detail-messages" });

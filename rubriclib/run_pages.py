@@ -6,6 +6,7 @@ report's numbers."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -22,7 +23,7 @@ from rubriclib.reports import xml_safe
 if TYPE_CHECKING:
     from rubriclib.calibration import Calibration
     from rubriclib.datasets import Row
-    from rubriclib.evalfile import Grader
+    from rubriclib.evalfile import Eval, Grader
     from rubriclib.evals import EvalReport
     from rubriclib.goldens import RunReport
 
@@ -68,7 +69,7 @@ def eval_page(report: EvalReport, results_path: Path | None) -> str:
         {"name": report.eval.name, "status": summary["status"], "last_line": last_line(report)}
     )
     data["gate"] = clipped(summary["gate"])
-    data["messages"] = attach_messages(report, results, data)
+    attach_messages(report.eval, results, data, report.rows)
     return page(data, f"rubriclib report: {report.eval.name}")
 
 
@@ -87,17 +88,29 @@ def in_memory(report: EvalReport) -> ResultsFile:
     return ResultsFile(Path(str(report.eval.path)), lines, len(lines), stamp)
 
 
-def attach_messages(report: EvalReport, results: ResultsFile, data: dict[str, Any]) -> list[Any]:
-    """Give each cell of `data` the messages its judgment sent, as indexes into the returned
-    pool of texts. A rubric's body, the same in every row, is kept once and whole; the rest of
-    a message (the row's values) is clipped like every other text of the page."""
+def messages_from(eval_file: str | Path) -> Callable[[ResultsFile, dict[str, Any]], None]:
+    """For `rubriclib report --eval`: what adds to a report's data the messages each judgment
+    sent, re-rendered from that eval's rubrics and rows (checked now: exit 2 on a bad eval)."""
+    from rubriclib.eval_setup import prepare
+
+    ev = prepare(eval_file).eval
+    return lambda results, data: attach_messages(ev, results, data)
+
+
+def attach_messages(
+    ev: Eval, results: ResultsFile, data: dict[str, Any], rows: int | None = None
+) -> None:
+    """Give each cell of `data` the messages its judgment sent (re-rendered from the eval's
+    first `rows` rows), as indexes into data["messages"], a pool of texts. A rubric's body,
+    the same in every row, is kept once and whole; the rest of a message (the row's values)
+    is clipped like every other text of the page."""
     pool: dict[str, int] = {}
     bodies: set[str] = set()
     columns = {json.dumps(grader["name"]): index for index, grader in enumerate(data["graders"])}
     row_index = {json.dumps(row["id"]): index for index, row in enumerate(data["rows"])}
-    for row in islice(report.eval.dataset.rows(), report.rows):
+    for row in islice(ev.dataset.rows(), rows):
         index = row_index.get(json.dumps(clipped(row.id)))
-        for grader in report.eval.graders:
+        for grader in ev.graders:
             line = results.lines.get((row.id, grader.name))
             column = columns.get(json.dumps(clipped(grader.name)))
             if index is None or line is None or column is None:
@@ -105,7 +118,7 @@ def attach_messages(report: EvalReport, results: ResultsFile, data: dict[str, An
             cell = data["rows"][index]["cells"][column]
             if cell is not None:
                 cell["messages"] = sent_messages(row, grader, line, pool, bodies)
-    return [xml_safe(text) if text in bodies else clipped(text) for text in pool]
+    data["messages"] = [xml_safe(text) if text in bodies else clipped(text) for text in pool]
 
 
 def sent_messages(

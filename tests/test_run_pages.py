@@ -95,44 +95,37 @@ def test_an_eval_html_report_without_out_uses_the_results_in_memory(eval_file: P
     assert sent_text(data, cell(data, "r2", "kw"))[1]["content"].count("verdict:fail two") == 1
 
 
-def test_a_resumed_line_of_another_rubric_text_says_its_messages_are_unavailable(
-    eval_file: Path, tmp_path: Path
+def test_report_with_eval_re_renders_only_where_the_digest_still_matches(
+    eval_file: Path, endpoint: JudgeServer, tmp_path: Path
 ) -> None:
     out = tmp_path / "results.jsonl"
     assert CliRunner().invoke(main, ["eval", str(eval_file), "--out", str(out)]).exit_code == 0
     lines = [json.loads(text) for text in out.read_text().splitlines()]
-    for line in lines:  # as if judged by an edited copy of the rubric
-        line["result"]["details"]["rubric"]["digest"] = "0" * 64
+    for line in lines:  # as if r1 had been judged by an edited copy of the rubric
+        if line["row"] == "r1":
+            line["result"]["details"]["rubric"]["digest"] = "f" * 64
     write_results(out, lines)
     page = tmp_path / "again.html"
-    # a report built from that file (the same code path as after a run) re-renders nothing
-    ran = CliRunner().invoke(main, ["report", str(out), "-o", str(page)])
+    alone = CliRunner().invoke(main, ["report", str(out), "-o", str(page)])
+    assert alone.exit_code == 0, alone.output
+    assert "messages" not in cell(embedded_data(page.read_text()), "r2", "kw")
+    ran = CliRunner().invoke(main, ["report", str(out), "--eval", str(eval_file), "-o", str(page)])
     assert ran.exit_code == 0, ran.output
-    assert "messages" not in cell(embedded_data(page.read_text()), "r1", "kw")
-    ran, data = eval_page(eval_file, "--out", str(out), "--resume")
-    assert ran.exit_code == 0, ran.output  # resume keeps no line of another digest: all judged
-    assert "sent" in cell(data, "r1", "kw")["messages"]
-
-
-def test_the_messages_name_a_digest_that_differs(
-    eval_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from rubriclib import run_pages
-
-    real = run_pages.read_results
-
-    def edited(path: Path) -> Any:
-        results = real(path)
-        line = results.lines["r1", "kw"]
-        line["result"]["details"]["rubric"]["digest"] = "f" * 64
-        return results
-
-    monkeypatch.setattr(run_pages, "read_results", edited)
-    ran, data = eval_page(eval_file, "--out", str(tmp_path / "results.jsonl"))
-    assert ran.exit_code == 0, ran.output
+    data = embedded_data(page.read_text())
     why = cell(data, "r1", "kw")["messages"]["unavailable"]
     assert "is not the one that judged (ffffffff)" in why and "keywords@2.1.0" in why
-    assert "sent" in cell(data, "r2", "kw")["messages"]
+    sent = sent_text(data, cell(data, "r2", "kw"))
+    assert sent in [request["messages"] for request in endpoint.requests]
+
+
+def test_report_with_a_bad_eval_exits_2(tmp_path: Path, write_file: Callable[..., Path]) -> None:
+    results = write_results(tmp_path / "r.jsonl", [results_line("a", "g", "pass")])
+    bad = write_file("bad.yaml", "name: bad\ngraders: []\n")
+    ran = CliRunner().invoke(
+        main, ["report", str(results), "--eval", str(bad), "-o", str(tmp_path / "x.html")]
+    )
+    assert ran.exit_code == 2 and "Traceback" not in ran.output
+    assert str(bad) in ran.output
 
 
 def test_an_interrupted_eval_report_says_how_many_judgments_are_missing(
