@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -17,7 +18,7 @@ from rubriclib.html_report import page
 from rubriclib.item import missing_fields
 from rubriclib.judgments import judgments
 from rubriclib.plan import judge_messages
-from rubriclib.report_data import ResultsFile, clipped, read_results, report_data
+from rubriclib.report_data import TEXT_LIMIT, ResultsFile, clipped, read_results, report_data
 from rubriclib.reports import xml_safe
 
 if TYPE_CHECKING:
@@ -97,35 +98,66 @@ def messages_from(eval_file: str | Path) -> Callable[[ResultsFile, dict[str, Any
     return lambda results, data: attach_messages(ev, results, data)
 
 
+MESSAGES_BUDGET = 3_000_000
+"""Characters of row text (rubric bodies aside) a page keeps for the messages judgments sent,
+so a 10,000-row page stays near its size goal; failed and errored judgments are served first."""
+OVER_BUDGET = (
+    f"not kept: the page keeps at most {MESSAGES_BUDGET:,} characters of messages, failed and "
+    "errored judgments first (`rubriclib render` shows any one)"
+)
+
+
+@dataclass
+class MessagePool:
+    """The texts of every message a page shows, each kept once: data["messages"]."""
+
+    texts: dict[str, int] = field(default_factory=dict)
+    bodies: set[str] = field(default_factory=set)
+    """Rubric bodies and system messages: kept whole, and not counted against the budget (one
+    per rubric)."""
+    room: int = MESSAGES_BUDGET
+
+    def cost(self, pieces: list[str]) -> int:
+        new = {piece for piece in pieces if piece not in self.texts and piece not in self.bodies}
+        return sum(min(len(piece), TEXT_LIMIT) for piece in new)
+
+    def add(self, pieces: list[str]) -> list[int]:
+        self.room -= self.cost(pieces)
+        return [self.texts.setdefault(piece, len(self.texts)) for piece in pieces]
+
+    def shown(self) -> list[Any]:
+        return [xml_safe(text) if text in self.bodies else clipped(text) for text in self.texts]
+
+
 def attach_messages(
     ev: Eval, results: ResultsFile, data: dict[str, Any], rows: int | None = None
 ) -> None:
     """Give each cell of `data` the messages its judgment sent (re-rendered from the eval's
-    first `rows` rows), as indexes into data["messages"], a pool of texts. A rubric's body,
-    the same in every row, is kept once and whole; the rest of a message (the row's values)
-    is clipped like every other text of the page."""
-    pool: dict[str, int] = {}
-    bodies: set[str] = set()
+    first `rows` rows), as indexes into data["messages"]: failed and errored judgments first,
+    then passes, while MESSAGES_BUDGET lasts."""
+    pool = MessagePool(room=MESSAGES_BUDGET)
     columns = {json.dumps(grader["name"]): index for index, grader in enumerate(data["graders"])}
     row_index = {json.dumps(row["id"]): index for index, row in enumerate(data["rows"])}
-    for row in islice(ev.dataset.rows(), rows):
-        index = row_index.get(json.dumps(clipped(row.id)))
-        for grader in ev.graders:
-            line = results.lines.get((row.id, grader.name))
-            column = columns.get(json.dumps(clipped(grader.name)))
-            if index is None or line is None or column is None:
-                continue
-            cell = data["rows"][index]["cells"][column]
-            if cell is not None:
-                cell["messages"] = sent_messages(row, grader, line, pool, bodies)
-    data["messages"] = [xml_safe(text) if text in bodies else clipped(text) for text in pool]
+    for passes in (False, True):
+        for row in islice(ev.dataset.rows(), rows):
+            index = row_index.get(json.dumps(clipped(row.id)))
+            for grader in ev.graders:
+                line = results.lines.get((row.id, grader.name))
+                column = columns.get(json.dumps(clipped(grader.name)))
+                if index is None or line is None or column is None:
+                    continue
+                cell = data["rows"][index]["cells"][column]
+                if cell is not None and (line["verdict"] == "pass") == passes:
+                    cell["messages"] = sent_messages(row, grader, line, pool)
+    data["messages"] = pool.shown()
 
 
 def sent_messages(
-    row: Row, grader: Grader, line: dict[str, Any], pool: dict[str, int], bodies: set[str]
+    row: Row, grader: Grader, line: dict[str, Any], pool: MessagePool
 ) -> dict[str, Any]:
     """{"sent": [[role, [pool indexes]], ...]} re-rendered from the rubric and the row, or
-    {"unavailable": why} when they cannot be told exactly."""
+    {"unavailable": why} when they cannot be told exactly (or the budget is spent). A rubric's
+    body and system message, the same in every row, are pieces of their own, kept once."""
     parts = judgments(row, grader)
     if len(parts) != 1:
         return {"unavailable": f"judged turn by turn: {len(parts)} requests"}
@@ -140,16 +172,19 @@ def sent_messages(
         return {"unavailable": f"no request was sent: the row has no {' and no '.join(missing)}"}
     if isinstance(line.get("output"), str):  # written by the eval's target
         item = item.model_copy(update={"output": line["output"]})
-    sent = []
+    body = rubric.body if rubric.template != "letta" else ""
+    messages = []
     for message in judge_messages(rubric, item):
         text = message["content"]
-        body = rubric.body if rubric.template != "letta" else ""
-        pieces = [text]
-        if body and text.startswith(body):
-            pieces = [body, text[len(body) :]]
-            bodies.add(body)
-        sent.append([message["role"], [pool.setdefault(piece, len(pool)) for piece in pieces]])
-    entry: dict[str, Any] = {"sent": sent}
+        if message["role"] == "system":  # the rubric's own: the same in every row
+            pool.bodies.add(text)
+        split = bool(body) and text.startswith(body)
+        messages.append((message["role"], [body, text[len(body) :]] if split else [text]))
+        if split:
+            pool.bodies.add(body)
+    if pool.cost([piece for _, pieces in messages for piece in pieces]) > pool.room:
+        return {"unavailable": OVER_BUDGET}
+    entry: dict[str, Any] = {"sent": [[role, pool.add(pieces)] for role, pieces in messages]}
     if rubric.scale == "pairwise":
         entry["note"] = "the judge was also sent these with Response A and B swapped"
     return entry

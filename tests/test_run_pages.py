@@ -222,3 +222,17 @@ def test_report_on_goldens_and_calibration_must_name_an_html_file(
     ran = CliRunner().invoke(main, [*command, *labels, "--out", same, "--report", same])
     assert ran.exit_code == 2 and "names the same file as --out" in ran.output
     assert endpoint.requests == []
+
+
+def test_messages_past_the_budget_are_not_kept_failures_first(
+    eval_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rubriclib import run_pages
+
+    monkeypatch.setattr(run_pages, "MESSAGES_BUDGET", 150)  # one row's values, not two
+    ran, data = eval_page(eval_file)
+    assert ran.exit_code == 0, ran.output
+    assert "sent" in cell(data, "r2", "kw")["messages"]  # failed: served first
+    assert "sent" in cell(data, "r2", "grounded")["messages"]  # the same row text, kept once
+    assert cell(data, "r1", "kw")["messages"] == {"unavailable": run_pages.OVER_BUDGET}
+    assert cell(data, "r3", "kw")["messages"] == {"unavailable": run_pages.OVER_BUDGET}
