@@ -93,7 +93,10 @@ def page(data: dict[str, Any], title: str | None = None) -> str:
     calibration) under `title` (by default the results files' names)."""
     package = files("rubriclib")
     template = package.joinpath("html_report_page.html").read_text(encoding="utf-8")
-    script = package.joinpath("html_report_page.js").read_text(encoding="utf-8")
+    script = "\n".join(  # one script: the page's, and the goldens and calibration views it calls
+        package.joinpath(name).read_text(encoding="utf-8")
+        for name in ("html_report_views.js", "html_report_page.js")
+    )
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     if title is None:
         title = f"rubriclib report: {Path(data['file']['path']).name}"

@@ -186,9 +186,12 @@ def test_test_goldens_writes_the_goldens_page(
         main, ["test-goldens", "keywords", "--format", "json", "--report", str(page)]
     )
     assert ran.exit_code == 0, ran.output
-    data = embedded_data(page.read_text(encoding="utf-8"))
+    text = page.read_text(encoding="utf-8")
+    data = embedded_data(text)
     assert data["kind"] == "goldens"
     assert data["goldens"] == json.loads(ran.stdout)  # the JSON report itself, nothing recomputed
+    noscript = text.split("<noscript>")[1].split("</noscript>")[0]
+    assert "<td>keywords@2.1.0</td><td>100.0%</td><td>1.00</td>" in noscript
 
 
 def test_calibrate_writes_the_calibration_page(
