@@ -239,3 +239,12 @@ def test_messages_past_the_budget_are_not_kept_failures_first(
     assert "sent" in cell(data, "r2", "grounded")["messages"]  # the same row text, kept once
     assert cell(data, "r1", "kw")["messages"] == {"unavailable": run_pages.OVER_BUDGET}
     assert cell(data, "r3", "kw")["messages"] == {"unavailable": run_pages.OVER_BUDGET}
+
+
+def test_eval_refuses_a_report_that_would_replace_its_results(
+    eval_file: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    same = str(tmp_path / "results.html")
+    ran = CliRunner().invoke(main, ["eval", str(eval_file), "--out", same, "--report", same])
+    assert ran.exit_code == 2 and "--report: names the same file as --out" in ran.output
+    assert endpoint.requests == [] and not Path(same).exists()

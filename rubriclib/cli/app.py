@@ -160,10 +160,14 @@ def html_destination(path: str | None, out: Path | None) -> Path | None:
         return None
     if not is_html(path):
         raise click.UsageError(f"--report writes the HTML report: name a FILE.html, not {path}")
-    target = writable(path, "--report")
-    if out is not None and target.resolve() == out.resolve():
+    return apart(writable(path, "--report"), out)
+
+
+def apart(report: Path, out: Path | None) -> Path:
+    """`report` (--report), refused when it names the --out file: one would replace the other."""
+    if out is not None and report.resolve() == out.resolve():
         raise BadInput("--report: names the same file as --out")
-    return target
+    return report
 
 
 def write_html(target: Path | None, text: Callable[[], str]) -> None:

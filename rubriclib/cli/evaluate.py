@@ -16,6 +16,7 @@ from rubriclib.cli.app import (
     POLL_SECONDS_OPTION,
     SIGNAL_EXIT_CODES,
     Progress,
+    apart,
     judging,
     main,
     stop_if_refused,
@@ -123,6 +124,8 @@ def eval_command(
         for path, name in ((out, "--out"), (report_path, "--report"))
         if path is not None
     ]
+    if out and report_path:
+        apart(targets[1], targets[0])
     judges = make_judges(ev, model, cache_setting(no_cache), votes)  # a missing key stops here
     target = make_target(ev)
     total = ready.judgments(limit)
