@@ -66,8 +66,8 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
       el("td", null, text(d.reason)), el("td", null, d.tags.join(", "))));
     const heads = ["row", "where", "human label", "judge", "judge's reason", "tags"];
     section.append(el("h2", null, `Calibration of ${c.rubric.name}@${c.rubric.version} ${c.rubric.digest.slice(0, 8)} against ${c.labels}`),
-      facts(list), el("h3", null, "Confusion matrix"), matrix,
-      el("p", { class: "meta" }, `95% intervals: bootstrap, ${number(c.bootstrap.resamples)} resamples, seed ${c.bootstrap.seed}`));
+      facts(list), el("p", { class: "meta" }, `95% intervals: bootstrap, ${number(c.bootstrap.resamples)} resamples, seed ${c.bootstrap.seed}`),
+      el("h3", null, "Confusion matrix"), matrix);
     if (tags.length) section.append(el("h3", null, "By tag"), tableOf("tags", ["tag", "verdicts", "accuracy", "kappa"], tags));
     section.append(el("h3", null, `Disagreements (${c.disagreement_rows.length})`), tableOf("disagreements", heads, cases(c.disagreement_rows)));
     if (c.judge_error_rows.length) section.append(el("h3", null, `Judge errors (${c.judge_error_rows.length})`), tableOf("judge-errors", heads, cases(c.judge_error_rows)));
