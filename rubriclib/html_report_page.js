@@ -297,17 +297,22 @@
       return [...shown, el("p", { class: "meta", id: "detail-messages" }, `Not available: ${why}.`)];
     }
     const box = el("div", { id: "detail-messages" });
-    for (const [role, pieces] of messages.sent) {
-      const values = pieces.map((i) => data.messages[i]);
-      const message = el("div", { class: "text message", "data-role": role }, values.map(plain).join(""));
-      for (const v of values) {
-        if (v && typeof v === "object" && "clipped" in v) {
-          message.append(el("div", { class: "clip-note" }, `… a part cut at ${number(v.clipped.length)} of ${number(v.length)} characters`));
+    const orders = ["the output as Response A", "A and B swapped: the baseline as Response A"];
+    messages.sent.forEach((request, n) => {
+      const list = el("div", { class: "request", "data-request": n });
+      if (messages.sent.length > 1) list.append(el("h4", null, `Request ${n + 1}: ${orders[n]}`));
+      for (const [role, pieces] of request) {
+        const values = pieces.map((i) => data.messages[i]);
+        const message = el("div", { class: "text message", "data-role": role }, values.map(plain).join(""));
+        for (const v of values) {
+          if (v && typeof v === "object" && "clipped" in v) {
+            message.append(el("div", { class: "clip-note" }, `… a part cut at ${number(v.clipped.length)} of ${number(v.length)} characters`));
+          }
         }
+        list.append(el("h4", null, role), message);
       }
-      box.append(el("h4", null, role), message);
-    }
-    if (messages.note) box.append(el("p", { class: "meta" }, messages.note));
+      box.append(list);
+    });
     return [...shown, box];
   }
 

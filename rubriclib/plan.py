@@ -32,7 +32,7 @@ def prompt_tokens(rubric: Rubric, item: Item) -> int:
     """One request's estimated prompt tokens: its messages and its verdict tools."""
     from rubriclib.protocol import verdict_tools
 
-    characters = sum(len(message["content"]) for message in judge_messages(rubric, item))
+    characters = sum(len(message["content"]) for message in _messages(rubric, item))
     characters += len(json.dumps(verdict_tools(rubric, "required")))
     return characters // CHARACTERS_PER_TOKEN
 
@@ -42,8 +42,7 @@ def too_large(tokens: int, limit: int) -> str | None:
     return f"prompt too large: about {tokens:,} tokens > {limit:,}" if tokens > limit else None
 
 
-def judge_messages(rubric: Rubric, item: Item) -> list[dict[str, str]]:
-    """The messages a judgment of `item` by `rubric` sends (a pairwise one: in its first order)."""
+def _messages(rubric: Rubric, item: Item) -> list[dict[str, str]]:
     from rubriclib.render import render
 
     return render(
@@ -70,7 +69,7 @@ def shown_prompt(rubric: Rubric, item: Item) -> list[dict[str, str]]:
     cut: dict[str, Any] = {name: _cut(getattr(item, name)) for name in fields}
     if item.variables is not None:
         cut["variables"] = {key: _cut(value) for key, value in item.variables.items()}
-    return judge_messages(rubric, item.model_copy(update=cut))
+    return _messages(rubric, item.model_copy(update=cut))
 
 
 @dataclass

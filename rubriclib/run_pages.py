@@ -17,7 +17,7 @@ from rubriclib._version import __version__
 from rubriclib.html_report import page
 from rubriclib.item import missing_fields
 from rubriclib.judgments import judgments
-from rubriclib.plan import judge_messages
+from rubriclib.render import item_messages
 from rubriclib.report_data import TEXT_LIMIT, ResultsFile, clipped, read_results, report_data
 from rubriclib.reports import xml_safe
 
@@ -155,7 +155,8 @@ def attach_messages(
 def sent_messages(
     row: Row, grader: Grader, line: dict[str, Any], pool: MessagePool
 ) -> dict[str, Any]:
-    """{"sent": [[role, [pool indexes]], ...]} re-rendered from the rubric and the row, or
+    """{"sent": [request, ...]} (each request [[role, [pool indexes]], ...]: one, or two on a
+    pairwise rubric) re-rendered from the rubric and the row by render.item_messages, or
     {"unavailable": why} when they cannot be told exactly (or the budget is spent). A rubric's
     body and system message, the same in every row, are pieces of their own, kept once."""
     parts = judgments(row, grader)
@@ -173,21 +174,22 @@ def sent_messages(
     if isinstance(line.get("output"), str):  # written by the eval's target
         item = item.model_copy(update={"output": line["output"]})
     body = rubric.body if rubric.template != "letta" else ""
-    messages = []
-    for message in judge_messages(rubric, item):
-        text = message["content"]
-        if message["role"] == "system":  # the rubric's own: the same in every row
-            pool.bodies.add(text)
-        split = bool(body) and text.startswith(body)
-        messages.append((message["role"], [body, text[len(body) :]] if split else [text]))
-        if split:
-            pool.bodies.add(body)
-    if pool.cost([piece for _, pieces in messages for piece in pieces]) > pool.room:
+    requests = []  # one; on a pairwise rubric two, the second with A and B swapped
+    for messages in item_messages(rubric, item):
+        request = []
+        for message in messages:
+            text = message["content"]
+            if message["role"] == "system":  # the rubric's own: the same in every row
+                pool.bodies.add(text)
+            split = bool(body) and text.startswith(body)
+            request.append((message["role"], [body, text[len(body) :]] if split else [text]))
+            if split:
+                pool.bodies.add(body)
+        requests.append(request)
+    pieces = [piece for request in requests for _, parts in request for piece in parts]
+    if pool.cost(pieces) > pool.room:
         return {"unavailable": OVER_BUDGET}
-    entry: dict[str, Any] = {"sent": [[role, pool.add(pieces)] for role, pieces in messages]}
-    if rubric.scale == "pairwise":
-        entry["note"] = "the judge was also sent these with Response A and B swapped"
-    return entry
+    return {"sent": [[[role, pool.add(parts)] for role, parts in request] for request in requests]}
 
 
 def goldens_page(run: RunReport) -> str:

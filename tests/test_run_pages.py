@@ -59,7 +59,7 @@ def cell(data: dict[str, Any], row: str, grader: str) -> dict[str, Any]:
 def sent_text(data: dict[str, Any], entry: dict[str, Any]) -> list[dict[str, str]]:
     return [
         {"role": role, "content": "".join(data["messages"][index] for index in pieces)}
-        for role, pieces in entry["messages"]["sent"]
+        for role, pieces in entry["messages"]["sent"][0]
     ]
 
 
@@ -248,3 +248,40 @@ def test_eval_refuses_a_report_that_would_replace_its_results(
     ran = CliRunner().invoke(main, ["eval", str(eval_file), "--out", same, "--report", same])
     assert ran.exit_code == 2 and "--report: names the same file as --out" in ran.output
     assert endpoint.requests == [] and not Path(same).exists()
+
+
+def test_a_pairwise_judgment_shows_both_orders_it_sent(
+    endpoint: JudgeServer,
+    write_file: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from test_pairwise import VERSUS, prefers
+
+    write_file("library/versus.md", VERSUS)
+    monkeypatch.setenv("RUBRICLIB_PATH", str(tmp_path / "library"))
+    endpoint.responder = prefers("GOOD")
+    rows = [
+        {"id": "1", "input": "q", "output": "GOOD", "baseline": "meh"},
+        {"id": "2", "input": "q", "output": "meh", "baseline": "also meh"},
+    ]
+    write_file("rows.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    eval_file = write_file(
+        "eval.yaml", "name: ab\ndataset: rows.jsonl\ngraders:\n  - {name: prefer, rubric: versus}\n"
+    )
+    ran, data = eval_page(eval_file)
+    assert ran.exit_code == 0, ran.output  # no gate and no judge error
+    sent = cell(data, "1", "prefer")["messages"]["sent"]
+    requests = [
+        [
+            {"role": role, "content": "".join(data["messages"][i] for i in pieces)}
+            for role, pieces in r
+        ]
+        for r in sent
+    ]
+    received = [request["messages"] for request in endpoint.requests]
+    assert len(requests) == 2 and all(messages in received for messages in requests)
+    first, second = (messages[1]["content"] for messages in requests)
+    assert first.index("GOOD") < first.index("meh") and second.index("meh") < second.index("GOOD")
+    pairwise = data["graders"][0]["pairwise"]
+    assert (pairwise["win"], pairwise["tie"], pairwise["loss"]) == (1, 1, 0)
