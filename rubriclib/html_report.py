@@ -8,12 +8,13 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from rubriclib._version import __version__
-from rubriclib.report_data import read_results, report_data
+from rubriclib.report_data import ResultsFile, read_results, report_data
 from rubriclib.run_comparison import compare
 
 MARKER = re.compile(r"@@[A-Z_]+@@")
@@ -30,39 +31,77 @@ def embedded_json(data: Any) -> str:
 
 
 def noscript_summary(data: dict[str, Any]) -> str:
-    """The per-grader summary as escaped HTML, for a reader with scripts turned off."""
+    """The per-grader summary (a goldens or calibration page: its agreement numbers) as escaped
+    HTML, for a reader with scripts turned off."""
+    if data.get("kind") in ("goldens", "calibration"):
+        return agreement_summary(data)
     heads = ("grader", "rubric", "judged", "pass", "fail", "error", "pass rate")
-    cells = []
-    for grader in data["graders"]:
-        rate = grader["pass_rate"]
-        values = (
+    values = [
+        (
             grader["name"],
             ", ".join(grader["rubrics"]),
             grader["judged"],
             grader["pass"],
             grader["fail"],
             grader["error"],
-            "n/a" if rate is None else f"{rate:.1%}",
+            percent(grader["pass_rate"]),
         )
-        cells.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in values) + "</tr>")
-    head = "".join(f"<th>{name}</th>" for name in heads)
+        for grader in data["graders"]
+    ]
     lines = f"{data['judgments']} judgments, {data['errors']} errors"
+    return summary_html(f"{lines}. Turn on scripts for the row-by-row matrix.", data, heads, values)
+
+
+def agreement_summary(data: dict[str, Any]) -> str:
+    """Accuracy and kappa per rubric of a goldens page, or overall of a calibration page."""
+    found = data[data["kind"]]
+    measured = found["rubrics"] if data["kind"] == "goldens" else [found]
+    values = [
+        (
+            f"{numbers['rubric']['name']}@{numbers['rubric']['version']}",
+            percent(numbers["accuracy"]),
+            "n/a" if numbers["kappa"] is None else f"{numbers['kappa']:.2f}",
+        )
+        for numbers in measured
+    ]
+    heads = ("rubric", "accuracy", "kappa")
+    return summary_html("Turn on scripts for the details.", data, heads, values)
+
+
+def percent(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{rate:.1%}"
+
+
+def summary_html(
+    lead: str, data: dict[str, Any], heads: tuple[str, ...], values: list[tuple[Any, ...]]
+) -> str:
+    """A lead sentence, the page's notes and a table, every text escaped."""
+    head = "".join(f"<th>{name}</th>" for name in heads)
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(value))}</td>" for value in row) + "</tr>"
+        for row in values
+    )
     notes = "".join(f"<p class=note>{html.escape(note)}</p>" for note in data["notes"])
     return (
-        f"<p>{html.escape(lines)}. Turn on scripts for the row-by-row matrix.</p>{notes}"
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(cells)}</tbody></table>"
+        f"<p>{html.escape(lead)}</p>{notes}"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>"
     )
 
 
-def page(data: dict[str, Any]) -> str:
-    """The HTML page showing `data` (report_data's output)."""
+def page(data: dict[str, Any], title: str | None = None) -> str:
+    """The HTML page showing `data` (report_data's output, or run_pages' for goldens and
+    calibration) under `title` (by default the results files' names)."""
     package = files("rubriclib")
     template = package.joinpath("html_report_page.html").read_text(encoding="utf-8")
-    script = package.joinpath("html_report_page.js").read_text(encoding="utf-8")
+    script = "\n".join(  # one script: the page's, and the goldens and calibration views it calls
+        package.joinpath(name).read_text(encoding="utf-8")
+        for name in ("html_report_views.js", "html_report_page.js")
+    )
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
-    title = f"rubriclib report: {Path(data['file']['path']).name}"
-    if data["against"]:
-        title += f" against {Path(data['against']['path']).name}"
+    if title is None:
+        title = f"rubriclib report: {Path(data['file']['path']).name}"
+        if data["against"]:
+            title += f" against {Path(data['against']['path']).name}"
     replacements = {
         "@@SCRIPT_HASH@@": f"sha256-{digest}",
         "@@VERSION@@": html.escape(__version__),
@@ -76,12 +115,17 @@ def page(data: dict[str, Any]) -> str:
 
 
 def build_report(
-    results_path: Path, against_path: Path | None = None, expected: int | None = None
+    results_path: Path,
+    against_path: Path | None = None,
+    expected: int | None = None,
+    extend: Callable[[ResultsFile, dict[str, Any]], None] | None = None,
 ) -> str:
-    """The HTML report of a results file, alone or against an older one; EvalError on a file
-    that is not a results file of ours."""
+    """The HTML report of a results file, alone or against an older one, its data given to
+    `extend` to add to first; EvalError on a file that is not a results file of ours."""
     results = read_results(results_path)
     against = read_results(against_path) if against_path else None
     comparison = compare(results, against) if against else None
     data = report_data(results, against, comparison, expected, __version__)
+    if extend is not None:
+        extend(results, data)
     return page(data)

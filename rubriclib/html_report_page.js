@@ -3,8 +3,9 @@
 // textContent (never innerHTML), so a judge's reason stays text whatever it holds.
 (function () {
   const data = JSON.parse(document.getElementById("report-data").textContent);
-  const graders = data.graders.map((g) => plain(g.name));
-  const rows = data.rows;
+  const kind = data.kind || "run"; // a run's results; else "goldens" or "calibration"
+  const graders = (data.graders || []).map((g) => plain(g.name));
+  const rows = data.rows || [];
   const comparison = data.comparison;
   const changes = comparison ? comparison.changes : [];
   const changeOf = new Map(changes.map((c) => [plain(c.row) + "\u0000" + plain(c.grader), c]));
@@ -38,12 +39,31 @@
   const number = (v) => (v === null || v === undefined ? "n/a" : Number(v).toLocaleString("en"));
   const interval = (i) => (i ? `[${percent(i[0])}, ${percent(i[1])}]` : "");
   const signed = (v) => (v === null ? "n/a" : (v > 0 ? "+" : "") + (100 * v).toFixed(1) + " pts");
+  const decimal = (v) => (v === null || v === undefined ? "n/a" : Number(v).toFixed(2));
+  const within = (value, i, format) => (i ? `${format(value)} [${format(i.low)}, ${format(i.high)}]` : format(value));
+
+  function tableOf(id, heads, body) {
+    return el("table", id ? { id } : null, el("thead", null, el("tr", null, ...heads.map((h) => el("th", null, h)))),
+      el("tbody", null, ...body));
+  }
+  function facts(list) {
+    return el("dl", { class: "facts" }, ...list.flatMap(([k, v]) => [el("dt", null, k), el("dd", { "data-fact": k }, v)]));
+  }
 
   function renderMeta() {
-    const parts = [`rubriclib ${data.rubriclib_version}`, `${data.file.path} (modified ${data.file.modified})`,
-      `${number(data.judgments)} judgments, ${number(data.errors)} errors`];
-    if (data.expected !== null) parts.push(`${number(data.expected)} expected`);
+    const parts = [`rubriclib ${data.rubriclib_version}`];
+    if (data.eval) parts.push(`eval ${data.eval.name}`);
+    if (data.file) {
+      parts.push(`${data.file.path} (modified ${data.file.modified})`,
+        `${number(data.judgments)} judgments, ${number(data.errors)} errors`);
+    }
+    if (data.expected !== null && data.expected !== undefined) parts.push(`${number(data.expected)} expected`);
     if (data.against) parts.push(`against ${data.against.path} (modified ${data.against.modified})`);
+    if (kind !== "run") {
+      const run = data[kind].run;
+      parts.push(`judge ${run.judge_model} at ${run.endpoint}`, `started ${run.started}`,
+        `${number(run.usage.prompt_tokens)} prompt + ${number(run.usage.completion_tokens)} completion tokens`);
+    }
     parts.push(`built ${data.generated}`);
     document.getElementById("meta").textContent = parts.join(" · ");
     const notes = document.getElementById("notes");
@@ -65,6 +85,27 @@
           .map((v, i) => el("td", { class: "num", "data-column": heads[i + 3] }, v))));
     }
     table.append(body);
+    const pairwise = data.graders.filter((g) => g.pairwise);
+    if (pairwise.length) {
+      document.getElementById("summary-section").append(el("h3", null, "Pairwise (the output against the baseline)"),
+        tableOf("pairwise", ["grader", "win", "tie", "loss", "error", "win rate", "position flips", "flip rate"],
+          pairwise.map((g) => { const p = g.pairwise; return el("tr", { "data-grader": g.name }, el("th", null, g.name),
+            ...[number(p.win), number(p.tie), number(p.loss), number(p.errors), percent(p.win_rate),
+              `${number(p.position_flips)} of ${number(p.comparisons)}`, percent(p.flip_rate)]
+              .map((v, i) => el("td", { class: "num", "data-column": ["win", "tie", "loss", "error", "win rate", "flips", "flip rate"][i] }, v))); })));
+    }
+    renderGate();
+  }
+
+  function renderGate() {
+    if (!data.gate) return;
+    const section = document.getElementById("summary-section");
+    const held = { true: "held", false: "did not hold", null: "undecided (judge errors)" };
+    section.append(el("h3", null, "Gate"), el("p", { class: "meta", id: "gate-status" }, data.eval.last_line));
+    if (!data.gate.length) return;
+    section.append(tableOf("gate", ["condition", "value", ""], data.gate.map((g) =>
+      el("tr", { "data-held": String(g.holds) }, el("td", null, g.condition), el("td", { class: "num" }, decimal(g.value)),
+        el("td", { class: g.holds === true ? "pass" : g.holds === false ? "fail" : "error" }, held[String(g.holds)])))));
   }
 
   function renderComparison() {
@@ -119,7 +160,10 @@
   const failedCount = rows.map((row) => row.cells.filter((c) => c && c.verdict === "fail").length);
   const has = (row, verdict) => row.cells.some((c) => c && c.verdict === verdict);
   const changed = (row) => Boolean(row.changed && row.changed.some(Boolean));
-  const tests = { all: () => true, fails: (r) => has(r, "fail"), errors: (r) => has(r, "error"), changed };
+  // Votes or panel members of one judgment that did not all give the same verdict.
+  const split = (c) => Boolean(c) && ["votes", "panel"].some((key) => c[key] && new Set(c[key].map((m) => m.verdict)).size > 1);
+  const disagreements = (row) => row.cells.some(split);
+  const tests = { all: () => true, fails: (r) => has(r, "fail"), errors: (r) => has(r, "error"), changed, disagreements };
   let filter = "all";
   let haystacks = null;
   let order = rows.map((_, index) => index);
@@ -176,7 +220,7 @@
     document.querySelector("#matrix thead").append(el("tr", null, el("th", null, "row"),
       ...graders.map((g) => el("th", null, g)), el("th", { class: "num" }, "failed")));
     const filters = document.getElementById("filters");
-    for (const name of ["all", "fails", "errors", "changed"]) {
+    for (const name of ["all", "fails", "errors", "changed", "disagreements"]) {
       if (name === "changed" && !comparison) continue;
       const count = rows.filter(tests[name]).length;
       const button = el("button", { type: "button", "data-filter": name, "aria-pressed": String(name === filter) },
@@ -244,6 +288,34 @@
     return [el("h3", null, title), table];
   }
 
+  // The messages a judgment sent, each a list of indexes into data.messages (shared texts).
+  function sentMessages(messages) {
+    const shown = [el("h3", null, "Messages sent to the judge")];
+    if (!messages || !messages.sent) {
+      const why = messages ? messages.unavailable
+        : "a results file holds no row's input or context; `rubriclib report --eval EVAL_FILE` re-renders them from the eval's rubrics and rows";
+      return [...shown, el("p", { class: "meta", id: "detail-messages" }, `Not available: ${why}.`)];
+    }
+    const box = el("div", { id: "detail-messages" });
+    const orders = ["the output as Response A", "A and B swapped: the baseline as Response A"];
+    messages.sent.forEach((request, n) => {
+      const list = el("div", { class: "request", "data-request": n });
+      if (messages.sent.length > 1) list.append(el("h4", null, `Request ${n + 1}: ${orders[n]}`));
+      for (const [role, pieces] of request) {
+        const values = pieces.map((i) => data.messages[i]);
+        const message = el("div", { class: "text message", "data-role": role }, values.map(plain).join(""));
+        for (const v of values) {
+          if (v && typeof v === "object" && "clipped" in v) {
+            message.append(el("div", { class: "clip-note" }, `… a part cut at ${number(v.clipped.length)} of ${number(v.length)} characters`));
+          }
+        }
+        list.append(el("h4", null, role), message);
+      }
+      box.append(list);
+    });
+    return [...shown, box];
+  }
+
   function openDetail(index, column) {
     const row = rows[index];
     const c = row.cells[column];
@@ -265,6 +337,7 @@
       for (const [key, title] of [["votes", "Votes"], ["panel", "Panel judges"], ["turns", "Turns"]]) {
         if (c[key]) panel.append(...members(title, c[key]));
       }
+      panel.append(...sentMessages(c.messages));
       const change = changeOf.get(plain(row.id) + "\u0000" + plain(graders[column]));
       if (change) {
         panel.append(el("h3", null, `Before (${change.kind})`),
@@ -280,8 +353,15 @@
     if (event.key === "Escape") document.getElementById("detail").hidden = true;
   });
   renderMeta();
-  renderSummary();
-  renderComparison();
-  renderMatrix();
+  if (kind === "run") {
+    renderSummary();
+    renderComparison();
+    renderMatrix();
+  } else {
+    document.getElementById("summary-section").hidden = true;
+    document.getElementById("matrix-section").hidden = true;
+    const views = agreementViews({ data, el, text, tableOf, facts, within, percent, decimal, number });
+    views[kind](document.getElementById("agreement"));
+  }
   document.body.dataset.ready = "true";
 })();

@@ -16,6 +16,7 @@ from typing import Any
 from rubriclib.agreement import wilson_interval
 from rubriclib.errors import EvalError, Problem
 from rubriclib.reports import xml_safe
+from rubriclib.result import GradeResult, pairwise_stats
 
 TEXT_LIMIT = 2000
 """Characters of one text kept in the page; the full text stays in the results file."""
@@ -179,6 +180,9 @@ def grader_summary(name: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
     rubrics = sorted({rubric_label(line["result"]["details"]["rubric"]) for line in lines})
     models = sorted({model for line in lines for model in judge_models(line["result"]["details"])})
     scales = {str(line["result"]["details"]["rubric"].get("scale", "")) for line in lines}
+    pairwise = None
+    if scales == {"pairwise"}:  # the stats read only verdict and details, both checked
+        pairwise = pairwise_stats(GradeResult.model_construct(**line["result"]) for line in lines)
     return {
         "name": name,
         "rubrics": rubrics,
@@ -191,6 +195,7 @@ def grader_summary(name: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
         "pass_rate": counts["pass"] / judged if judged else None,
         "interval": wilson_interval(counts["pass"], judged),
         "mean_score": sum(scores) / verdicts if verdicts else None,
+        "pairwise": pairwise,
         "cached": sum(bool(line["result"]["details"]["judge"].get("cached")) for line in lines),
         "prompt_tokens": sum(prompt for prompt, _ in tokens),
         "completion_tokens": sum(completion for _, completion in tokens),

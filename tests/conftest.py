@@ -199,3 +199,32 @@ def endpoint(judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> Judg
     monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
     judge_server.responder = keyword_responder()
     return judge_server
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Any]:
+    """Playwright, for the browser tests (tests/browser, which skip where it is missing)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Any) -> Iterator[Any]:
+    """One Debian Chromium for a module of browser tests."""
+    from chromium import launched  # tests/browser/chromium.py: on the path of those tests
+
+    with launched(playwright) as context:
+        yield context
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A browser tab that records every dialog (alert, confirm) and page error."""
+    tab = browser.new_page()
+    tab.dialogs, tab.errors = [], []
+    tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))
+    tab.on("pageerror", lambda error: tab.errors.append(str(error)))
+    yield tab
+    tab.close()

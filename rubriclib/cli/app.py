@@ -13,6 +13,7 @@ import click
 
 from rubriclib._version import __version__
 from rubriclib.errors import BatchRefused, InputError, JudgeConfigError, RubricError
+from rubriclib.files import write_atomically
 
 # Each command imports what it needs, so `--help` and the commands that only read rubrics
 # start fast, and only the commands that judge load asyncio and the openai SDK.
@@ -141,6 +142,39 @@ def writable(path: str, option: str) -> Path:
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
         raise BadInput(f"{option}: cannot write {target}: permission denied")
     return target
+
+
+HTML_REPORT_OPTION = click.option(
+    "--report",
+    "html_report",
+    help="Also write the run's HTML report here (a FILE.html), beside the --format report.",
+)
+
+
+def html_destination(path: str | None, out: Path | None) -> Path | None:
+    """Where --report writes the HTML report, checked before any judge call: a writable
+    FILE.html that is not --out."""
+    from rubriclib.run_pages import is_html
+
+    if path is None:
+        return None
+    if not is_html(path):
+        raise click.UsageError(f"--report writes the HTML report: name a FILE.html, not {path}")
+    return apart(writable(path, "--report"), out)
+
+
+def apart(report: Path, out: Path | None) -> Path:
+    """`report` (--report), refused when it names the --out file: one would replace the other."""
+    if out is not None and report.resolve() == out.resolve():
+        raise BadInput("--report: names the same file as --out")
+    return report
+
+
+def write_html(target: Path | None, text: Callable[[], str]) -> None:
+    """Write the HTML report when --report asked for one."""
+    if target is not None:
+        write_atomically(target, text())
+        click.echo(f"rubriclib: wrote the HTML report to {target}", err=True)
 
 
 def option_text(value: str | None, option: str) -> str | None:

@@ -130,6 +130,7 @@ def collect_command(
     from rubriclib.batch_run import acollect
     from rubriclib.cli.evaluate import finish
     from rubriclib.engine import interruptible
+    from rubriclib.run_pages import is_html
 
     results = writable(out, "--out")
     report_target = writable(report_path, "--report") if report_path else None
@@ -143,7 +144,7 @@ def collect_command(
                 [Path(source) for source in sources],
                 out=results,
                 limit=chosen.limit,
-                keep_cases=report_format == "junit",
+                keep_cases=report_format == "junit" or is_html(report_path),
                 interrupt=interrupt,
             )
 
@@ -156,7 +157,7 @@ def collect_command(
             f"decided early), {len(collected.problems)} problem(s)",
             err=True,
         )
-        finish(collected.report, report_format, report_path, report_target)
+        finish(collected.report, report_format, report_path, report_target, results)
 
 
 def _state(results: str | None, state: str | None) -> Any:

@@ -12,16 +12,19 @@ import click
 from rubriclib.cli.app import (
     CONCURRENCY_OPTION,
     FROZEN_OPTION,
+    HTML_REPORT_OPTION,
     MODEL_OPTION,
     NO_CACHE_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
     SIGNAL_EXIT_CODES,
     BadInput,
     Progress,
+    html_destination,
     judging,
     main,
     refuse_unlocked,
     writable,
+    write_html,
 )
 from rubriclib.files import write_atomically
 
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
     help="A table for people, JSON for programs.",
 )
 @click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
+@HTML_REPORT_OPTION
 @click.option(
     "--to-goldens",
     "goldens_out",
@@ -72,6 +76,7 @@ def calibrate(
     requests_per_minute: float | None,
     report_format: str,
     out: str | None,
+    html_report: str | None,
     goldens_out: str | None,
     force: bool,
     min_kappa: float | None,
@@ -90,15 +95,18 @@ def calibrate(
     Examples:
       rubriclib calibrate groundedness --labels labelled.jsonl
       rubriclib calibrate answer-correctness --labels scores.csv --to-goldens review.yaml
+      rubriclib calibrate groundedness --labels labelled.jsonl --report calibration.html
     """
     from rubriclib.calibration import load_labels, run_calibration
     from rubriclib.config import cache_setting, capabilities_setting, resolve
     from rubriclib.engine import interruptible
     from rubriclib.judge import Judge
     from rubriclib.registry import load_rubric
+    from rubriclib.run_pages import calibration_page
 
     destination = writable(out, "--out") if out else None
     goldens_path = _goldens_destination(goldens_out, force, destination)
+    page = html_destination(html_report, destination)
     rubric = load_rubric(ref)
     if frozen:
         refuse_unlocked([rubric])
@@ -123,6 +131,7 @@ def calibrate(
 
         calibration = judging(len(rows), run, interrupt, [judge])
         _finish(calibration, report_format, (destination, out), (goldens_path, goldens_out))
+        write_html(page, lambda: calibration_page(calibration))
         sys.exit(_exit_code(calibration, min_kappa))
 
 

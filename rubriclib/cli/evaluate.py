@@ -16,6 +16,7 @@ from rubriclib.cli.app import (
     POLL_SECONDS_OPTION,
     SIGNAL_EXIT_CODES,
     Progress,
+    apart,
     judging,
     main,
     stop_if_refused,
@@ -34,7 +35,11 @@ if TYPE_CHECKING:
 @with_eval_options
 @CONCURRENCY_OPTION
 @click.option("--out", help="Append one JSON line per row and grader here, as each finishes.")
-@click.option("--report", "report_path", help="Write the report here; print only its last line.")
+@click.option(
+    "--report",
+    "report_path",
+    help="Write the report here (a FILE.html: the HTML report); print only its last line.",
+)
 @FORMAT_OPTION
 @click.option("--resume", is_flag=True, help="Keep the results already in --out; judge the rest.")
 @click.option("--dry-run", is_flag=True, help="Check everything and show the plan; send nothing.")
@@ -94,6 +99,7 @@ def eval_command(
     Examples:
       rubriclib eval examples/support/eval.yaml --dry-run
       rubriclib eval eval.yaml --out results.jsonl --format junit --report eval.xml
+      rubriclib eval eval.yaml --out results.jsonl --report report.html
       rubriclib eval eval.yaml --out results.jsonl --resume
       rubriclib eval eval.yaml --out results.jsonl --batch      (then --batch --resume)
     """
@@ -101,6 +107,7 @@ def eval_command(
     from rubriclib.engine import interruptible
     from rubriclib.eval_setup import make_judges, make_target, prepare
     from rubriclib.evals import arun_eval
+    from rubriclib.run_pages import is_html
 
     if resume and out is None:
         raise click.UsageError("--resume needs --out: the results file to resume from")
@@ -117,6 +124,8 @@ def eval_command(
         for path, name in ((out, "--out"), (report_path, "--report"))
         if path is not None
     ]
+    if out and report_path:
+        apart(targets[1], targets[0])
     judges = make_judges(  # a missing key stops here
         ev, model, cache_setting(no_cache), votes, capabilities=capabilities_setting()
     )
@@ -144,7 +153,7 @@ def eval_command(
                 out=targets[0] if out else None,
                 resume=resume,
                 limit=limit,
-                keep_cases=report_format == "junit",
+                keep_cases=report_format == "junit" or is_html(report_path),
                 on_result=progress,
                 interrupt=interrupt,
                 target=target,
@@ -154,7 +163,8 @@ def eval_command(
 
         report = judging(total, run, interrupt, [batch] if batch else [])
         stop_if_refused(batch)
-        finish(report, report_format, report_path, targets[-1] if report_path else None)
+        target_path = targets[-1] if report_path else None
+        finish(report, report_format, report_path, target_path, targets[0] if out else None)
 
 
 def _dry_run(
@@ -175,12 +185,18 @@ def _dry_run(
 
 
 def finish(
-    report: EvalReport, report_format: str, report_path: str | None, target: Path | None
+    report: EvalReport,
+    report_format: str,
+    report_path: str | None,
+    target: Path | None,
+    results: Path | None = None,
 ) -> None:
-    """Print (or write) the report and exit by the gate, or by the signal that stopped the run."""
-    from rubriclib.eval_reports import FORMATTERS, last_line
+    """Print (or write to --report) the report and exit by the gate, or by the signal that
+    stopped the run; `results` is the --out file an HTML report is built from."""
+    from rubriclib.eval_reports import last_line
+    from rubriclib.run_pages import eval_report_text
 
-    text = FORMATTERS[report_format](report)
+    text = eval_report_text(report, report_format, report_path, results)
     if report_path is not None and target is not None:
         write_atomically(target, text + "\n")
         click.echo(f"{last_line(report)} (report: {report_path})")

@@ -26,22 +26,34 @@ from rubriclib.files import write_atomically
     help="The HTML file to write (written whole or not at all).",
 )
 @click.option(
+    "--eval",
+    "eval_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The eval file of the run: show the messages each judgment sent, re-rendered from its "
+    "rubrics and rows (where a rubric's digest still matches the one that judged).",
+)
+@click.option(
     "--expected",
     type=click.IntRange(min=1),
     help="Judgments the run should hold (rows x graders): say how many are missing.",
 )
-def report(results: Path, against: Path | None, out: str, expected: int | None) -> None:
+def report(
+    results: Path, against: Path | None, out: str, eval_file: Path | None, expected: int | None
+) -> None:
     """Build an HTML report from RESULTS (the JSONL `rubriclib eval --out` writes).
 
     \b
     Example:
       rubriclib report results.jsonl --against last-week.jsonl -o report.html
+      rubriclib report results.jsonl --eval eval.yaml -o report.html
     """
     from rubriclib.html_report import build_report
+    from rubriclib.run_pages import messages_from
 
     target = writable(out, "--out")
     for given in (results, against):
         if given is not None and given.exists() and target.exists() and target.samefile(given):
             raise click.UsageError(f"--out {out} is {given}, a results file it reads")
-    write_atomically(target, build_report(results, against, expected))
+    extend = messages_from(eval_file) if eval_file else None
+    write_atomically(target, build_report(results, against, expected, extend))
     click.echo(f"wrote {target}", err=True)

@@ -14,6 +14,7 @@ from rubriclib.cli.app import (
     CONCURRENCY_OPTION,
     FORMAT_OPTION,
     FROZEN_OPTION,
+    HTML_REPORT_OPTION,
     MODEL_OPTION,
     NO_CACHE_OPTION,
     POLL_SECONDS_OPTION,
@@ -22,6 +23,7 @@ from rubriclib.cli.app import (
     TEMPERATURE_OPTION,
     BadInput,
     Progress,
+    html_destination,
     judging,
     main,
     one_stdin,
@@ -31,6 +33,7 @@ from rubriclib.cli.app import (
     votes_option,
     with_judged_inputs,
     writable,
+    write_html,
 )
 from rubriclib.files import write_atomically
 
@@ -152,6 +155,7 @@ def judge_command(
 )
 @FORMAT_OPTION
 @click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
+@HTML_REPORT_OPTION
 @NO_CACHE_OPTION
 @FROZEN_OPTION
 @REQUESTS_PER_MINUTE_OPTION
@@ -178,6 +182,7 @@ def test_goldens(
     goldens_file: str | None,
     report_format: str,
     out: str | None,
+    html_report: str | None,
     no_cache: bool,
     frozen: bool,
     requests_per_minute: float | None,
@@ -195,6 +200,7 @@ def test_goldens(
       rubriclib test-goldens
       rubriclib test-goldens ./rubrics/house-style.md --trials 3 --format junit --out goldens.xml
       rubriclib test-goldens groundedness --votes 3
+      rubriclib test-goldens groundedness --trials 3 --report goldens.html
     """
     from rubriclib.config import cache_setting, capabilities_setting, resolve
     from rubriclib.engine import interruptible
@@ -207,6 +213,7 @@ def test_goldens(
     if resume and not use_batch:
         raise click.UsageError("--resume resumes a --batch run: add --batch")
     destination = writable(out, "--out") if out else None
+    page = html_destination(html_report, destination)
     plan = plan_run(refs, goldens_file, trials)  # every bad golden: exit 2 before any request
     if frozen:
         refuse_unlocked([rubric for rubric, _ in plan.rubrics])
@@ -238,12 +245,17 @@ def test_goldens(
 
         run_report = judging(total, run, interrupt, [judge, *([batch] if batch else [])])
         stop_if_refused(batch)
-        _finish(run_report, report_format, destination, out)
+        _finish(run_report, report_format, destination, out, page)
 
 
-def _finish(run: RunReport, report_format: str, destination: Path | None, out: str | None) -> None:
-    """Print (or write) the report and exit by what the run found."""
+def _finish(
+    run: RunReport, report_format: str, destination: Path | None, out: str | None, page: Path | None
+) -> None:
+    """Print (or write) the report, and the HTML one when asked; exit by what the run found."""
     from rubriclib.goldens_reports import FORMATTERS, format_table
+    from rubriclib.run_pages import goldens_page
+
+    write_html(page, lambda: goldens_page(run))
 
     report = FORMATTERS[report_format](run)
     if destination is not None:

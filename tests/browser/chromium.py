@@ -67,6 +67,12 @@ def browser_context(**options: Any) -> Iterator[Any]:
         yield context
 
 
+def open_report(page: Any, report: Path) -> None:
+    """Open a report in `page` and wait until its script has drawn it."""
+    page.goto(report.resolve().as_uri())
+    page.wait_for_selector("body[data-ready]")
+
+
 def time_to_usable(page: Any, report: Path) -> dict[str, float]:
     """Milliseconds to open `report` until its matrix is drawn, then to filter to fails, then
     to open the first failed cell's judgment: what a person waits for."""

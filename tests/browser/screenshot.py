@@ -1,6 +1,7 @@
 """docs/report.png: the README's picture of the HTML report, taken by the browser the tests
 drive. Two runs of examples/support against the scripted judge (judge models told apart by a
-keyword), the second reported against the first, one failed judgment open. `make screenshot`."""
+keyword), the second reported against the first (with the messages each judgment sent), one
+failed judgment open. `make screenshot`."""
 
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ def main(target: Path) -> int:
         run(server, "gpt-4.1-mini", folder / "results.jsonl")
         report = folder / "report.html"
         command = [RUBRICLIB, "report", str(folder / "results.jsonl"), "--against"]
-        command += [str(folder / "last-week.jsonl"), "-o", str(report)]
-        subprocess.run(command, check=True, capture_output=True)
+        command += [str(folder / "last-week.jsonl"), "--eval", "examples/support/eval.yaml"]
+        subprocess.run([*command, "-o", str(report)], cwd=ROOT, check=True, capture_output=True)
         with browser_context(viewport={"width": 1400, "height": 1050}) as context:
             page = context.new_page()
             page.goto(report.as_uri())

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from chromium import launched, time_to_usable, why_unavailable
+from chromium import launched, open_report, time_to_usable, why_unavailable
 
 if (reason := why_unavailable()) is not None:
     pytest.skip(f"browser tests skipped: {reason}", allow_module_level=True)
@@ -51,31 +51,6 @@ def hostile_responder(body: dict[str, Any]) -> Reply:
     return tool_reply(name, {"reason": f"{HOSTILE_REASONS[number % 3]} (r{number})"})
 
 
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as session:
-        yield session
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Any) -> Iterator[Any]:
-    with launched(playwright) as context:
-        yield context
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    """A tab that records every dialog (alert, confirm) and page error."""
-    tab = browser.new_page()
-    tab.dialogs, tab.errors = [], []
-    tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))
-    tab.on("pageerror", lambda error: tab.errors.append(str(error)))
-    yield tab
-    tab.close()
-
-
 @pytest.fixture
 def run(
     endpoint: JudgeServer, library: Path, write_file: Callable[..., Path], tmp_path: Path
@@ -93,11 +68,6 @@ def run(
     built = CliRunner().invoke(main, ["report", str(results), "-o", str(page_file)])
     assert built.exit_code == 0, built.output
     return page_file, json.loads(ran.stdout)
-
-
-def open_report(page: Any, report: Path) -> None:
-    page.goto(report.resolve().as_uri())
-    page.wait_for_selector("body[data-ready]")
 
 
 def test_the_summary_shows_the_eval_reports_numbers(page: Any, run: tuple[Path, Any]) -> None:
