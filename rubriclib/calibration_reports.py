@@ -10,11 +10,12 @@ from typing import Any
 
 import yaml
 
-from rubriclib.agreement import CONFIDENCE, RESAMPLES, SEED, Interval, kappa_band
+from rubriclib.agreement import CONFIDENCE, RESAMPLES, SEED, kappa_band
 from rubriclib.calibration import Agreement, Calibration, Judged
 from rubriclib.datasets import Row
 from rubriclib.reports import (
     decimal_text,
+    interval_json,
     interval_text,
     one_line,
     percent_text,
@@ -130,9 +131,6 @@ def format_table(calibration: Calibration) -> str:
 
 
 def _agreement_json(numbers: Agreement) -> dict[str, Any]:
-    def interval(value: Interval | None) -> dict[str, float] | None:
-        return None if value is None else {"low": value[0], "high": value[1]}
-
     exact, error, count = numbers.scores if numbers.scores is not None else (None, None, 0)
     majority = numbers.majority
     return {
@@ -140,9 +138,9 @@ def _agreement_json(numbers: Agreement) -> dict[str, Any]:
         "judge_errors": numbers.errors,
         "disagreements": numbers.disagreements,
         "accuracy": numbers.accuracy,
-        "accuracy_interval": interval(numbers.accuracy_interval),
+        "accuracy_interval": interval_json(numbers.accuracy_interval),
         "kappa": numbers.kappa,
-        "kappa_interval": interval(numbers.kappa_interval),
+        "kappa_interval": interval_json(numbers.kappa_interval),
         "kappa_band": None if numbers.kappa is None else kappa_band(numbers.kappa),
         "kappa_undefined": numbers.kappa_undefined,
         "base_rate": numbers.base_rate,

@@ -8,10 +8,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from rubriclib.agreement import Interval, kappa_band
+from rubriclib.agreement import kappa_band
 from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, answer_of
 from rubriclib.reports import (
     decimal_text,
+    interval_json,
     interval_text,
     judge_value,
     junit_text,
@@ -178,10 +179,6 @@ def _golden_json(outcome: GoldenOutcome) -> dict[str, Any]:
     }
 
 
-def _interval_json(interval: Interval | None) -> dict[str, float] | None:
-    return None if interval is None else {"low": interval[0], "high": interval[1]}
-
-
 def _rubric_json(report: RubricReport) -> dict[str, Any]:
     return {
         "rubric": report.rubric.identity,
@@ -190,9 +187,9 @@ def _rubric_json(report: RubricReport) -> dict[str, Any]:
         "corrected": report.corrected,
         "modes": report.modes,
         "accuracy": report.accuracy,
-        "accuracy_interval": _interval_json(report.accuracy_interval),
+        "accuracy_interval": interval_json(report.accuracy_interval),
         "kappa": report.kappa,
-        "kappa_interval": _interval_json(report.kappa_interval),
+        "kappa_interval": interval_json(report.kappa_interval),
         "kappa_band": kappa_band(report.kappa) if report.kappa is not None else None,
         "flaky": report.flaky,
         "exact_score_agreement": report.exact_score_agreement,

@@ -120,6 +120,11 @@ def pairwise_text(stats: dict[str, Any]) -> str:
     return text
 
 
+def interval_json(interval: Interval | None) -> dict[str, float] | None:
+    """An interval as a JSON report gives it: {"low", "high"}, or None."""
+    return None if interval is None else {"low": interval[0], "high": interval[1]}
+
+
 def interval_text(interval: Interval | None, show: Callable[[float | None], str]) -> str:
     """The 95% interval to print beside a number (empty when there is none)."""
     if interval is None:

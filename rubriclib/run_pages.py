@@ -197,13 +197,7 @@ def goldens_page(run: RunReport) -> str:
     from rubriclib.goldens_reports import to_json
 
     found = to_json(run)
-    notes = []
-    if found["run"]["interrupted"]:
-        missing = found["run"]["planned"] - found["run"]["judged"]
-        notes.append(
-            f"interrupted by {found['run']['interrupted']}: {found['run']['judged']} of "
-            f"{found['run']['planned']} judgments made, {missing} missing"
-        )
+    notes = _interrupted(found["run"], "planned", "judgments made")
     names = ", ".join(rubric["rubric"]["name"] for rubric in found["rubrics"])
     return page(run_data("goldens", found, notes), f"rubriclib goldens: {names}")
 
@@ -213,13 +207,7 @@ def calibration_page(calibration: Calibration) -> str:
     from rubriclib.calibration_reports import to_json
 
     found = to_json(calibration)
-    notes = []
-    if found["run"]["interrupted"]:
-        missing = found["run"]["rows"] - found["run"]["judged"]
-        notes.append(
-            f"interrupted by {found['run']['interrupted']}: {found['run']['judged']} of "
-            f"{found['run']['rows']} rows judged, {missing} missing"
-        )
+    notes = _interrupted(found["run"], "rows", "rows judged")
     rubric = found["rubric"]
     title = f"rubriclib calibration: {rubric['name']}@{rubric['version']}"
     return page(run_data("calibration", found, notes), title)
@@ -236,3 +224,14 @@ def run_data(kind: str, found: dict[str, Any], notes: list[str]) -> dict[str, An
         kind: found,
     }
     return clipped(data)  # type: ignore[no-any-return]
+
+
+def _interrupted(run: dict[str, Any], planned: str, judged: str) -> list[str]:
+    """The note of an interrupted run's page: what was judged of what was `planned`."""
+    if not run["interrupted"]:
+        return []
+    missing = run[planned] - run["judged"]
+    return [
+        f"interrupted by {run['interrupted']}: {run['judged']} of {run[planned]} {judged}, "
+        f"{missing} missing"
+    ]
