@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import click
 
@@ -281,8 +283,41 @@ def with_options(options: list[Callable[[C], C]]) -> Callable[[C], C]:
     return add
 
 
-with_judged_inputs = with_options(judged_inputs)
-"""--output, --input, --context, --reference, --baseline: `judge` and `render`."""
+@dataclass(frozen=True)
+class JudgedInputs:
+    """What `judge` and `render` are given to judge, as typed: text, @path or - (stdin)."""
+
+    output: str
+    input: str | None
+    context: str | None
+    reference: str | None
+    baseline: str | None
+
+    def read(self, rubric: Rubric) -> dict[str, Any]:
+        """The texts, read, as `render` and `Judge.agrade` take them by name; a --baseline for
+        a rubric that is not pairwise, or two options reading stdin, is a usage error."""
+        one_stdin(**vars(self))
+        if self.baseline is not None and rubric.scale != "pairwise":
+            raise BadInput(
+                f"--baseline: {rubric.name} is a {rubric.scale} rubric; only pairwise rubrics "
+                "compare with a baseline"
+            )
+        texts = {name: option_text(value, f"--{name}") for name, value in vars(self).items()}
+        return {**texts, "output": texts["output"] or ""}
+
+
+def with_judged_inputs(command: C) -> C:
+    """--output, --input, --context, --reference, --baseline, handed to `command` as one
+    JudgedInputs (`inputs`): `judge` and `render`."""
+
+    @functools.wraps(command)
+    def run(**options: Any) -> Any:
+        given = {name: options.pop(name) for name in ("output", "context", "reference")}
+        given |= {"input": options.pop("input_"), "baseline": options.pop("baseline")}
+        return command(inputs=JudgedInputs(**given), **options)
+
+    return with_options(judged_inputs)(cast(C, run))
+
 
 eval_options = [
     click.argument("eval_file", type=click.Path(dir_okay=False)),

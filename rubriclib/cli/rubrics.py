@@ -13,9 +13,8 @@ import click
 
 from rubriclib.cli.app import (
     BadInput,
+    JudgedInputs,
     main,
-    one_stdin,
-    option_text,
     source_label,
     with_judged_inputs,
 )
@@ -211,15 +210,7 @@ def _validation_lines(entry: dict[str, Any]) -> str:
 @click.argument("ref")
 @with_judged_inputs
 @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
-def render_command(
-    ref: str,
-    output: str,
-    input_: str | None,
-    context: str | None,
-    reference: str | None,
-    baseline: str | None,
-    as_json: bool,
-) -> None:
+def render_command(ref: str, inputs: JudgedInputs, as_json: bool) -> None:
     """Print exactly the messages the judge would receive. No network, no API key.
 
     \b
@@ -229,23 +220,12 @@ def render_command(
     from rubriclib.registry import load_rubric
     from rubriclib.render import render
 
-    one_stdin(output=output, input=input_, context=context, reference=reference, baseline=baseline)
     rubric = load_rubric(ref)
-    if (baseline is not None) != (rubric.scale == "pairwise"):  # what `judge` would refuse
+    if inputs.baseline is None and rubric.scale == "pairwise":  # what `judge` would refuse
         raise BadInput(
             f"--baseline: {rubric.name} is a pairwise rubric: give the output to compare with"
-            if baseline is None
-            else f"--baseline: {rubric.name} is a {rubric.scale} rubric; only pairwise rubrics "
-            "compare with a baseline"
         )
-    messages = render(
-        rubric,
-        option_text(output, "--output") or "",
-        option_text(input_, "--input"),
-        option_text(context, "--context"),
-        option_text(reference, "--reference"),
-        baseline=option_text(baseline, "--baseline"),
-    )
+    messages = render(rubric, **inputs.read(rubric))
     if as_json:
         click.echo(json.dumps(messages, indent=2))
         return

@@ -21,13 +21,11 @@ from rubriclib.cli.app import (
     REQUESTS_PER_MINUTE_OPTION,
     SIGNAL_EXIT_CODES,
     TEMPERATURE_OPTION,
-    BadInput,
+    JudgedInputs,
     Progress,
     html_destination,
     judging,
     main,
-    one_stdin,
-    option_text,
     refuse_unlocked,
     stop_if_refused,
     votes_option,
@@ -54,11 +52,7 @@ if TYPE_CHECKING:
 @FROZEN_OPTION
 def judge_command(
     ref: str,
-    output: str,
-    input_: str | None,
-    context: str | None,
-    reference: str | None,
-    baseline: str | None,
+    inputs: JudgedInputs,
     model: str | None,
     as_json: bool,
     no_cache: bool,
@@ -86,30 +80,19 @@ def judge_command(
     from rubriclib.registry import load_rubric
     from rubriclib.settings import JudgeSettings
 
-    one_stdin(output=output, input=input_, context=context, reference=reference, baseline=baseline)
     rubric = load_rubric(ref)
-    if baseline is not None and rubric.scale != "pairwise":
-        raise BadInput(
-            f"--baseline: {rubric.name} is a {rubric.scale} rubric; only pairwise rubrics "
-            "compare with a baseline"
-        )
+    texts = inputs.read(rubric)
     if frozen:
         refuse_unlocked([rubric])
-    texts = [
-        option_text(value, name)
-        for value, name in ((input_, "--input"), (context, "--context"), (reference, "--reference"))
-    ]
     settings = JudgeSettings(model=model, votes=votes, temperature=temperature)
     judge = Judge.from_settings(
         settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()
     )
-    other = option_text(baseline, "--baseline")
 
     async def judge_once(interrupt: Interrupted) -> GradeResult | str:
         with interrupt.cancelling_current_task():
             try:
-                candidate = option_text(output, "--output") or ""
-                return await judge.agrade(rubric, candidate, *texts, baseline=other)
+                return await judge.agrade(rubric, **texts)
             except asyncio.CancelledError:
                 if interrupt.signal is None:
                     raise
