@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from rubriclib.checklist_protocol import no_checklist
 from rubriclib.errors import Problem
 from rubriclib.evalfile.model import Condition, Eval, Grader, PanelSettings, Strict
 from rubriclib.evalfile.sources import (
@@ -21,6 +22,8 @@ from rubriclib.settings import JudgeSettings, usable_base_url
 from rubriclib.target import TargetSettings
 from rubriclib.validation import problems_from_validation, valid_parts
 
+_MODES = {True: "checklist", False: "holistic"}
+"""A grader's `checklist:` as a judge mode."""
 RUN_SETTINGS = ("concurrency", "requests_per_minute", "max_prompt_tokens")
 """`judge:` keys of the whole run, not of one judge."""
 
@@ -39,6 +42,8 @@ class _GraderSpec(Strict):
     prompt: str | None = None
     judge: _JudgeSpec | None = None
     votes: int | None = Field(default=None, ge=1, strict=True)
+    checklist: bool | None = None
+    """Judge in checklist mode (each of the rubric's checklist items asked on its own)."""
     judges: list[_JudgeSpec] | None = None
     aggregate: Rule | None = None
 
@@ -92,11 +97,15 @@ def read(
     graders = []
     defaults = spec.judge.judge_settings() if spec.judge else JudgeSettings()
     for index, grader in enumerate(spec.graders or []):
-        settings = defaults.merge(grader.judge, votes=grader.votes)
+        mode = None if grader.checklist is None else _MODES[grader.checklist]
+        settings = defaults.merge(grader.judge, votes=grader.votes, mode=mode)
         panel = _panel(grader, settings, label, problems, index)
         if grader.rubric is None and grader.prompt is None:
             continue  # reported by validation
         rubric = grader_rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
+        if rubric is not None and settings.mode == "checklist" and not rubric.checklist:
+            where = "checklist" if grader.checklist else "judge.mode"
+            problems.append(Problem(label, f"graders[{index}].{where}", no_checklist(rubric)))
         if rubric is not None:
             graders.append(Grader(grader.name, rubric, settings, panel))
     names = [g.name for g in spec.graders or []]
