@@ -150,12 +150,12 @@ def make_judges(
                 )
         return built[settings]
 
-    mode = "checklist" if checklist else None
+    mode = True if checklist else None  # the flag turns checklist mode on, never off
     for grader in ev.graders:
         if grader.panel is not None:  # `model` names one judge: a panel keeps its members
             judges[grader.name] = _make_panel(grader, judge_for, votes, ev, mode)
             continue
-        settings = grader.judge.merge(model=model, votes=votes, mode=mode)
+        settings = grader.judge.merge(model=model, votes=votes, checklist=mode)
         judges[grader.name] = judge_for(settings)
     return judges
 
@@ -165,13 +165,14 @@ def _make_panel(
     judge_for: Callable[[JudgeSettings], Judge],
     votes: int | None,
     ev: Eval,
-    mode: str | None,
+    mode: bool | None,
 ) -> Panel:
-    """A grader's judge panel (`votes` and `mode` override each member's)."""
+    """A grader's judge panel (`votes` and checklist `mode` override each member's)."""
     from rubriclib.panel import Panel
 
     assert grader.panel is not None
-    members = [judge_for(member.merge(votes=votes, mode=mode)) for member in grader.panel.judges]
+    judges = grader.panel.judges
+    members = [judge_for(member.merge(votes=votes, checklist=mode)) for member in judges]
     return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
 
 

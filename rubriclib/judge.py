@@ -259,8 +259,10 @@ class Judge(ManyJudgments):
         if api_key is None and settings.api_key_env:
             api_key = credential(settings.api_key_env, named_by=named_by)
         options = settings.judge_settings().model_dump(
-            exclude_none=True, exclude={"model", "base_url", "api_key_env"}
+            exclude_none=True, exclude={"model", "base_url", "api_key_env", "checklist"}
         )
+        if settings.checklist is not None:
+            options["mode"] = "checklist" if settings.checklist else "holistic"
         return cls(
             settings.model,
             settings.base_url,

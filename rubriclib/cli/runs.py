@@ -109,7 +109,7 @@ def judge_command(
         model=model,
         votes=votes,
         temperature=temperature,
-        mode="checklist" if checklist else None,
+        checklist=checklist or None,
     )
     judge = Judge.from_settings(
         settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()
@@ -236,7 +236,7 @@ def test_goldens(
         model=model,
         votes=votes,
         temperature=temperature,
-        mode="checklist" if checklist else None,
+        checklist=checklist or None,
     )
     judge = Judge.from_settings(
         settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()

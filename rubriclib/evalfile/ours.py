@@ -22,8 +22,6 @@ from rubriclib.settings import JudgeSettings, usable_base_url
 from rubriclib.target import TargetSettings
 from rubriclib.validation import problems_from_validation, valid_parts
 
-_MODES = {True: "checklist", False: "holistic"}
-"""A grader's `checklist:` as a judge mode."""
 RUN_SETTINGS = ("concurrency", "requests_per_minute", "max_prompt_tokens")
 """`judge:` keys of the whole run, not of one judge."""
 
@@ -97,14 +95,13 @@ def read(
     graders = []
     defaults = spec.judge.judge_settings() if spec.judge else JudgeSettings()
     for index, grader in enumerate(spec.graders or []):
-        mode = None if grader.checklist is None else _MODES[grader.checklist]
-        settings = defaults.merge(grader.judge, votes=grader.votes, mode=mode)
+        settings = defaults.merge(grader.judge, votes=grader.votes, checklist=grader.checklist)
         panel = _panel(grader, settings, label, problems, index)
         if grader.rubric is None and grader.prompt is None:
             continue  # reported by validation
         rubric = grader_rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
-        if rubric is not None and settings.mode == "checklist" and not rubric.checklist:
-            where = "checklist" if grader.checklist else "judge.mode"
+        if rubric is not None and settings.checklist and not rubric.checklist:
+            where = "checklist" if grader.checklist else "judge.checklist"
             problems.append(Problem(label, f"graders[{index}].{where}", no_checklist(rubric)))
         if rubric is not None:
             graders.append(Grader(grader.name, rubric, settings, panel))
