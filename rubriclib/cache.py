@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from rubriclib.config import default_cache_dir
 from rubriclib.protocol import POSITIONS, QUIRKS, JudgeVerdict, Mode
-from rubriclib.result import GradeResult, judge_details, make_result, with_winner
+from rubriclib.result import GradeResult, judge_details, make_result, with_details, with_winner
 from rubriclib.rubric import Rubric
 
 FILE_NAME = "verdicts.sqlite3"
@@ -190,17 +190,20 @@ def stored_verdict(
     }
     if verdict.winner is not None:
         stored["winner"] = verdict.winner
-    return stored
+    return stored | verdict.item_details()
 
 
 def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> GradeResult | None:
     """A cached verdict as a result (no attempts, `cached: true`), or None for a miss or a
     stored value that is not a verdict; on a pairwise rubric only one that kept the judge's
-    answer (A, B or tie, in `details.winner`)."""
+    answer (A, B or tie, in `details.winner`); a checklist item's with its answer (yes or no,
+    and its `p` if it was known, in `details`)."""
     if stored is None or stored.get("verdict") not in ("pass", "fail"):
         return None
-    reason, raw = stored.get("reason"), stored.get("raw_score")
-    if not isinstance(reason, str) or (rubric.scale == "1-5") != isinstance(raw, int):
+    reason, raw, answer = stored.get("reason"), stored.get("raw_score"), stored.get("answer")
+    if not isinstance(reason, str) or answer not in (None, "yes", "no"):
+        return None
+    if answer is None and (rubric.scale == "1-5") != isinstance(raw, int):
         return None
     if rubric.scale == "pairwise" and stored.get("winner") not in POSITIONS:
         return None
@@ -208,4 +211,6 @@ def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> 
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     details = judge_details(model, stored.get("mode"), 0, 0, usage, correction, cached=True)
     result = make_result(rubric, details, stored["verdict"], reason, raw)
-    return with_winner(result, stored.get("winner"))
+    p = stored.get("p") if isinstance(stored.get("p"), float) else None
+    item = JudgeVerdict(stored["verdict"], reason, answer=answer, p=p).item_details()
+    return with_details(with_winner(result, stored.get("winner")), **item)

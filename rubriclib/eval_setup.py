@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rubriclib.checklist_protocol import no_checklist
 from rubriclib.errors import BatchRefused, EvalError, Problem, RubricError
 from rubriclib.evalfile import Eval, Grader, JudgeSettings
 from rubriclib.judgments import letta_row_checker
@@ -41,11 +42,13 @@ def prepare(
     *,
     frozen: bool = False,
     batch: str | None = None,
+    checklist: bool = False,
 ) -> Prepared:
     """Load an eval (with `dataset` for its rows) and check it whole before any key is read,
     request sent or state file touched: with `frozen`, RubricError when a rubric differs from
     rubriclib.lock; EvalError for every bad row; with `batch` (what judges through batches,
-    named in each reason), BatchRefused when the eval asks what a batch cannot do."""
+    named in each reason), BatchRefused when the eval asks what a batch cannot do; with
+    `checklist` (--checklist), EvalError naming each grader whose rubric has no checklist."""
     from rubriclib.evalfile import load_eval  # looked up at each call (tests replace it)
 
     ev = load_eval(eval_file, dataset)
@@ -56,6 +59,16 @@ def prepare(
         if problems := frozen_problems(locked):
             raise RubricError(problems)
     problems, rows = check_dataset(ev)
+    if checklist:
+        problems = [
+            Problem(
+                str(ev.path),
+                f"graders.{grader.name}",
+                f"--checklist: {no_checklist(grader.rubric)}",
+            )
+            for grader in ev.graders
+            if not grader.rubric.checklist
+        ] + problems
     if problems:
         raise EvalError(problems)
     if batch is not None and (refusals := batch_refusals(ev, batch)):
@@ -114,11 +127,13 @@ def make_judges(
     *,
     offline: bool = False,
     capabilities: bool | str | os.PathLike[str] = False,
+    checklist: bool = False,
 ) -> dict[str, AnyJudge]:
-    """One Judge (or Panel) per grader (graders with the same settings share one); `model` and
-    `votes` override every grader's; `capabilities` is where endpoint quirks are remembered
-    (see Judge). Credentials come only from the environment; `offline` judges
-    never send (batch files), so they need none, are given none, and all name OFFLINE_ENDPOINT."""
+    """One Judge (or Panel) per grader (graders with the same settings share one); `model`,
+    `votes` and `checklist` (checklist mode) override every grader's; `capabilities` is where
+    endpoint quirks are remembered (see Judge). Credentials come only from the environment;
+    `offline` judges never send (batch files), so they need none, are given none, and all
+    name OFFLINE_ENDPOINT."""
     from rubriclib.judge import Judge
 
     built: dict[JudgeSettings, Judge] = {}
@@ -135,11 +150,12 @@ def make_judges(
                 )
         return built[settings]
 
+    mode = True if checklist else None  # the flag turns checklist mode on, never off
     for grader in ev.graders:
         if grader.panel is not None:  # `model` names one judge: a panel keeps its members
-            judges[grader.name] = _make_panel(grader, judge_for, votes, ev)
+            judges[grader.name] = _make_panel(grader, judge_for, votes, ev, mode)
             continue
-        settings = grader.judge.merge(model=model, votes=votes)
+        settings = grader.judge.merge(model=model, votes=votes, checklist=mode)
         judges[grader.name] = judge_for(settings)
     return judges
 
@@ -149,12 +165,14 @@ def _make_panel(
     judge_for: Callable[[JudgeSettings], Judge],
     votes: int | None,
     ev: Eval,
+    mode: bool | None,
 ) -> Panel:
-    """A grader's judge panel (`votes` overrides each member's)."""
+    """A grader's judge panel (`votes` and checklist `mode` override each member's)."""
     from rubriclib.panel import Panel
 
     assert grader.panel is not None
-    members = [judge_for(member.merge(votes=votes)) for member in grader.panel.judges]
+    judges = grader.panel.judges
+    members = [judge_for(member.merge(votes=votes, checklist=mode)) for member in judges]
     return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
 
 

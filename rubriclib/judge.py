@@ -13,6 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.cache import VerdictCache, cache_key, cached_result, stored_verdict
+from rubriclib.checklist_protocol import (
+    ItemAsking,
+    checklist_result,
+    no_checklist,
+    question_messages,
+)
 from rubriclib.config import checked_base_url, credential, judge_key, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.failures import (
@@ -28,16 +34,13 @@ from rubriclib.failures import (
 from rubriclib.grading import ManyJudgments, unjudgeable
 from rubriclib.item import Item
 from rubriclib.protocol import (
+    Asking,
     JudgeVerdict,
     Mode,
-    corrective_turn,
+    RubricAsking,
     parse_reply,
-    read_reply,
     reply_text,
-    request_body,
     sampling,
-    text_intent,
-    tool_mode,
     usage_of,
 )
 from rubriclib.render import item_messages
@@ -48,6 +51,8 @@ from rubriclib.result import (
     judge_details,
     majority_reached,
     make_result,
+    not_judged,
+    with_details,
     with_winner,
 )
 from rubriclib.rubric import Rubric
@@ -78,8 +83,17 @@ class _Wait:
     seconds: float
 
 
-Steps = Generator[_Send | _Wait, Any, GradeResult]
-"""A judgment's steps; the driver sends back each request's reply (bytes or the exception)."""
+@dataclass(frozen=True)
+class _Together:
+    """Step: run these judgments' steps (a checklist's items), at once where the driver can;
+    the driver sends back their results, in order."""
+
+    judgments: tuple[Steps, ...]
+
+
+Steps = Generator[_Send | _Wait | _Together, Any, GradeResult]
+"""A judgment's steps; the driver sends back each request's reply (bytes or the exception),
+or the results of the judgments run together."""
 
 
 class Judge(ManyJudgments):
@@ -103,9 +117,17 @@ class Judge(ManyJudgments):
         transport: Literal["auto", "sdk"] | Transport = "auto",
         votes: int = 1,
         capabilities: bool | str | os.PathLike[str] = False,
+        mode: Literal["holistic", "checklist"] = "holistic",
     ) -> None:
         if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
             raise JudgeConfigError(f"votes must be a whole number of at least 1, not {votes!r}")
+        if mode not in ("holistic", "checklist"):
+            raise JudgeConfigError(f"mode must be 'holistic' or 'checklist', not {mode!r}")
+        self.mode = mode
+        """`holistic`: one request asks for the rubric's verdict. `checklist`: each of the
+        rubric's checklist items is asked on its own (one request per item, at once) and the
+        verdict is computed from the answers (`checklist.checklist_verdict`); a vote is one
+        pass over every item."""
         self.votes = votes
         """Independent judgments per item: the majority verdict (on 1-5, the median score)
         wins, a tie never passes, and voting stops once a majority is decided."""
@@ -185,6 +207,9 @@ class Judge(ManyJudgments):
                 time.sleep(step.seconds)
                 reply = None
                 continue
+            if isinstance(step, _Together):
+                reply = [self._drive(judgment) for judgment in step.judgments]
+                continue
             try:
                 reply = self._sync.post_sync(step.body, timeout=step.timeout)
             except Exception as error:  # every failure becomes data for the judgment
@@ -234,8 +259,10 @@ class Judge(ManyJudgments):
         if api_key is None and settings.api_key_env:
             api_key = credential(settings.api_key_env, named_by=named_by)
         options = settings.judge_settings().model_dump(
-            exclude_none=True, exclude={"model", "base_url", "api_key_env"}
+            exclude_none=True, exclude={"model", "base_url", "api_key_env", "checklist"}
         )
+        if settings.checklist is not None:
+            options["mode"] = "checklist" if settings.checklist else "holistic"
         return cls(
             settings.model,
             settings.base_url,
@@ -273,6 +300,10 @@ class Judge(ManyJudgments):
             if isinstance(step, _Wait):
                 await asyncio.sleep(step.seconds)
                 reply = None
+                continue
+            if isinstance(step, _Together):
+                together = (self._adrive(judgment, pacer) for judgment in step.judgments)
+                reply = list(await asyncio.gather(*together))
                 continue
             try:
                 if pacer is not None:
@@ -312,10 +343,14 @@ class Judge(ManyJudgments):
         decided (or `pacer`, the run's, has stopped sending to the endpoint), combined."""
         if cause := unjudgeable(rubric, item, self.model):
             return cause
-        rendered = item_messages(rubric, item)
+        checklist = self.mode == "checklist"
+        if checklist and not rubric.checklist:
+            return not_judged(rubric, self.model, no_checklist(rubric))
+        rendered = question_messages(rubric, item) if checklist else item_messages(rubric, item)
+        cast = self._checklist_vote if checklist else self._vote
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
-            votes.append((yield from self._vote(rubric, rendered, trial, vote)))
+            votes.append((yield from cast(rubric, rendered, trial, vote)))
             if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
                 break
         return self._combined(rubric, votes)
@@ -336,11 +371,28 @@ class Judge(ManyJudgments):
                 break
         return combine_orders(rubric, orders)
 
-    def _judgment(
-        self, rubric: Rubric, messages: list[dict[str, Any]], trial: int = 1, vote: int = 1
+    def _checklist_vote(
+        self, rubric: Rubric, rendered: list[list[dict[str, Any]]], trial: int, vote: int
     ) -> Steps:
-        """Every step of one judgment (one vote of it): cache lookup, requests, waits, quirk
-        fallbacks, one corrective turn."""
+        """Every step of one vote in checklist mode: each item asked on its own, all at once
+        (each request cached by its own body), then the verdict computed from the answers."""
+        asked = tuple(
+            self._judgment(rubric, messages, trial, vote, ItemAsking(check))
+            for check, messages in zip(rubric.checklist, rendered, strict=True)
+        )
+        return checklist_result(rubric, (yield _Together(asked)))
+
+    def _judgment(
+        self,
+        rubric: Rubric,
+        messages: list[dict[str, Any]],
+        trial: int = 1,
+        vote: int = 1,
+        asking: Asking | None = None,
+    ) -> Steps:
+        """Every step of one judgment (one vote of it; or one checklist item's answer, by
+        `asking`): cache lookup, requests, waits, quirk fallbacks, one corrective turn."""
+        asking = asking or RubricAsking(rubric)
         started = time.monotonic()
         first_key: str | None = None  # the cache key of the first-turn request last built
         attempts = retries = 0
@@ -377,12 +429,12 @@ class Judge(ManyJudgments):
                     "error", f"no verdict within the overall limit of {self.total_timeout:g}s"
                 )
             attempts += 1
-            mode = tool_mode(rubric, self.quirks, correcting=correction is not None)
+            mode = asking.mode(self.quirks, correction is not None)
             sent = messages
             if correction is not None:
-                sent = messages + corrective_turn(unanswered, rubric, mode)
+                sent = messages + asking.corrective_turn(unanswered, mode)
             shaped = sampling(self.temperature, self.max_tokens, self.quirks)
-            body = request_body(rubric, sent, mode, self.model, shaped)
+            body = asking.body(sent, mode, self.model, shaped)
             key = cache_key(self.endpoint, body, trial, vote)
             if self.cache is not None and correction is None and key != first_key:
                 first_key = key
@@ -423,7 +475,7 @@ class Judge(ManyJudgments):
             parsed = parse_reply(reply)
             for counted, count in usage_of(parsed).items():
                 usage[counted] += count
-            outcome = read_reply(parsed, rubric, mode)
+            outcome = asking.read(parsed, mode)
             if isinstance(outcome, JudgeVerdict):
                 if intent is not None and outcome.verdict != intent:
                     return finish(
@@ -433,11 +485,12 @@ class Judge(ManyJudgments):
                     )
                 if self.cache is not None and first_key is not None:
                     self.cache.put(first_key, stored_verdict(outcome, answered_mode, correction))
-                return finish(outcome.verdict, outcome.reason, outcome.raw_score, outcome.winner)
+                result = finish(outcome.verdict, outcome.reason, outcome.raw_score, outcome.winner)
+                return with_details(result, **outcome.item_details())
             if correction is not None:
                 return finish("error", f"no valid verdict after a corrective turn: {outcome}")
             correction, unanswered = outcome, parsed
-            intent = text_intent(reply_text(parsed), rubric)
+            intent = asking.intent(reply_text(parsed))
 
     def _delay(self, retry: int, error: BaseException) -> float:
         return backoff_delay(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from rubriclib.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
@@ -38,6 +38,17 @@ class JudgeVerdict:
     reason: str
     raw_score: int | None = None
     winner: Position | None = None
+    answer: Literal["yes", "no"] | None = None
+    """A checklist item's answer (its `verdict` is fail when that is the item's `fail_if`)."""
+    p: float | None = None
+    """The probability of `answer`, where the endpoint returned its logprobs."""
+
+    def item_details(self) -> dict[str, Any]:
+        """What a checklist item's result keeps in its details: the answer and its `p` (when
+        known); nothing for a rubric's verdict."""
+        if self.answer is None:
+            return {}
+        return {"answer": self.answer} | ({"p": self.p} if self.p is not None else {})
 
 
 def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
@@ -47,14 +58,14 @@ def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
     reason = {"type": "string", "minLength": 1}
     if rubric.scale == "pairwise":
         winner = {"type": "string", "enum": list(POSITIONS)}
-        return [_tool(PAIRWISE_TOOL, {"reason": reason, "winner": winner})]
+        return [function_tool(PAIRWISE_TOOL, {"reason": reason, "winner": winner})]
     if rubric.scale == "1-5":
         score = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
-        return [_tool(SCORE_TOOL, {"reason": reason, "score": score})]
+        return [function_tool(SCORE_TOOL, {"reason": reason, "score": score})]
     if mode == "named":
         verdict = {"type": "string", "enum": ["pass", "fail"]}
-        return [_tool(VERDICT_TOOL, {"reason": reason, "verdict": verdict})]
-    return [_tool(name, {"reason": {"type": "string"}}) for name in rubric.tool_names]
+        return [function_tool(VERDICT_TOOL, {"reason": reason, "verdict": verdict})]
+    return [function_tool(name, {"reason": {"type": "string"}}) for name in rubric.tool_names]
 
 
 def tool_choice(rubric: Rubric, mode: Mode) -> str | dict[str, Any]:
@@ -127,6 +138,34 @@ def parse_reply(raw: Any) -> Any:
 def read_reply(reply: Any, rubric: Rubric, mode: Mode) -> JudgeVerdict | str:
     """The verdict in a parsed Chat Completions reply, or what is wrong with it. Any shape may
     arrive, so nothing about `reply` is trusted."""
+    offered = [tool["function"]["name"] for tool in verdict_tools(rubric, mode)]
+    call = tool_call(reply, offered)
+    if isinstance(call, str):
+        return call
+    name, arguments, reason = call
+    if name == SCORE_TOOL:
+        score = arguments.get("score")
+        if isinstance(score, bool) or not isinstance(score, int):
+            return f"{name} was called with a score that is not an integer: {score!r}"
+        if not 1 <= score <= 5:
+            return f"{name} was called with score {score}, outside 1 to 5"
+        return JudgeVerdict("pass", reason, score)  # make_result applies the threshold
+    if name == PAIRWISE_TOOL:
+        winner = arguments.get("winner")
+        if winner not in POSITIONS:
+            return f"{name} was called with winner {winner!r}, not 'A', 'B' or 'tie'"
+        return JudgeVerdict("pass" if winner == "A" else "fail", reason, winner=winner)
+    if name == VERDICT_TOOL:
+        verdict = arguments.get("verdict")
+        if verdict not in ("pass", "fail"):
+            return f"{name} was called with verdict {verdict!r}, not 'pass' or 'fail'"
+        return JudgeVerdict(verdict, reason)
+    return JudgeVerdict("pass" if name == rubric.tool_names[0] else "fail", reason)
+
+
+def tool_call(reply: Any, offered: list[str]) -> tuple[str, dict[str, Any], str] | str:
+    """The one tool call of a parsed reply, to one of the `offered` tools, as its name, its
+    arguments and their `reason` (stripped, never empty), or what is wrong with it."""
     message = _message(reply)
     if isinstance(message, str):
         return message
@@ -140,7 +179,6 @@ def read_reply(reply: Any, rubric: Rubric, mode: Mode) -> JudgeVerdict | str:
         listed = ", ".join(str(name) for name in names)
         return f"the judge made {len(calls)} tool calls ({listed}); exactly one is allowed"
     name = names[0]
-    offered = [tool["function"]["name"] for tool in verdict_tools(rubric, mode)]
     if name not in offered:
         return f"the judge called an unknown tool {name!r}"
     try:
@@ -152,24 +190,7 @@ def read_reply(reply: Any, rubric: Rubric, mode: Mode) -> JudgeVerdict | str:
     reason = arguments.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         return f"{name} was called without a 'reason' string"
-    if name == SCORE_TOOL:
-        score = arguments.get("score")
-        if isinstance(score, bool) or not isinstance(score, int):
-            return f"{name} was called with a score that is not an integer: {score!r}"
-        if not 1 <= score <= 5:
-            return f"{name} was called with score {score}, outside 1 to 5"
-        return JudgeVerdict("pass", reason.strip(), score)  # make_result applies the threshold
-    if name == PAIRWISE_TOOL:
-        winner = arguments.get("winner")
-        if winner not in POSITIONS:
-            return f"{name} was called with winner {winner!r}, not 'A', 'B' or 'tie'"
-        return JudgeVerdict("pass" if winner == "A" else "fail", reason.strip(), winner=winner)
-    if name == VERDICT_TOOL:
-        verdict = arguments.get("verdict")
-        if verdict not in ("pass", "fail"):
-            return f"{name} was called with verdict {verdict!r}, not 'pass' or 'fail'"
-        return JudgeVerdict(verdict, reason.strip())
-    return JudgeVerdict("pass" if name == rubric.tool_names[0] else "fail", reason.strip())
+    return name, arguments, reason.strip()
 
 
 def reply_text(reply: Any) -> str:
@@ -196,8 +217,6 @@ def corrective_turn(reply: Any, rubric: Rubric, mode: Mode) -> list[dict[str, An
     """The turn that asks again for a verdict call after a reply that was not one. Neutral on
     purpose: it restates the options evenly and neither judges the output nor quotes a problem,
     so a judge has nothing to copy into its reason and no hint that something failed."""
-    text = reply_text(reply)
-    turn: list[dict[str, Any]] = [{"role": "assistant", "content": text}] if text else []
     if rubric.scale == "1-5":
         ask = f"call `{SCORE_TOOL}` with a short `reason` and an integer `score` from 1 to 5"
     elif rubric.scale == "pairwise":
@@ -216,10 +235,14 @@ def corrective_turn(reply: Any, rubric: Rubric, mode: Mode) -> list[dict[str, An
             f"call `{pass_tool}` if the output meets the rubric or `{fail_tool}` if it does "
             "not, with a short `reason`"
         )
-    turn.append(
-        {"role": "user", "content": f"Please give your verdict now as one tool call: {ask}."}
-    )
-    return turn
+    return ask_again(reply, f"Please give your verdict now as one tool call: {ask}.")
+
+
+def ask_again(reply: Any, ask: str) -> list[dict[str, Any]]:
+    """A corrective turn: the reply's text (if any) as the assistant's, then `ask`."""
+    text = reply_text(reply)
+    turn: list[dict[str, Any]] = [{"role": "assistant", "content": text}] if text else []
+    return [*turn, {"role": "user", "content": ask}]
 
 
 def usage_of(reply: Any) -> dict[str, int]:
@@ -250,7 +273,7 @@ def _call_name(call: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _tool(name: str, properties: dict[str, Any]) -> dict[str, Any]:
+def function_tool(name: str, properties: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {
@@ -262,3 +285,45 @@ def _tool(name: str, properties: dict[str, Any]) -> dict[str, Any]:
             },
         },
     }
+
+
+class Asking(Protocol):
+    """What one judgment asks and how its reply is read: a rubric's verdict (`RubricAsking`)
+    or one checklist item's answer (`checklist_protocol.ItemAsking`). The judge drives either
+    through the same retries, quirk fallbacks, cache and corrective turn."""
+
+    def mode(self, quirks: set[str], correcting: bool) -> Mode: ...
+
+    def body(
+        self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]
+    ) -> dict[str, Any]: ...
+
+    def read(self, reply: Any, mode: Mode) -> JudgeVerdict | str: ...
+
+    def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]: ...
+
+    def intent(self, text: str) -> Verdict | None: ...
+
+
+@dataclass(frozen=True)
+class RubricAsking:
+    """Asking for the rubric's verdict: the functions above."""
+
+    rubric: Rubric
+
+    def mode(self, quirks: set[str], correcting: bool) -> Mode:
+        return tool_mode(self.rubric, quirks, correcting)
+
+    def body(
+        self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]
+    ) -> dict[str, Any]:
+        return request_body(self.rubric, messages, mode, model, sampling)
+
+    def read(self, reply: Any, mode: Mode) -> JudgeVerdict | str:
+        return read_reply(reply, self.rubric, mode)
+
+    def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]:
+        return corrective_turn(reply, self.rubric, mode)
+
+    def intent(self, text: str) -> Verdict | None:
+        return text_intent(text, self.rubric)

@@ -36,6 +36,9 @@ class JudgeSettings(BaseModel):
     max_retries: int | None = Field(default=None, ge=0)
     votes: int | None = Field(default=None, ge=1, strict=True)
     """Independent judgments per row, combined by majority (on 1-5, the median score)."""
+    checklist: bool | None = None
+    """Checklist mode (`Judge(mode="checklist")`): ask each of the rubric's checklist items
+    on its own and compute the verdict from the answers."""
 
     _base_url = field_validator("base_url")(usable_base_url)
 

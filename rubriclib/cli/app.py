@@ -245,6 +245,12 @@ TEMPERATURE_OPTION = click.option(
     show_default=True,
     help="The judge's sampling temperature; votes need one above 0 to be independent samples.",
 )
+CHECKLIST_OPTION = click.option(
+    "--checklist",
+    is_flag=True,
+    help="Checklist mode: ask each of the rubric's checklist items on its own (one request "
+    "per item) and compute the verdict from the answers.",
+)
 POLL_SECONDS_OPTION = click.option(
     "--poll-seconds",
     type=click.FloatRange(min=0),
@@ -326,6 +332,7 @@ eval_options = [
     click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows."),
     votes_option("Votes per judgment for every grader (wins over the eval file's votes)."),
     NO_CACHE_OPTION,
+    CHECKLIST_OPTION,
 ]
 
 

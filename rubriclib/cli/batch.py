@@ -43,14 +43,19 @@ class EvalChoice:
     limit: int | None
     votes: int | None
     no_cache: bool
+    checklist: bool
 
     def offline(self) -> tuple[Eval, dict[str, Grader]]:
         """The eval, checked, and judges that never send (no key needed)."""
         from rubriclib.config import cache_setting
         from rubriclib.eval_setup import make_judges, prepare
 
-        ev = prepare(self.eval_file, self.dataset, batch=f"{self.eval_file}: batch files").eval
-        judges = make_judges(ev, self.model, cache_setting(self.no_cache), self.votes, offline=True)
+        batch = f"{self.eval_file}: batch files"
+        ev = prepare(self.eval_file, self.dataset, batch=batch, checklist=self.checklist).eval
+        cache = cache_setting(self.no_cache)
+        judges = make_judges(
+            ev, self.model, cache, self.votes, offline=True, checklist=self.checklist
+        )
         return ev, judges
 
 
@@ -66,9 +71,11 @@ def with_eval_choice(command: Any) -> Any:
         limit: int | None,
         votes: int | None,
         no_cache: bool,
+        checklist: bool,
         **rest: Any,
     ) -> Any:
-        return command(EvalChoice(eval_file, dataset, model, limit, votes, no_cache), **rest)
+        chosen = EvalChoice(eval_file, dataset, model, limit, votes, no_cache, checklist)
+        return command(chosen, **rest)
 
     return run
 

@@ -89,6 +89,7 @@ def eval_command(
     price_per_million: float | None,
     batch_discount: float,
     frozen: bool,
+    checklist: bool,
 ) -> None:
     """Judge a dataset with an eval file's graders (rubriclib, waza or letta-evals shape).
 
@@ -114,7 +115,8 @@ def eval_command(
     if use_batch and out is None and not dry_run:
         raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
     # every refusal before the plan, any key or request, and before a state file is touched
-    ready = prepare(eval_file, dataset, frozen=frozen, batch="--batch" if use_batch else None)
+    batch_use = "--batch" if use_batch else None
+    ready = prepare(eval_file, dataset, frozen=frozen, batch=batch_use, checklist=checklist)
     ev = ready.eval
     if dry_run:
         _dry_run(ev, limit, votes, show_prompts, use_batch, (price_per_million, batch_discount))
@@ -127,7 +129,12 @@ def eval_command(
     if out and report_path:
         apart(targets[1], targets[0])
     judges = make_judges(  # a missing key stops here
-        ev, model, cache_setting(no_cache), votes, capabilities=capabilities_setting()
+        ev,
+        model,
+        cache_setting(no_cache),
+        votes,
+        capabilities=capabilities_setting(),
+        checklist=checklist,
     )
     target = make_target(ev)
     total = ready.judgments(limit)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import (
+    CHECKLIST_OPTION,
     CONCURRENCY_OPTION,
     FORMAT_OPTION,
     FROZEN_OPTION,
@@ -21,6 +22,7 @@ from rubriclib.cli.app import (
     REQUESTS_PER_MINUTE_OPTION,
     SIGNAL_EXIT_CODES,
     TEMPERATURE_OPTION,
+    BadInput,
     JudgedInputs,
     Progress,
     html_destination,
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
     from rubriclib.goldens import RunReport
     from rubriclib.result import GradeResult
+    from rubriclib.rubric import Rubric
 
 
 @main.command("judge")
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
 @votes_option("Independent judgments; the majority wins (1-5: the median), a tie fails.", 1)
 @TEMPERATURE_OPTION
 @FROZEN_OPTION
+@CHECKLIST_OPTION
 def judge_command(
     ref: str,
     inputs: JudgedInputs,
@@ -59,6 +63,7 @@ def judge_command(
     votes: int,
     temperature: float,
     frozen: bool,
+    checklist: bool,
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
 
@@ -71,6 +76,7 @@ def judge_command(
     Examples:
       rubriclib judge groundedness --output "1969." --context "Apollo 11 landed in 1969."
       rubriclib judge preference --input "..." --output @new.txt --baseline @old.txt
+      rubriclib judge ./rubrics/house-style.md --output @answer.txt --checklist
     """
     import asyncio
 
@@ -84,7 +90,13 @@ def judge_command(
     texts = inputs.read(rubric)
     if frozen:
         refuse_unlocked([rubric])
-    settings = JudgeSettings(model=model, votes=votes, temperature=temperature)
+    refuse_without_checklist([rubric], checklist)
+    settings = JudgeSettings(
+        model=model,
+        votes=votes,
+        temperature=temperature,
+        checklist=checklist or None,
+    )
     judge = Judge.from_settings(
         settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()
     )
@@ -155,6 +167,7 @@ def judge_command(
     help="With --batch: poll the batches the state file records instead of submitting again.",
 )
 @POLL_SECONDS_OPTION
+@CHECKLIST_OPTION
 def test_goldens(
     refs: Sequence[str],
     model: str | None,
@@ -172,6 +185,7 @@ def test_goldens(
     use_batch: bool,
     resume: bool,
     poll_seconds: float,
+    checklist: bool,
 ) -> None:
     """Regression run: judge every golden of each rubric (every resolvable one when no REF).
 
@@ -184,6 +198,7 @@ def test_goldens(
       rubriclib test-goldens ./rubrics/house-style.md --trials 3 --format junit --out goldens.xml
       rubriclib test-goldens groundedness --votes 3
       rubriclib test-goldens groundedness --trials 3 --report goldens.html
+      rubriclib test-goldens ./rubrics/house-style.md --checklist
     """
     from rubriclib.config import cache_setting, capabilities_setting, resolve
     from rubriclib.engine import interruptible
@@ -200,7 +215,13 @@ def test_goldens(
     plan = plan_run(refs, goldens_file, trials)  # every bad golden: exit 2 before any request
     if frozen:
         refuse_unlocked([rubric for rubric, _ in plan.rubrics])
-    settings = JudgeSettings(model=model, votes=votes, temperature=temperature)
+    refuse_without_checklist([rubric for rubric, _ in plan.rubrics], checklist)
+    settings = JudgeSettings(
+        model=model,
+        votes=votes,
+        temperature=temperature,
+        checklist=checklist or None,
+    )
     judge = Judge.from_settings(
         settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()
     )  # no key: stops here
@@ -229,6 +250,15 @@ def test_goldens(
         run_report = judging(total, run, interrupt, [judge, *([batch] if batch else [])])
         stop_if_refused(batch)
         _finish(run_report, report_format, destination, out, page)
+
+
+def refuse_without_checklist(rubrics: list[Rubric], checklist: bool) -> None:
+    """With --checklist: exit 2, one line per rubric that has no checklist, before any key is
+    read or request sent."""
+    from rubriclib.checklist_protocol import no_checklist
+
+    if checklist and (refusals := [no_checklist(r) for r in rubrics if not r.checklist]):
+        raise BadInput(*(f"--checklist: {refusal}" for refusal in refusals))
 
 
 def _finish(

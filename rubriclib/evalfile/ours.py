@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from rubriclib.checklist_protocol import no_checklist
 from rubriclib.errors import Problem
 from rubriclib.evalfile.model import Condition, Eval, Grader, PanelSettings, Strict
 from rubriclib.evalfile.sources import (
@@ -39,6 +40,8 @@ class _GraderSpec(Strict):
     prompt: str | None = None
     judge: _JudgeSpec | None = None
     votes: int | None = Field(default=None, ge=1, strict=True)
+    checklist: bool | None = None
+    """Judge in checklist mode (each of the rubric's checklist items asked on its own)."""
     judges: list[_JudgeSpec] | None = None
     aggregate: Rule | None = None
 
@@ -92,11 +95,14 @@ def read(
     graders = []
     defaults = spec.judge.judge_settings() if spec.judge else JudgeSettings()
     for index, grader in enumerate(spec.graders or []):
-        settings = defaults.merge(grader.judge, votes=grader.votes)
+        settings = defaults.merge(grader.judge, votes=grader.votes, checklist=grader.checklist)
         panel = _panel(grader, settings, label, problems, index)
         if grader.rubric is None and grader.prompt is None:
             continue  # reported by validation
         rubric = grader_rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
+        if rubric is not None and settings.checklist and not rubric.checklist:
+            where = "checklist" if grader.checklist else "judge.checklist"
+            problems.append(Problem(label, f"graders[{index}].{where}", no_checklist(rubric)))
         if rubric is not None:
             graders.append(Grader(grader.name, rubric, settings, panel))
     names = [g.name for g in spec.graders or []]
