@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import hashlib
 import logging
 import os
 import time
-from collections.abc import Generator, Hashable
-from dataclasses import dataclass
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.cache import VerdictCache, cache_key, cached_result, stored_verdict
@@ -57,43 +55,13 @@ from rubriclib.result import (
 )
 from rubriclib.rubric import Rubric
 from rubriclib.settings import JudgeSettings
+from rubriclib.steps import Send, Steps, Together, Wait, adrive, drive
 from rubriclib.transport import SdkTransport, Transport, chosen_transport, display_url
 
 if TYPE_CHECKING:
     from rubriclib.pacer import Pacer
 
 logger = logging.getLogger("rubriclib")
-
-
-@dataclass(frozen=True)
-class _Send:
-    """Step: POST this Chat Completions body, waiting at most `timeout` seconds; the driver
-    sends back the reply's bytes or the exception. `custom_id` names the request: its cache key
-    (endpoint, body, trial and vote), a batch request's custom_id."""
-
-    body: dict[str, Any]
-    timeout: float
-    custom_id: str
-
-
-@dataclass(frozen=True)
-class _Wait:
-    """Step: wait before the next try."""
-
-    seconds: float
-
-
-@dataclass(frozen=True)
-class _Together:
-    """Step: run these judgments' steps (a checklist's items), at once where the driver can;
-    the driver sends back their results, in order."""
-
-    judgments: tuple[Steps, ...]
-
-
-Steps = Generator[_Send | _Wait | _Together, Any, GradeResult]
-"""A judgment's steps; the driver sends back each request's reply (bytes or the exception),
-or the results of the judgments run together."""
 
 
 class Judge(ManyJudgments):
@@ -193,27 +161,7 @@ class Judge(ManyJudgments):
 
     def grade_item(self, rubric: Rubric, item: Item) -> GradeResult:
         """Judge one Item with the SDK's sync client (what `grade` calls)."""
-        return self._drive(self._item_steps(rubric, item, 1, None))
-
-    def _drive(self, steps: Steps) -> GradeResult:
-        """Run one judgment's steps with the SDK's sync client and `time.sleep`."""
-        reply: Any = None
-        while True:
-            try:
-                step = steps.send(reply)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-            if isinstance(step, _Wait):
-                time.sleep(step.seconds)
-                reply = None
-                continue
-            if isinstance(step, _Together):
-                reply = [self._drive(judgment) for judgment in step.judgments]
-                continue
-            try:
-                reply = self._sync.post_sync(step.body, timeout=step.timeout)
-            except Exception as error:  # every failure becomes data for the judgment
-                reply = error
+        return drive(self._item_steps(rubric, item, 1, None), self._sync.post_sync)
 
     async def aclose(self) -> None:
         """Close the transport's connections of the running event loop (before that loop
@@ -283,41 +231,12 @@ class Judge(ManyJudgments):
         self._in_flight += 1
         self._run_open = self._run_open or pacer is not None
         try:
-            return await self._adrive(self._item_steps(rubric, item, trial, pacer), pacer)
+            steps = self._item_steps(rubric, item, trial, pacer)
+            return await adrive(steps, self.transport, pacer, self.endpoint_signal)
         finally:
             self._in_flight -= 1
             if not self._in_flight and not self._run_open:
                 await self.transport.aclose()
-
-    async def _adrive(self, steps: Steps, pacer: Pacer | None) -> GradeResult:
-        """Run one judgment's steps with the async client and `asyncio.sleep`."""
-        reply: Any = None
-        while True:
-            try:
-                step = steps.send(reply)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-            if isinstance(step, _Wait):
-                await asyncio.sleep(step.seconds)
-                reply = None
-                continue
-            if isinstance(step, _Together):
-                together = (self._adrive(judgment, pacer) for judgment in step.judgments)
-                reply = list(await asyncio.gather(*together))
-                continue
-            try:
-                if pacer is not None:
-                    await pacer.acquire()
-                try:
-                    reply = await self.transport.post(
-                        step.body, timeout=step.timeout, custom_id=step.custom_id
-                    )
-                except Exception as error:  # every failure becomes data for the judgment
-                    reply = error
-                if pacer is not None:
-                    await pacer.release(self.endpoint_signal(reply))
-            except Exception as error:
-                reply = error
 
     def _combined(self, rubric: Rubric, votes: list[GradeResult]) -> GradeResult:
         """One vote's result as it is when one was asked for; else the votes combined, and on
@@ -380,7 +299,7 @@ class Judge(ManyJudgments):
             self._judgment(rubric, messages, trial, vote, ItemAsking(check))
             for check, messages in zip(rubric.checklist, rendered, strict=True)
         )
-        return checklist_result(rubric, (yield _Together(asked)))
+        return checklist_result(rubric, (yield Together(asked)))
 
     def _judgment(
         self,
@@ -441,7 +360,7 @@ class Judge(ManyJudgments):
                 stored = cached_result(self.cache.get(key), rubric, self.model)
                 if stored is not None:
                     return stored
-            reply = yield _Send(body, min(self.timeout, remaining), key)
+            reply = yield Send(body, min(self.timeout, remaining), key)
             if isinstance(reply, EndpointUnusable):  # the engine stopped the run: not sent
                 attempts -= 1
                 if not attempts:
@@ -466,7 +385,7 @@ class Judge(ManyJudgments):
                     logger.info(
                         "judge request failed (%s); retry %d in %.2fs", cause, retries, delay
                     )
-                    yield _Wait(delay)
+                    yield Wait(delay)
                     continue
                 return finish(
                     "error", f"judge request failed after {attempts} attempt(s): {describe(reply)}"
