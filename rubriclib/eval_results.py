@@ -27,12 +27,13 @@ def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
 
 def read_resumable(
     path: Path,
-    expected: dict[str, tuple[str, str, int]],
+    expected: dict[str, tuple[str, str, int, bool]],
     own_rubrics: dict[tuple[str, str], str] | None = None,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """The lines of a results file worth keeping: valid JSON, a verdict (not an error), and the
-    (rubric digest, judge model, votes) `expected` of their grader now (`own_rubrics`: the
-    digest of a row's own rubric, by row and grader). First line of a pair wins."""
+    (rubric digest, judge model, votes, checklist mode) `expected` of their grader now
+    (`own_rubrics`: the digest of a row's own rubric, by row and grader). First line of a pair
+    wins."""
     own_rubrics = own_rubrics or {}
     kept: dict[tuple[str, str], dict[str, Any]] = {}
     if not path.exists():
@@ -43,7 +44,8 @@ def read_resumable(
                 line = json.loads(text)
                 details = line["result"]["details"]
                 votes = details.get("votes", {}).get("asked", 1)
-                identity = (details["rubric"]["digest"], details["judge"]["model"], votes)
+                judged = (details["rubric"]["digest"], details["judge"]["model"], votes)
+                identity = (*judged, "checklist" in details)
                 key = (str(line["row"]), str(line["grader"]))
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short by a kill, or not ours

@@ -43,6 +43,8 @@ class GraderStats:
     model: str
     votes: int = 1
     """Votes per judgment the grader's judge casts (a resumed line must have been judged so)."""
+    checklist: bool = False
+    """Whether the grader's judge asks the rubric's checklist (so must a resumed line)."""
     passed: int = 0
     failed: int = 0
     errors: int = 0
@@ -189,7 +191,11 @@ async def arun_eval(
     from rubriclib.engine import Job, judge_stream
 
     report = EvalReport(
-        ev, [GraderStats(g, judges[g.name].model, judges[g.name].votes) for g in ev.graders]
+        ev,
+        [
+            GraderStats(g, judges[g.name].model, judges[g.name].votes, judges[g.name].checklist)
+            for g in ev.graders
+        ],
     )
     report.cases = [] if keep_cases else None
     report.planned_rows = planned_rows
@@ -204,7 +210,8 @@ async def arun_eval(
     kept = {}
     if resume and out is not None:
         expected = {
-            s.grader.name: (s.grader.rubric.digest, s.model, s.votes) for s in report.graders
+            s.grader.name: (s.grader.rubric.digest, s.model, s.votes, s.checklist)
+            for s in report.graders
         }
         kept = read_resumable(out, expected, own_rubrics(ev))
     results = ResultsFile(out, list(kept.values())) if out is not None else None

@@ -30,6 +30,12 @@ class Grader(Protocol):
         ...
 
     @property
+    def checklist(self) -> bool:
+        """Whether its results are checklist results (`details.checklist`): a resumed run
+        keeps only results judged the way it judges now."""
+        ...
+
+    @property
     def pace_key(self) -> Hashable:
         """Which requests share one Pacer (one pace, one fail-fast) in the engine: a Judge's
         endpoint and key (two keys at one endpoint have their own quotas, and one dead key

@@ -146,6 +146,11 @@ class Judge(ManyJudgments):
         return self._endpoint
 
     @property
+    def checklist(self) -> bool:
+        """Whether its results are checklist results (`mode="checklist"`)."""
+        return self.mode == "checklist"
+
+    @property
     def pace_key(self) -> Hashable:
         """The endpoint and a digest of the key: see `Grader.pace_key`."""
         return (self._endpoint, hashlib.sha256(self._api_key.encode()).hexdigest())

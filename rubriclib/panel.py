@@ -74,10 +74,12 @@ class Panel(ManyJudgments):
 
     @property
     def model(self) -> str:
-        """The panel as one judge's name: the rule and each member (with its votes); what
-        `details.judge.model` holds and what `--resume` matches."""
+        """The panel as one judge's name: the rule and each member (with its votes and its
+        checklist mode); what `details.judge.model` holds and what `--resume` matches."""
         members = [
-            label if judge.votes == 1 else f"{label} x{judge.votes}"
+            label
+            + ("" if judge.votes == 1 else f" x{judge.votes}")
+            + (" checklist" if judge.mode == "checklist" else "")
             for label, judge in zip(self.labels, self.judges, strict=True)
         ]
         return f"panel:{self.aggregate}({', '.join(members)})"
@@ -86,6 +88,11 @@ class Panel(ManyJudgments):
     def endpoint(self) -> str:
         """A name of its own for the engine's pacer: `panel:` and each member's endpoint."""
         return "panel:" + ",".join(judge.endpoint for judge in self.judges)
+
+    @property
+    def checklist(self) -> bool:
+        """False: a panel's result is its members' combined (their modes are in its `model`)."""
+        return False
 
     @property
     def pace_key(self) -> Hashable:

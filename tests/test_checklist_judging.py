@@ -343,6 +343,31 @@ def test_eval_reads_checklist_on_a_grader_and_the_flag(
     assert len(endpoint.requests) == 8
 
 
+def test_a_resumed_eval_keeps_only_results_judged_in_its_mode(
+    endpoint: JudgeServer, write_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    items = endpoint.responder
+
+    def either(body: dict[str, Any]) -> Reply:
+        if body["tools"][0]["function"]["name"] == "answer":
+            return items(body)  # type: ignore[misc]
+        return tool_reply("set_grade_pass", {"reason": "holistic"})
+
+    endpoint.responder = either
+    write_file("facts.md", PASS_FAIL)
+    plain = write_file("plain.yaml", EVAL)
+    out = tmp_path / "out.jsonl"
+    assert cli("eval", str(plain), "--out", str(out), "--no-cache").exit_code == 0
+    holistic = len(endpoint.requests)
+    again = cli("eval", str(plain), "--out", str(out), "--resume", "--no-cache", "--checklist")
+    assert again.exit_code == 0, again.output
+    assert len(endpoint.requests) == holistic + 4  # every row judged again, item by item
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 2 and all("checklist" in line["result"]["details"] for line in lines)
+    last = cli("eval", str(plain), "--out", str(out), "--resume", "--no-cache", "--checklist")
+    assert last.exit_code == 0 and len(endpoint.requests) == holistic + 4  # now all kept
+
+
 def test_eval_refuses_checklist_mode_for_a_rubric_without_one(
     endpoint: JudgeServer, write_file: Callable[..., Path], library: Path
 ) -> None:
