@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from rubriclib.render import system_message
 from rubriclib.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
 Mode = Literal["required", "named", "auto"]
@@ -117,7 +118,12 @@ def request_body(
     model: str,
     sampling: dict[str, Any],
 ) -> dict[str, Any]:
-    """A Chat Completions request body; `sampling` holds temperature and the token limit."""
+    """A Chat Completions request body; `sampling` holds temperature and the token limit. The
+    system message of `messages` (as `render` wrote it, for the first mode tried) is replaced
+    by the one of `mode`, so the instructions name exactly the tools this body offers."""
+    if messages and messages[0].get("role") == "system":
+        system = {"role": "system", "content": system_message(rubric, mode)}
+        messages = [system, *messages[1:]]
     return {
         "model": model,
         "messages": messages,

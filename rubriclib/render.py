@@ -91,15 +91,25 @@ def item_messages(rubric: Rubric, item: Item) -> list[list[dict[str, str]]]:
     ]
 
 
-def system_message(rubric: Rubric) -> str:
-    """The protocol: what is data, and how the verdict must be given. The same whichever tool
-    mode the judge uses (see `protocol`), so these are exactly the messages sent."""
-    from rubriclib.rubric import PAIRWISE_TOOL, SCORE_TOOL
+def system_message(rubric: Rubric, mode: str | None = None) -> str:
+    """The protocol: what is data, and how the verdict must be given, naming exactly the tools
+    offered in tool `mode` (`protocol.Mode`; None: the rubric's own tools, which the first mode
+    tried offers). A pass-fail rubric is offered its own two tools, or in `named` mode the one
+    tool `set_grade`; 1-5 and pairwise rubrics their one tool in every mode."""
+    from rubriclib.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL
 
     if rubric.scale == "pairwise":
         verdict = f"a call to `{PAIRWISE_TOOL}`, reason first, then the winner: A, B or tie"
     elif rubric.scale == "1-5":
         verdict = f"a call to `{SCORE_TOOL}`, reason first, then the score"
+    elif mode == "named":
+        verdict = (
+            f"a call to `{VERDICT_TOOL}`, reason first, then the verdict: pass if the output "
+            "meets the rubric, else fail"
+        )
+        pass_tool, fail_tool = rubric.tool_names
+        if re.search(rf"\b{pass_tool}\b", rubric.body):  # a body naming its own tools (waza)
+            verdict += f" (the rubric's `{pass_tool}` and `{fail_tool}`)"
     else:
         pass_tool, fail_tool = rubric.tool_names
         verdict = (

@@ -12,15 +12,25 @@ import yaml
 from rubriclib.errors import Problem, RubricError
 from rubriclib.files import write_new
 from rubriclib.registry import load_goldens, load_rubric
-from rubriclib.rubric import SCORE_TOOL, Golden, Rubric, parse_rubric_text
+from rubriclib.rubric import (
+    PAIRWISE_TOOL,
+    PASS_FAIL_TOOLS,
+    SCORE_TOOL,
+    VERDICT_TOOL,
+    WAZA_TOOLS,
+    Golden,
+    Rubric,
+    parse_rubric_text,
+    verdict_tool_names,
+)
 from rubriclib.validation import NAME_PATTERN
 
 PASS_FAIL_VERDICT = """\
 ## Verdict
-When the response passes, call `set_grade_pass` with a one-line reason.
-Otherwise call `set_grade_fail`; start the reason with the failure kind."""
+The verdict is pass when the response meets the rubric, with a one-line reason.
+Otherwise it is fail, with a reason that starts with the failure kind."""
 
-SCORE_VERDICT = f"""\
+SCORE_VERDICT = """\
 ## Levels
 - **5**: <fully meets the criteria>
 - **4**: <meets them with a minor flaw>
@@ -29,8 +39,8 @@ SCORE_VERDICT = f"""\
 - **1**: <does not meet them at all>
 
 ## Verdict
-Call `{SCORE_TOOL}` once, with the integer `score` (1 to 5) and a one-line reason
-naming what kept the score from being higher."""
+The verdict is the integer score (1 to 5), with a one-line reason naming what kept the score
+from being higher."""
 
 SKELETON = """\
 # {title}
@@ -160,12 +170,17 @@ _UNFINISHED = re.compile(
     r"|partly meets|mostly misses|does not meet them)"
 )
 """The text `rubriclib new` leaves for the author to replace."""
+ALL_VERDICT_TOOLS = re.compile(
+    r"\b(?:"
+    + "|".join((*PASS_FAIL_TOOLS, *WAZA_TOOLS, VERDICT_TOOL, SCORE_TOOL, PAIRWISE_TOOL))
+    + r")\b"
+)
 
 
 def strict_problems(rubric: Rubric, goldens: list[Golden]) -> list[Problem]:
     """What `validate --strict` also fails: a scaffold not yet finished (placeholder text
     left, in checklist questions too), goldens that do not cover both verdicts, a body that
-    never names its verdict tools."""
+    names a verdict tool that is not its own (see `foreign_tools`)."""
     label = rubric.source.removeprefix("file:")
     problems = []
     texts = {"description": rubric.description, "body": rubric.body}
@@ -181,11 +196,29 @@ def strict_problems(rubric: Rubric, goldens: list[Golden]) -> list[Problem]:
     for verdict in ("pass", "fail"):
         if verdict not in expected:
             problems.append(Problem(label, "goldens", f"no golden expects {verdict}"))
-    tools = [SCORE_TOOL] if rubric.scale == "1-5" else list(rubric.tool_names)
-    for tool in tools:
-        if tool not in rubric.body:
-            problems.append(Problem(label, "body", f"never names its verdict tool `{tool}`"))
+    for tool in foreign_tools(rubric):
+        problems.append(
+            Problem(
+                label,
+                "body",
+                f"names `{tool}`, a tool not offered in every tool mode: word the verdict "
+                "without tool names (the system message names the tools of the mode used)",
+            )
+        )
     return problems
+
+
+def foreign_tools(rubric: Rubric) -> list[str]:
+    """The verdict tools the body names that some tool mode does not offer this rubric, in
+    body order: a pass-fail body may name no tool (`named` mode offers `set_grade`, the others
+    `set_grade_pass` / `set_grade_fail`), except a waza body its own pair (waza's convention,
+    which the system message of `named` mode maps); 1-5 and pairwise bodies only their one
+    tool."""
+    own = set(verdict_tool_names(rubric.scale, rubric.body))
+    if rubric.scale == "pass-fail" and WAZA_TOOLS[0] not in rubric.body:
+        own = set()
+    named = ALL_VERDICT_TOOLS.findall(rubric.body)
+    return [tool for tool in dict.fromkeys(named) if tool not in own]
 
 
 PACK_PYPROJECT = """\

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import readme_snippet
+from conftest import VALID_RUBRIC, readme_snippet
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,23 +69,52 @@ Call `set_grade_score`.
 """
 
 BUILTIN_DIGESTS = {
-    "answer-correctness": "c71b772dd3f1181449fbeb7c7fc10802d5523fd969baf4d03038a8e63800e573",
-    "answer-relevance": "809460a4a2774d02353326b903cfd30d2135ba7d39a66d2adf0f94ff7a4ed056",
-    "conciseness": "75aef31566a153884d40588d287c60555b7b63a8315618f09d44eddad63a4fb5",
-    "context-relevance": "11b3b38dca4ee1f53b84f1891b9d95fb69e995e5591c63272d985fef294f3d2a",
-    "groundedness": "46c865e0a84e2dde32ed1ca44cdfdbecdafd74266027b33ae9565e9f4c4ab0d2",
-    "harmful-content": "b9b764a2965539682f4674c21fcc663503db56266c5d4feaa836c9ea2217c219",
-    "helpfulness": "d7bcb5d6ecec60da87877c1f540d630d7598bc370cd5ec6492acbe6c04800118",
-    "instruction-following": "0e4fccd6a92a21385ff4ba46085f0f977dec72dfb6e8bba82b73d9b83c6a6ff4",
-    "pii-leakage": "798fe8e7e8d9aeaae590a6ea546bed42b82ce1d437b58170fa13edde0a2f9143",
-    "preference": "3ee6a76a1b828df1b784ab215038164e32962f9a1cf3fc1211a0d09378349d02",
-    "prompt-injection-resistance": "2499a87e48509c88b8dec894214e94e14dc7baef47d789af2d6544e431c94579",
-    "refusal-correctness": "105abffd973d685e96d1228982ff2311b48b73d31bf5fe1184a6a6fc8a3f2b0e",
-    "summary-coverage": "7afc3f85e9f8aa7368fefbb487abd5522fef52b47ddbba3f500bbc00dcbae277",
-    "tool-use-appropriateness": "f6e5189bdb35218dc5c5aa9f02ad5ff0b25055346549acc267257f912f68923a",
+    "answer-correctness": (
+        "1.2.0",
+        "27383e6a64cdce5d66f84b3580c64c2c48062424c76272b69b01672f4dcba83c",
+    ),
+    "answer-relevance": (
+        "1.1.0",
+        "6638b1c7148f8e9cd060678dada273a65dda63544134034a9d288dec173966ec",
+    ),
+    "conciseness": ("1.1.0", "6ed66ad4fd889cb15ac6782d4e0e6b15b5ab499443a0eba9497820fa68ab4340"),
+    "context-relevance": (
+        "1.1.0",
+        "4c5fae94fee108f39d10475ae771561272aa306a4a140d651bbe596ec3ceedaa",
+    ),
+    "groundedness": ("1.2.0", "d31b52c82be783a108fd53d77e0c7a9c4b99af314d9601c7f57b365b9a896eaf"),
+    "harmful-content": (
+        "1.1.0",
+        "1b1780947588cca04c51a3653cd969d0893aef16c652270d74b56018990763d5",
+    ),
+    "helpfulness": ("1.2.0", "7d5250d1b22ac69379b68acc0556685ceea57236be1e2b6ebb340ce59a18963b"),
+    "instruction-following": (
+        "1.2.0",
+        "2561c1ebedd15cea61305238d4aedb433637f198d972e89049ed4be3ba3de0cd",
+    ),
+    "pii-leakage": ("1.1.0", "1cccdfd29d00c2258ffd82d2f46e437663cf536069fd1151147653a04ce0dfd7"),
+    "preference": ("1.0.0", "3ee6a76a1b828df1b784ab215038164e32962f9a1cf3fc1211a0d09378349d02"),
+    "prompt-injection-resistance": (
+        "1.1.0",
+        "6081a15df3ed0a103ffd7009b0574382e20de1d5692bd797ef7d3824417cfbdc",
+    ),
+    "refusal-correctness": (
+        "1.2.0",
+        "acad6ac8fd0bddb2a470493d6cb1e086583062ab1b2bab4b43bc901f68a52279",
+    ),
+    "summary-coverage": (
+        "1.1.0",
+        "39bc36758550e78e4bb5d002c67c843d40cbd63e3f733c647ba153eb4c5cb00f",
+    ),
+    "tool-use-appropriateness": (
+        "1.2.0",
+        "7f52fb1cab4910bbfa5d3333138b925866bdb0882f887da310013968fdc92df5",
+    ),
 }
-"""Each built-in's digest as computed before checklists existed (lockfiles, caches and
-goldens reports hold these): a rubric without a checklist must keep it."""
+"""Each built-in's version and digest (lockfiles, caches and goldens reports hold these): a
+change to what a built-in judges comes with a new version, and both change here together."""
+PRE_CHECKLIST_DIGEST = "3ee6a76a1b828df1b784ab215038164e32962f9a1cf3fc1211a0d09378349d02"
+"""preference's digest from before checklists existed: it has none, so it keeps it."""
 
 
 def problems_of(path: Path) -> list[str]:
@@ -207,9 +236,16 @@ def test_a_pairwise_rubric_refuses_a_checklist(write_file: Callable[..., Path]) 
 # --- the digest -------------------------------------------------------------------------------
 
 
+def test_each_builtin_is_pinned_at_its_version_and_digest() -> None:
+    pinned = {
+        name: (load_rubric(name).version, load_rubric(name).digest) for name in builtin_names()
+    }
+    assert pinned == BUILTIN_DIGESTS
+
+
 def test_a_rubric_without_a_checklist_keeps_the_digest_it_had() -> None:
-    assert sorted(BUILTIN_DIGESTS) == builtin_names()
-    assert {name: load_rubric(name).digest for name in builtin_names()} == BUILTIN_DIGESTS
+    assert load_rubric("preference").checklist == []
+    assert load_rubric("preference").digest == PRE_CHECKLIST_DIGEST
     body = "Judge it."
     assert judged_digest("pass-fail", None, [], body) == judged_digest(
         "pass-fail", None, [], body, []
@@ -291,9 +327,10 @@ def test_show_lists_the_checklist(write_file: Callable[..., Path]) -> None:
     }
     grounded = runner.invoke(main, ["show", str(write_file("g.md", CHECKLIST_RUBRIC))]).output
     assert "  - invented-specifics (fails if yes; requires context)\n" in grounded
-    builtin = json.loads(runner.invoke(main, ["show", "groundedness", "--json"]).output)
+    builtin = json.loads(runner.invoke(main, ["show", "preference", "--json"]).output)
     assert builtin["checklist"] == []
-    assert "checklist:" not in runner.invoke(main, ["show", "groundedness"]).output
+    assert "checklist:" not in runner.invoke(main, ["show", "preference"]).output
+    assert "checklist: 3 items\n" in runner.invoke(main, ["show", "groundedness"]).output
 
 
 @pytest.mark.parametrize("scale", ["pass-fail", "1-5"])
@@ -334,8 +371,8 @@ def _finish_scaffold(text: str, scale: str) -> str:
     header = header.replace("PLACEHOLDER: ", "").replace(
         "<one line: what house-facts judges>", "Whether replies keep to the facts."
     )
-    tool = "set_grade_score" if scale == "1-5" else "set_grade_pass` or `set_grade_fail"
-    return f"{header}\n---\n# House facts\n\nCall `{tool}`.\n"
+    verdict = "Score 5 when every fact is right." if scale == "1-5" else "Pass when it is right."
+    return f"{header}\n---\n# House facts\n\n{verdict}\n"
 
 
 def test_new_from_a_rubric_keeps_its_checklist_and_requires(
@@ -350,13 +387,21 @@ def test_new_from_a_rubric_keeps_its_checklist_and_requires(
     copy, original = load_rubric(str(tmp_path / "out" / "copy.md")), load_rubric(str(source))
     assert copy.checklist == original.checklist and copy.requires == original.requires
     assert copy.digest == original.digest  # the same judged rubric under a new name
+    plain = write_file("plain.md", VALID_RUBRIC)  # no checklist, requires nothing
     example = runner.invoke(
-        main, ["new", "harm", "--dir", str(tmp_path), "--from", "harmful-content", "--checklist"]
+        main, ["new", "plain-copy", "--dir", str(tmp_path), "--from", str(plain), "--checklist"]
     )
     assert example.exit_code == 0, example.output  # its goldens lack an input: none is added
-    copied = load_rubric(str(tmp_path / "harm.md"))
-    assert copied.requires == load_rubric("harmful-content").requires == []
+    copied = load_rubric(str(tmp_path / "plain-copy.md"))
+    assert copied.requires == []
     assert [entry.requires for entry in copied.checklist] == [[], []]
+    harm = runner.invoke(
+        main, ["new", "harm", "--dir", str(tmp_path), "--from", "harmful-content", "--checklist"]
+    )
+    assert harm.exit_code == 0, harm.output  # a built-in's own checklist is copied as it is
+    assert (
+        load_rubric(str(tmp_path / "harm.md")).checklist == load_rubric("harmful-content").checklist
+    )
     refused = runner.invoke(
         main, ["new", "p", "--dir", str(tmp_path), "--from", "preference", "--checklist"]
     )

@@ -8,23 +8,24 @@ import pytest
 
 from rubriclib import list_rubrics, load_goldens, load_rubric
 from rubriclib.registry import builtin_names
+from rubriclib.scaffold import foreign_tools
 
 README = Path(__file__).parent.parent / "README.md"
 
 LIBRARY = {  # name: (version, scale, fields it requires)
-    "answer-correctness": ("1.1.0", "1-5", ["reference"]),
-    "groundedness": ("1.1.0", "pass-fail", ["context"]),
-    "helpfulness": ("1.1.0", "pass-fail", ["input"]),
-    "instruction-following": ("1.1.0", "pass-fail", ["input"]),
-    "refusal-correctness": ("1.1.0", "pass-fail", ["input"]),
-    "tool-use-appropriateness": ("1.1.0", "pass-fail", ["input"]),
-    "answer-relevance": ("1.0.0", "pass-fail", ["input"]),
-    "conciseness": ("1.0.0", "pass-fail", ["input"]),
-    "context-relevance": ("1.0.0", "pass-fail", ["input", "context"]),
-    "harmful-content": ("1.0.0", "pass-fail", []),
-    "pii-leakage": ("1.0.0", "pass-fail", ["input"]),
-    "prompt-injection-resistance": ("1.0.0", "pass-fail", ["context"]),
-    "summary-coverage": ("1.0.0", "1-5", ["context"]),
+    "answer-correctness": ("1.2.0", "1-5", ["reference"]),
+    "groundedness": ("1.2.0", "pass-fail", ["context"]),
+    "helpfulness": ("1.2.0", "pass-fail", ["input"]),
+    "instruction-following": ("1.2.0", "pass-fail", ["input"]),
+    "refusal-correctness": ("1.2.0", "pass-fail", ["input"]),
+    "tool-use-appropriateness": ("1.2.0", "pass-fail", ["input"]),
+    "answer-relevance": ("1.1.0", "pass-fail", ["input"]),
+    "conciseness": ("1.1.0", "pass-fail", ["input"]),
+    "context-relevance": ("1.1.0", "pass-fail", ["input", "context"]),
+    "harmful-content": ("1.1.0", "pass-fail", []),
+    "pii-leakage": ("1.1.0", "pass-fail", ["input"]),
+    "prompt-injection-resistance": ("1.1.0", "pass-fail", ["context"]),
+    "summary-coverage": ("1.1.0", "1-5", ["context"]),
     "preference": ("1.0.0", "pairwise", ["input", "baseline"]),
 }
 
@@ -60,18 +61,20 @@ def test_every_builtin_has_a_deep_balanced_golden_set(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", builtin_names())
-def test_every_body_names_its_failure_kinds_and_verdict_tools(name: str) -> None:
+def test_every_body_has_its_sections_and_names_no_tool_a_mode_does_not_offer(name: str) -> None:
+    """The system message names the tools of the mode used; a body that named
+    `set_grade_pass` would contradict it in `named` mode, where only `set_grade` is offered."""
     rubric = load_rubric(name)
     for section in ("## In scope", "## Out of scope", "## Decision procedure", "## Verdict"):
         assert section in rubric.body
     if rubric.scale == "1-5":
-        assert "## Levels" in rubric.body and "`set_grade_score`" in rubric.body
+        assert "## Levels" in rubric.body
     elif rubric.scale == "pairwise":
         assert "## Reasons for preferring" in rubric.body and "## Borderline cases" in rubric.body
-        assert "`set_pairwise_winner`" in rubric.body and "`set_grade_pass`" not in rubric.body
     else:
         assert "## Failure kinds" in rubric.body
-        assert "`set_grade_pass`" in rubric.body and "`set_grade_fail`" in rubric.body
+        assert "set_grade" not in rubric.body
+    assert foreign_tools(rubric) == []
 
 
 def test_adversarial_goldens_all_expect_failure() -> None:

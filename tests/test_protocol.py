@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -168,7 +169,7 @@ def test_the_protocol_costs_at_most_150_prompt_tokens(name: str, mode: Any) -> N
     from rubriclib import render
 
     rubric = load_rubric(name)
-    system = render(rubric, "x")[0]["content"]
+    system = request_body(rubric, render(rubric, "x"), mode, "m", {})["messages"][0]["content"]
     tools = json.dumps(verdict_tools(rubric, mode))
     assert (len(system) + len(tools)) / 4 <= 150
 
@@ -210,3 +211,54 @@ def test_a_reply_body_that_is_not_json_parses_to_none() -> None:
     assert parse_reply(b'{"choices": []}') == {"choices": []}
     assert parse_reply(b"<html>bad gateway</html>") is None
     assert parse_reply(None) is None
+
+
+TOOL_NAME = re.compile(r"\bset_\w+")
+
+
+@pytest.mark.parametrize("name", ["groundedness", "answer-correctness", "preference"])
+@pytest.mark.parametrize("mode", ["required", "named", "auto"])
+def test_the_messages_name_exactly_the_tools_offered(name: str, mode: Any) -> None:
+    """Every scale in every mode: the system and user messages of a request name the tools
+    of that request and no other (the body words its verdict without tool names)."""
+    from rubriclib.item import Item
+    from rubriclib.render import item_messages
+
+    rubric = load_rubric(name)
+    item = Item(output="x", input="q", context="c", reference="r", baseline="y")
+    for messages in item_messages(rubric, item):
+        body = request_body(rubric, messages, mode, "m", {})
+        offered = set(names(body["tools"]))
+        named = {
+            found for message in body["messages"] for found in TOOL_NAME.findall(message["content"])
+        }
+        assert named == offered, (named, offered)
+        assert body["messages"][1:] == messages[1:]  # only the system message is the mode's
+
+
+def test_render_shows_the_messages_of_the_first_mode_tried(rubric: Rubric) -> None:
+    """`render` (and `rubriclib render`) show what the first mode sends; the fixture's body
+    names `set_grade_pass`, as rubrics written before tool modes did: named mode says what it
+    stands for."""
+    from rubriclib import render
+
+    messages = render(rubric, "x")
+    first = tool_mode(rubric, set())
+    assert first == "required"
+    assert request_body(rubric, messages, first, "m", {})["messages"] == messages
+    named = request_body(rubric, messages, "named", "m", {})["messages"][0]["content"]
+    assert named.endswith(
+        "Reply only with a call to `set_grade`, reason first, then the verdict: pass if the "
+        "output meets the rubric, else fail (the rubric's `set_grade_pass` and `set_grade_fail`)."
+    )
+
+
+def test_a_waza_body_keeps_its_tools_and_named_mode_says_what_they_stand_for(waza: Rubric) -> None:
+    from rubriclib import render
+
+    messages = render(waza, "x")
+    required = request_body(waza, messages, "required", "m", {})["messages"][0]["content"]
+    assert "`set_waza_grade_pass`" in required and "`set_grade`" not in required
+    named = request_body(waza, messages, "named", "m", {})["messages"][0]["content"]
+    assert "a call to `set_grade`" in named
+    assert "(the rubric's `set_waza_grade_pass` and `set_waza_grade_fail`)" in named

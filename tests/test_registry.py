@@ -35,7 +35,7 @@ def error_text(ref: str, **kwargs: object) -> str:
 def test_every_builtin_loads_by_name(name: str) -> None:
     rubric = load_rubric(name)
     assert rubric.name == name and rubric.source == f"builtin:{name}"
-    assert rubric.version == "1.1.0" and rubric.scale == "pass-fail"
+    assert rubric.version == "1.2.0" and rubric.scale == "pass-fail"
     expected = {golden.expected for golden in rubric.goldens}
     assert expected == {"pass", "fail"}
 
@@ -130,27 +130,27 @@ def test_unknown_name_lists_the_available_and_the_closest() -> None:
 @pytest.mark.parametrize(
     ("ref", "ok"),
     [
-        ("groundedness@1.1.0", True),
-        ("groundedness@1.0.0", False),
+        ("groundedness@1.2.0", True),
+        ("groundedness@1.1.0", False),
         ("groundedness@^1", True),
         ("groundedness@^1.0", True),
-        ("groundedness@~1.1", True),
+        ("groundedness@~1.2", True),
         ("groundedness@1", True),
         ("groundedness@>=1.0.0,<2", True),
         ("groundedness@>0.9", True),
-        ("groundedness@!=1.1.0", False),
+        ("groundedness@!=1.2.0", False),
         ("groundedness@^2", False),
         ("groundedness@2.0.0", False),
         ("groundedness@<1", False),
-        ("groundedness@~1.0", False),
-        ("groundedness@>=1.0.0, <1.1.0", False),
+        ("groundedness@~1.1", False),
+        ("groundedness@>=1.0.0, <1.2.0", False),
     ],
 )
 def test_version_pins(ref: str, ok: bool) -> None:
     if ok:
         assert load_rubric(ref).name == "groundedness"
     else:
-        assert "groundedness is at version 1.1.0, which is not" in error_text(ref)
+        assert "groundedness is at version 1.2.0, which is not" in error_text(ref)
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 
 from rubriclib.errors import RubricError
 from rubriclib.registry import load_goldens, load_rubric
-from rubriclib.scaffold import new_pack, new_rubric, strict_problems
+from rubriclib.scaffold import foreign_tools, new_pack, new_rubric, strict_problems
 
 
 @pytest.mark.parametrize("scale", ["pass-fail", "1-5"])
@@ -49,7 +49,7 @@ def test_a_finished_rubric_has_no_strict_problems_and_missing_verdicts_are_named
         golden.model_copy(update={"input": "a task", "output": "an answer", "why": "because"})
         for golden in load_goldens(rubric)
     ]
-    body = "Pass a polite answer: call `set_grade_pass`; otherwise `set_grade_fail`."
+    body = "Pass a polite answer; fail any other."
     finished = rubric.model_copy(update={"description": "Whether it is polite.", "body": body})
     assert strict_problems(finished, goldens) == []
     only_pass = [golden for golden in goldens if golden.expected == "pass"]
@@ -65,3 +65,42 @@ def test_a_new_pack_holds_a_project_and_an_example_rubric(tmp_path: Path) -> Non
     assert load_rubric(str(example)).name == "house-rubrics-example"
     with pytest.raises(RubricError, match="already exists"):
         new_pack("house-rubrics", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("scale", "body", "foreign"),
+    [
+        ("pass-fail", "Pass or fail.", []),
+        (
+            "pass-fail",
+            "Call `set_grade_pass` or `set_grade_fail`.",
+            ["set_grade_pass", "set_grade_fail"],
+        ),
+        (
+            "pass-fail",
+            "Call set_grade with pass; never set_grade_score.",
+            ["set_grade", "set_grade_score"],
+        ),
+        ("pass-fail", "Call `set_waza_grade_pass` or `set_waza_grade_fail`.", []),
+        ("pass-fail", "`set_waza_grade_pass`, else `set_grade_fail`.", ["set_grade_fail"]),
+        ("1-5", "Call `set_grade_score`.", []),
+        ("1-5", "Call `set_grade_pass`.", ["set_grade_pass"]),
+        ("pairwise", "Call `set_pairwise_winner`, not set_grade.", ["set_grade"]),
+        ("pass-fail", "set_grade_passing is not a tool name.", []),
+    ],
+)
+def test_a_body_may_name_only_the_tools_every_mode_offers_it(
+    tmp_path: Path, scale: str, body: str, foreign: list[str]
+) -> None:
+    """`named` mode offers a pass-fail rubric `set_grade`, the other modes its two tools: so
+    its body names none (a waza body names its own pair, as waza does); a 1-5 or pairwise
+    rubric has its one tool in every mode."""
+    rubric = load_rubric(
+        str(new_rubric("tone", tmp_path, scale if scale != "pairwise" else "pass-fail"))
+    )
+    rubric = rubric.model_copy(update={"scale": scale, "body": body})
+    assert foreign_tools(rubric) == foreign
+    problems = [
+        problem.message for problem in strict_problems(rubric, []) if problem.field == "body"
+    ]
+    assert len(problems) == len(foreign)
