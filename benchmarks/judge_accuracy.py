@@ -121,6 +121,19 @@ def has_checklist_mode() -> bool:
     return "--checklist" in helptext
 
 
+def with_checklists(rubrics: list[str]) -> list[str]:
+    """The rubrics checklist mode can judge (a pairwise rubric has no checklist); [] is all."""
+    names = rubrics or [path.stem for path in sorted((ROOT / "rubrics").glob("*.md"))]
+    kept = []
+    for name in names:
+        shown = subprocess.run(
+            [RUBRICLIB, "show", name, "--json"], capture_output=True, text=True, check=True
+        )
+        if json.loads(shown.stdout).get("checklist"):
+            kept.append(name)
+    return kept
+
+
 def run_mode(mode: str, rubrics: list[str], port: int, report: Path) -> dict[str, Any]:
     """`test-goldens` over `rubrics` in `mode`; its JSON report (exit 1, a missed golden, is
     what is being measured, not a failure)."""
@@ -130,6 +143,8 @@ def run_mode(mode: str, rubrics: list[str], port: int, report: Path) -> dict[str
         "RUBRICLIB_MODEL": "qwen2.5-coder-1.5b-instruct-q4_k_m",
     }
     env.pop("OPENAI_API_KEY", None)
+    if mode == "checklist":
+        rubrics = with_checklists(rubrics)
     command = [RUBRICLIB, "test-goldens", *rubrics, "--no-cache"]
     command += ["--concurrency", "1", "--format", "json", "--out", str(report)]
     command += ["--checklist"] if mode == "checklist" else []
@@ -188,13 +203,15 @@ def main() -> None:
     parser.add_argument("--server-python", required=True, help="A Python with llama_cpp.server.")
     parser.add_argument("--model", type=Path, default=MODEL, help="Where the GGUF is kept.")
     parser.add_argument("--rubrics", default=",".join(ORIGINAL_SIX), help="Names, or 'all'.")
+    parser.add_argument("--modes", default=",".join(MODES), help="holistic, checklist or both.")
     parser.add_argument("--port", type=int, default=8642)
     parser.add_argument("--out", type=Path, default=ROOT / ".judge", help="The JSON reports.")
     args = parser.parse_args()
     rubrics = [] if args.rubrics == "all" else args.rubrics.split(",")
     fetch_model(args.model)
-    modes = [mode for mode in MODES if mode == "holistic" or has_checklist_mode()]
-    if "checklist" not in modes:
+    modes = [mode for mode in args.modes.split(",") if mode in MODES]
+    if "checklist" in modes and not has_checklist_mode():
+        modes.remove("checklist")
         print("checklist: not measured (this rubriclib's test-goldens has no --checklist)")
     server = serve(args.server_python, args.model, args.port)
     try:
