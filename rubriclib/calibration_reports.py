@@ -12,6 +12,7 @@ import yaml
 
 from rubriclib.agreement import CONFIDENCE, RESAMPLES, SEED, kappa_band
 from rubriclib.calibration import Agreement, Calibration, Judged
+from rubriclib.checklist_protocol import failed_items, failed_items_text
 from rubriclib.datasets import Row
 from rubriclib.reports import (
     decimal_text,
@@ -119,6 +120,9 @@ def format_table(calibration: Calibration) -> str:
         *_confusion_lines(calibration.overall.confusion),
         *_tag_lines(calibration.by_tag),
     ]
+    results = [one.result for one in calibration.judged]
+    if failed := failed_items(rubric, results):
+        lines.append(failed_items_text(failed))
     for title, cases in (
         ("disagreements", calibration.disagreements),
         ("judge errors", calibration.errors),
@@ -186,6 +190,7 @@ def to_json(calibration: Calibration) -> dict[str, Any]:
         "tags": {tag: _agreement_json(numbers) for tag, numbers in calibration.by_tag.items()},
         "disagreement_rows": [_case_json(one) for one in calibration.disagreements],
         "judge_error_rows": [_case_json(one) for one in calibration.errors],
+        "checklist_failures": failed_items(calibration.rubric, results),
     }
 
 

@@ -8,6 +8,8 @@ live and batch judging share it, as they share protocol.py."""
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,3 +173,20 @@ def checklist_result(rubric: Rubric, items: list[GradeResult]) -> GradeResult:
         rubric, summed_judge(items), computed.verdict, computed.reason, computed.raw_score
     )
     return with_details(result, checklist=listed)
+
+
+def failed_items(rubric: Rubric, results: Iterable[GradeResult]) -> dict[str, int]:
+    """How often each checklist item decided a failure (its answer was its `fail_if`) over
+    checklist results, most often first; items that never did are left out."""
+    fail_if = {check.id: check.fail_if for check in rubric.checklist}
+    counts: Counter[str] = Counter()
+    for result in results:
+        for entry in result.details.get("checklist", []):
+            if entry.get("answer") is not None and entry.get("answer") == fail_if.get(entry["id"]):
+                counts[entry["id"]] += 1
+    return dict(counts.most_common())
+
+
+def failed_items_text(counts: dict[str, int]) -> str:
+    """`failed_items` for a table: `checklist items failed: invented-specifics 7, ...`."""
+    return "checklist items failed: " + ", ".join(f"{i} {n}" for i, n in counts.items())

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rubriclib.agreement import kappa_band
+from rubriclib.checklist_protocol import failed_items, failed_items_text
 from rubriclib.goldens import GoldenOutcome, RubricReport, RunReport, answer_of
 from rubriclib.reports import (
     decimal_text,
@@ -138,6 +139,8 @@ def format_table(run: RunReport) -> str:
     lines: list[str] = []
     for report in run.rubrics:
         lines.append(_summary_line(report))
+        if failed := failed_items(report.rubric, _rubric_results(report)):
+            lines.append(f"  {failed_items_text(failed)}")
         if run.trials > 1 and report.flaky:
             flipped = ", ".join(printable(name) for name in report.flaky)
             lines.append(f"  flipped across trials: {flipped}")
@@ -197,6 +200,7 @@ def _rubric_json(report: RubricReport) -> dict[str, Any]:
         "pairwise": (
             pairwise_stats(_rubric_results(report)) if report.rubric.scale == "pairwise" else None
         ),
+        "checklist_failures": failed_items(report.rubric, _rubric_results(report)),
         "goldens": [_golden_json(outcome) for outcome in report.outcomes],
     }
 

@@ -410,3 +410,40 @@ def test_offline_batch_files_carry_every_item_request(
     assert [(line["row"], line["verdict"]) for line in lines] == [("good", "pass"), ("bad", "fail")]
     assert "answers (answered no" in lines[1]["result"]["reason"]
     assert "4 answer(s) used" in collected.output
+
+
+def test_reports_say_which_items_decide_the_failures(
+    endpoint: JudgeServer, write_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    facts = str(write_file("facts.md", PASS_FAIL))
+    table = cli("test-goldens", facts, "--checklist")
+    assert table.exit_code == 0, table.output
+    assert "  checklist items failed: invented 1\n" in table.output
+    report = json.loads(cli("test-goldens", facts, "--checklist", "--format", "json").output)
+    assert report["rubrics"][0]["checklist_failures"] == {"invented": 1}
+    rows = [
+        {"input": "When?", "context": "In 1969.", "output": "1969.", "label": "pass"},
+        {"input": "When?", "context": "In 1969.", "output": "bad:answers", "label": "fail"},
+        {"input": "When?", "context": "In 1969.", "output": "bad:answers too", "label": "fail"},
+        {"input": "When?", "context": "In 1969.", "output": "bad:invented", "label": "pass"},
+    ]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    calibrated = cli("calibrate", facts, "--labels", str(labels), "--checklist", "--format", "json")
+    assert calibrated.exit_code == 0, calibrated.output
+    found = json.loads(calibrated.output)
+    assert found["checklist_failures"] == {"answers": 2, "invented": 1}
+    assert found["disagreements"] == 1
+    plain = cli("calibrate", facts, "--labels", str(labels))
+    assert "checklist items failed" not in plain.output  # holistic: no items were asked
+
+
+def test_calibrate_refuses_checklist_mode_for_a_rubric_without_one(
+    endpoint: JudgeServer, tmp_path: Path, library: Path
+) -> None:
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"output": "x", "label": "pass"}) + "\n")
+    refused = cli("calibrate", "keywords", "--labels", str(labels), "--checklist")
+    assert refused.exit_code == 2
+    assert "--checklist: the rubric keywords has no checklist" in refused.output
+    assert endpoint.requests == []

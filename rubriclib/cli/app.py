@@ -368,3 +368,12 @@ def refuse_unlocked(rubrics: list[Rubric]) -> None:
 
     if problems := frozen_problems(rubrics):
         raise RubricError(problems)
+
+
+def refuse_without_checklist(rubrics: list[Rubric], checklist: bool) -> None:
+    """With --checklist: exit 2, one line per rubric that has no checklist, before any key is
+    read or request sent."""
+    from rubriclib.checklist_protocol import no_checklist
+
+    if checklist and (refusals := [no_checklist(r) for r in rubrics if not r.checklist]):
+        raise BadInput(*(f"--checklist: {refusal}" for refusal in refusals))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import (
+    CHECKLIST_OPTION,
     CONCURRENCY_OPTION,
     FROZEN_OPTION,
     HTML_REPORT_OPTION,
@@ -23,6 +24,7 @@ from rubriclib.cli.app import (
     judging,
     main,
     refuse_unlocked,
+    refuse_without_checklist,
     writable,
     write_html,
 )
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
 )
 @NO_CACHE_OPTION
 @FROZEN_OPTION
+@CHECKLIST_OPTION
 def calibrate(
     ref: str,
     labels_file: str,
@@ -82,6 +85,7 @@ def calibrate(
     min_kappa: float | None,
     no_cache: bool,
     frozen: bool,
+    checklist: bool,
 ) -> None:
     """Judge human-labelled rows and report how well the judge agrees with the humans.
 
@@ -96,6 +100,7 @@ def calibrate(
       rubriclib calibrate groundedness --labels labelled.jsonl
       rubriclib calibrate answer-correctness --labels scores.csv --to-goldens review.yaml
       rubriclib calibrate groundedness --labels labelled.jsonl --report calibration.html
+      rubriclib calibrate groundedness --labels labelled.jsonl --checklist  (the other mode)
     """
     from rubriclib.calibration import load_labels, run_calibration
     from rubriclib.config import cache_setting, capabilities_setting, resolve
@@ -111,8 +116,12 @@ def calibrate(
     if frozen:
         refuse_unlocked([rubric])
     rows = load_labels(Path(labels_file), rubric)  # every bad row: exit 2 before any request
+    refuse_without_checklist([rubric], checklist)
     judge = Judge(
-        model=model, cache=cache_setting(no_cache), capabilities=capabilities_setting()
+        model=model,
+        cache=cache_setting(no_cache),
+        capabilities=capabilities_setting(),
+        mode="checklist" if checklist else "holistic",
     )  # a missing key stops here
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it

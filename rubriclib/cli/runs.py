@@ -22,13 +22,13 @@ from rubriclib.cli.app import (
     REQUESTS_PER_MINUTE_OPTION,
     SIGNAL_EXIT_CODES,
     TEMPERATURE_OPTION,
-    BadInput,
     JudgedInputs,
     Progress,
     html_destination,
     judging,
     main,
     refuse_unlocked,
+    refuse_without_checklist,
     stop_if_refused,
     votes_option,
     with_judged_inputs,
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from rubriclib.engine import Interrupted
     from rubriclib.goldens import RunReport
     from rubriclib.result import GradeResult
-    from rubriclib.rubric import Rubric
 
 
 @main.command("judge")
@@ -250,15 +249,6 @@ def test_goldens(
         run_report = judging(total, run, interrupt, [judge, *([batch] if batch else [])])
         stop_if_refused(batch)
         _finish(run_report, report_format, destination, out, page)
-
-
-def refuse_without_checklist(rubrics: list[Rubric], checklist: bool) -> None:
-    """With --checklist: exit 2, one line per rubric that has no checklist, before any key is
-    read or request sent."""
-    from rubriclib.checklist_protocol import no_checklist
-
-    if checklist and (refusals := [no_checklist(r) for r in rubrics if not r.checklist]):
-        raise BadInput(*(f"--checklist: {refusal}" for refusal in refusals))
 
 
 def _finish(
