@@ -1,5 +1,5 @@
 """The results file of an eval run on its own: one line per row and grader, the lines `--resume`
-keeps (valid, a verdict, the grader's rubric, judge and votes of now), and a file left valid
+keeps (valid, a verdict, the grader's rubric, judge, votes and mode of now), and a file left valid
 line by line."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from rubriclib.item import Item
 from rubriclib.result import GradeResult
 
 DIGEST = "46c865e0a84e2dde32ed1ca44cdfdbecdafd74266027b33ae9565e9f4c4ab0d2"
-NOW = {"g": (DIGEST, "gpt-4o-mini", 1)}
-"""What grader g is today: results_line's rubric digest, its judge model, one vote."""
+NOW = {"g": (DIGEST, "gpt-4o-mini", 1, False)}
+"""What grader g is today: results_line's rubric digest, its judge model, one vote, holistic."""
 
 
 def test_a_result_line_holds_row_grader_verdict_result_and_metadata() -> None:
@@ -41,13 +41,16 @@ def test_resume_keeps_verdicts_made_as_the_grader_judges_now(tmp_path: Path) -> 
         results_line("old-rubric", "g", "pass", digest="0" * 64),
         results_line("other-model", "g", "fail", model="gpt-4o"),
         results_line("three-votes", "g", "pass", votes={"asked": 3}),
+        results_line("checklist", "g", "pass", checklist={"items": []}),
         results_line("gone-grader", "h", "pass"),
         results_line("kept", "g", "fail"),  # a later line for the same pair
     ]
     kept = read_resumable(write_results(tmp_path / "r.jsonl", lines), NOW)
     assert list(kept) == [("kept", "g")] and kept["kept", "g"]["verdict"] == "pass"
-    voted = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 3)})
+    voted = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 3, False)})
     assert list(voted) == [("three-votes", "g")]
+    by_checklist = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 1, True)})
+    assert list(by_checklist) == [("checklist", "g")]
 
 
 def test_resume_skips_lines_cut_short_or_not_ours(tmp_path: Path) -> None:
