@@ -125,7 +125,8 @@ def read_sample(
         problems.append(Problem(where, present[1], f"given twice, as {' and '.join(present)}"))
     submission = value(present[0], parse=True) if present else None
     if not _text_or_texts(turns):
-        problems.append(Problem(where, "input", _not_text(turns, "is required")))
+        if not any(problem.field in ("input", "prompt") for problem in problems):  # else named
+            problems.append(Problem(where, "input", _not_text(turns, "is required")))
     elif turns == []:
         problems.append(Problem(where, "input", "is an empty list: a row has at least one turn"))
     if truth is not None and not _text_or_texts(truth):

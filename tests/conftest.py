@@ -7,6 +7,7 @@ import itertools
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,24 @@ def integration_tool(*parts: str) -> Path:
     if not path.exists():
         pytest.fail(f"{path} is missing: run make integrations")
     return path
+
+
+HOSTILE = (
+    "\x1b[31mred\x1b[0m \x1b]0;owned\x07 NUL\x00 bell\x07 del\x7f csi\x9b2J "
+    "</failure><testcase name='x'> ]]> <![CDATA[ &amp; \ud800 \ufffe \u202egnp.exe\n"
+    "second line\r\n\ttabbed"
+)
+"""Text a judge could return that a terminal, an XML parser or a JSON reader could trip on."""
+UNSAFE_FOR_TERMINALS = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+
+
+def unsafe_characters(text: str) -> set[str]:
+    """Characters a terminal could act on, other than the newlines between table lines."""
+    return {
+        char
+        for char in text.replace("\n", "")
+        if unicodedata.category(char) in UNSAFE_FOR_TERMINALS
+    }
 
 
 def without_lines(text: str) -> str:

@@ -22,7 +22,6 @@ from rubriclib.goldens_reports import format_json, format_table
 from rubriclib.judge import Judge
 from rubriclib.protocol import read_reply, verdict_tools
 from rubriclib.registry import load_goldens
-from rubriclib.result import GradeResult, pairwise_stats
 from rubriclib.rubric import Rubric, parse_rubric
 
 TOOL = "set_pairwise_winner"
@@ -529,27 +528,6 @@ def test_eval_junit_runs_count_position_flips(
     report = asyncio.run(arun_eval(ev, make_judges(ev), keep_cases=True))
     found = grader_pairwise(report.graders[0], report)
     assert found is not None and found["flip_rate"] == 1.0 and found["tie"] == 1
-
-
-def test_pairwise_stats_count_rates_over_decided_results(versus: Rubric) -> None:
-    def result(winner: str | None, flips: int = 0) -> GradeResult:
-        verdict = "error" if winner is None else ("pass" if winner == "output" else "fail")
-        score = None if winner is None else {"output": 1.0, "tie": 0.5, "baseline": 0.0}[winner]
-        pairwise = {"winner": winner, "flips": flips, "comparisons": int(winner is not None)}
-        return GradeResult(
-            verdict=verdict,
-            passed=verdict == "pass",
-            score=score,
-            reason="r",
-            details={"pairwise": pairwise},
-        )
-
-    stats = pairwise_stats(
-        [result("output"), result("output"), result("tie", 1), result("baseline"), result(None)]
-    )
-    assert (stats["win"], stats["tie"], stats["loss"], stats["errors"]) == (2, 1, 1, 1)
-    assert stats["win_rate"] == 0.5 and stats["flip_rate"] == 0.25
-    assert pairwise_stats([])["win_rate"] is None
 
 
 def test_render_shows_the_baseline_as_response_b(pairwise_library: Path) -> None:

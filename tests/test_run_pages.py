@@ -158,26 +158,6 @@ def test_a_report_file_not_ending_in_html_keeps_the_format(eval_file: Path) -> N
     assert json.loads(page.read_text())["eval"]["name"] == "pages"
 
 
-def test_pairwise_graders_get_win_tie_loss_and_flip_rate(tmp_path: Path) -> None:
-    def line(row: str, verdict: str, winner: str, flips: int) -> dict[str, Any]:
-        found = results_line(row, "versus", verdict, pairwise={"winner": winner})
-        found["result"]["details"]["rubric"]["scale"] = "pairwise"
-        found["result"]["details"]["pairwise"].update(flips=flips, comparisons=2)
-        found["result"]["score"] = {"output": 1.0, "tie": 0.5, "baseline": 0.0}[winner]
-        return found
-
-    lines = [line("a", "pass", "output", 0), line("b", "fail", "tie", 1)]
-    lines += [line("c", "fail", "baseline", 0), line("d", "pass", "output", 1)]
-    data = report_data(read_results(write_results(tmp_path / "r.jsonl", lines)))
-    pairwise = data["graders"][0]["pairwise"]
-    assert (pairwise["win"], pairwise["tie"], pairwise["loss"]) == (2, 1, 1)
-    assert pairwise["flip_rate"] == pytest.approx(2 / 8)
-    plain = report_data(
-        read_results(write_results(tmp_path / "p.jsonl", [results_line("a", "g", "pass")]))
-    )
-    assert plain["graders"][0]["pairwise"] is None
-
-
 def test_test_goldens_writes_the_goldens_page(
     library: Path, endpoint: JudgeServer, tmp_path: Path
 ) -> None:
