@@ -5,7 +5,7 @@ built from its judge settings, and its target model."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +16,7 @@ from rubriclib.evalfile import Eval, Grader, JudgeSettings
 from rubriclib.judgments import letta_row_checker
 
 if TYPE_CHECKING:
+    from rubriclib.batch_api import BatchRun
     from rubriclib.datasets import Row
     from rubriclib.grader import Grader as AnyJudge  # `Grader` here is an eval's grader
     from rubriclib.judge import Judge
@@ -181,3 +182,25 @@ def make_target(ev: Eval) -> Target | None:
     from rubriclib.target import Target
 
     return Target(ev.target) if ev.target is not None else None
+
+
+def open_eval_batch(
+    ev: Eval,
+    judges: Mapping[str, AnyJudge],
+    results: Path,
+    resume: bool,
+    poll_seconds: float,
+    progress: Callable[[str], None],
+) -> BatchRun:
+    """`eval --batch`: the eval's judges rebuilt to send through the Batch API (the state file
+    beside `results`), each batch recording the variable its key came from."""
+    from rubriclib.batch_api import open_batch_run
+
+    return open_batch_run(
+        judges,
+        results,
+        resume=resume,
+        poll_seconds=poll_seconds,
+        progress=progress,
+        api_key_envs={g.name: g.judge.api_key_env for g in ev.graders if g.judge.api_key_env},
+    )

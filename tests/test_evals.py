@@ -492,9 +492,12 @@ def test_signals_that_keep_coming_never_cut_the_report_short(
         sent += 1
         time.sleep(0.001)
     stdout, stderr = process.communicate(timeout=30)
-    assert process.returncode == 143 and sent > 5, (stdout, stderr)
-    assert "Aborted!" not in stderr and "Traceback" not in stderr
-    assert json.loads(report.read_text())["run"]["interrupted"] == "SIGTERM"
+    # The first signal the process took stops the run and decides both the exit code and the
+    # report (SIGTERM, sent first, unless Python dropped it in the flood: "Signal 15 ignored
+    # due to race condition" under load); the ones after it change nothing.
+    interrupted = json.loads(report.read_text())["run"]["interrupted"]
+    assert {"SIGTERM": 143, "SIGINT": 130}[interrupted] == process.returncode, (stdout, stderr)
+    assert sent > 5 and "Aborted!" not in stderr and "Traceback" not in stderr
 
 
 def test_ctrl_c_before_the_run_exits_130_not_the_gates_1(

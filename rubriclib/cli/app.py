@@ -74,6 +74,11 @@ class _Group(click.Group):
             sys.exit(SIGNAL_EXIT_CODES["SIGINT"])
 
 
+def say(text: str) -> None:
+    """A line about the run on stderr: `rubriclib: TEXT` (a batch's progress, say)."""
+    click.echo(f"rubriclib: {text}", err=True)
+
+
 def stop_if_refused(batch: BatchRun | None) -> None:
     """Exit 3 with one line, and no report, when the endpoint refused a batch run as a whole."""
     if batch is not None and (cause := batch.refused()):

@@ -19,6 +19,7 @@ from rubriclib.cli.app import (
     apart,
     judging,
     main,
+    say,
     stop_if_refused,
     with_eval_options,
     writable,
@@ -106,7 +107,7 @@ def eval_command(
     """
     from rubriclib.config import cache_setting, capabilities_setting
     from rubriclib.engine import interruptible
-    from rubriclib.eval_setup import make_judges, make_target, prepare
+    from rubriclib.eval_setup import make_judges, make_target, open_eval_batch, prepare
     from rubriclib.evals import arun_eval
     from rubriclib.run_pages import is_html
 
@@ -121,35 +122,17 @@ def eval_command(
     if dry_run:
         _dry_run(ev, limit, votes, show_prompts, use_batch, (price_per_million, batch_discount))
         return
-    targets = [
-        writable(path, name)
-        for path, name in ((out, "--out"), (report_path, "--report"))
-        if path is not None
-    ]
-    if out and report_path:
-        apart(targets[1], targets[0])
-    judges = make_judges(  # a missing key stops here
-        ev,
-        model,
-        cache_setting(no_cache),
-        votes,
-        capabilities=capabilities_setting(),
-        checklist=checklist,
-    )
-    target = make_target(ev)
+    results = writable(out, "--out") if out else None
+    report_target = writable(report_path, "--report") if report_path else None
+    if results and report_target:
+        apart(report_target, results)
+    cache, capabilities = cache_setting(no_cache), capabilities_setting()
+    judges = make_judges(ev, model, cache, votes, capabilities=capabilities, checklist=checklist)
+    target = make_target(ev)  # a missing key stops here, as for the judges
     total = ready.judgments(limit)
     batch = None
-    if use_batch:
-        from rubriclib.batch_api import open_batch_run
-
-        batch = open_batch_run(
-            judges,
-            targets[0],
-            resume=resume,
-            poll_seconds=poll_seconds,
-            progress=lambda text: click.echo(f"rubriclib: {text}", err=True),
-            api_key_envs={g.name: g.judge.api_key_env for g in ev.graders if g.judge.api_key_env},
-        )
+    if use_batch and results:
+        batch = open_eval_batch(ev, judges, results, resume, poll_seconds, say)
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
 
         def run(progress: Progress | None) -> Coroutine[Any, Any, EvalReport]:
@@ -157,7 +140,7 @@ def eval_command(
                 ev,
                 batch.judges if batch else judges,
                 concurrency=concurrency,
-                out=targets[0] if out else None,
+                out=results,
                 resume=resume,
                 limit=limit,
                 keep_cases=report_format == "junit" or is_html(report_path),
@@ -170,8 +153,7 @@ def eval_command(
 
         report = judging(total, run, interrupt, [batch] if batch else [])
         stop_if_refused(batch)
-        target_path = targets[-1] if report_path else None
-        finish(report, report_format, report_path, target_path, targets[0] if out else None)
+        finish(report, report_format, report_path, report_target, results)
 
 
 def _dry_run(

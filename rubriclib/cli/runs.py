@@ -29,6 +29,7 @@ from rubriclib.cli.app import (
     main,
     refuse_unlocked,
     refuse_without_checklist,
+    say,
     stop_if_refused,
     votes_option,
     with_judged_inputs,
@@ -235,7 +236,7 @@ def test_goldens(
             destination,
             resume=resume,
             poll_seconds=poll_seconds,
-            progress=lambda text: click.echo(f"rubriclib: {text}", err=True),
+            progress=say,
         )
         judge, in_flight, requests_per_minute = batch.judges["judge"], batch.in_flight(total), None
 
