@@ -8,13 +8,15 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from rubriclib._version import __version__
+from rubriclib.report_checklists import rubric_finder
 from rubriclib.report_data import ResultsFile, read_results, report_data
+from rubriclib.rubric import Rubric
 from rubriclib.run_comparison import compare
 
 MARKER = re.compile(r"@@[A-Z_]+@@")
@@ -119,13 +121,16 @@ def build_report(
     against_path: Path | None = None,
     expected: int | None = None,
     extend: Callable[[ResultsFile, dict[str, Any]], None] | None = None,
+    rubrics: Iterable[Rubric] = (),
 ) -> str:
     """The HTML report of a results file, alone or against an older one, its data given to
-    `extend` to add to first; EvalError on a file that is not a results file of ours."""
+    `extend` to add to first; `rubrics` (an eval's) are looked at first for the rubric that
+    judged a checklist judgment. EvalError on a file that is not a results file of ours."""
     results = read_results(results_path)
     against = read_results(against_path) if against_path else None
     comparison = compare(results, against) if against else None
-    data = report_data(results, against, comparison, expected, __version__)
+    find = rubric_finder(rubrics)
+    data = report_data(results, against, comparison, expected, __version__, find)
     if extend is not None:
         extend(results, data)
     return page(data)

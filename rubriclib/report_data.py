@@ -15,6 +15,13 @@ from typing import Any
 
 from rubriclib.agreement import wilson_interval
 from rubriclib.errors import EvalError, Problem
+from rubriclib.report_checklists import (
+    RubricFinder,
+    checklist_failures,
+    checklist_of,
+    rubric_finder,
+    unmarked_notes,
+)
 from rubriclib.reports import xml_safe
 from rubriclib.result import GradeResult, pairwise_stats
 
@@ -170,8 +177,10 @@ def usage_of(details: dict[str, Any]) -> tuple[int, int]:
     return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
 
 
-def grader_summary(name: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
-    """One grader's numbers, counted as `rubriclib eval`'s report counts them."""
+def grader_summary(name: str, lines: list[dict[str, Any]], find: RubricFinder) -> dict[str, Any]:
+    """One grader's numbers, counted as `rubriclib eval`'s report counts them; a grader judged
+    in checklist mode adds which items decided its failures (`checklist_failures`, and
+    `checklist_uncounted` judgments whose rubric was not found)."""
     counts = Counter(line["verdict"] for line in lines)
     judged = len(lines)
     verdicts = counts["pass"] + counts["fail"]
@@ -183,7 +192,7 @@ def grader_summary(name: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
     pairwise = None
     if scales == {"pairwise"}:  # the stats read only verdict and details, both checked
         pairwise = pairwise_stats(GradeResult.model_construct(**line["result"]) for line in lines)
-    return {
+    summary = {
         "name": name,
         "rubrics": rubrics,
         "scale": ", ".join(sorted(scales)),
@@ -200,6 +209,9 @@ def grader_summary(name: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
         "prompt_tokens": sum(prompt for prompt, _ in tokens),
         "completion_tokens": sum(completion for _, completion in tokens),
     }
+    if (failures := checklist_failures(lines, find)) is not None:
+        summary["checklist_failures"], summary["checklist_uncounted"] = failures
+    return summary
 
 
 def members_of(details: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -245,9 +257,12 @@ def members_of(details: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
-def cell(line: dict[str, Any], rubrics: dict[str, int], models: dict[str, int]) -> dict[str, Any]:
+def cell(
+    line: dict[str, Any], rubrics: dict[str, int], models: dict[str, int], find: RubricFinder
+) -> dict[str, Any]:
     """One judgment as the matrix's detail panel shows it; its rubric label and judge model as
-    indexes into the report's `rubrics` and `models` (10,000 rows repeat them)."""
+    indexes into the report's `rubrics` and `models` (10,000 rows repeat them); a checklist
+    judgment's items (`find` gives the rubric that says which answers fail)."""
     result = line["result"]
     details = result["details"]
     judge = details["judge"]
@@ -269,6 +284,9 @@ def cell(line: dict[str, Any], rubrics: dict[str, int], models: dict[str, int]) 
     pairwise = details.get("pairwise")
     if isinstance(pairwise, dict):
         entry["pairwise"] = {key: pairwise.get(key) for key in ("winner", "position_flip")}
+    checklist = checklist_of(details, find(details["rubric"]))
+    if checklist is not None:
+        entry["checklist"] = checklist
     entry.update(members_of(details))
     return entry
 
@@ -282,7 +300,7 @@ def natural_key(row_id: str) -> list[tuple[int, int | str]]:
 
 
 def matrix(
-    results: ResultsFile, graders: list[str]
+    results: ResultsFile, graders: list[str], find: RubricFinder
 ) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """One entry per row id (in natural order): its metadata, output and a cell per grader
     (None where that grader has no line); and the rubric labels and models the cells index."""
@@ -297,7 +315,7 @@ def matrix(
             row["cells"] = [None] * len(graders)
         if "output" in line and "output" not in row:
             row["output"] = line["output"]
-        row["cells"][column[grader]] = cell(line, rubrics, models)
+        row["cells"][column[grader]] = cell(line, rubrics, models, find)
     return [rows[key] for key in sorted(rows, key=natural_key)], list(rubrics), list(models)
 
 
@@ -316,16 +334,19 @@ def report_data(
     comparison: dict[str, Any] | None = None,
     expected: int | None = None,
     version: str = "",
+    find: RubricFinder | None = None,
 ) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready data with every text clipped and made safe;
-    `comparison` is run_comparison.compare(results, against)."""
+    `comparison` is run_comparison.compare(results, against); `find` gives the rubric that
+    judged a checklist judgment (by default looked up on the rubric search path)."""
+    find = find or rubric_finder()
     graders = graders_of(results)
     by_grader: dict[str, list[dict[str, Any]]] = {name: [] for name in graders}
     for (_, grader), line in results.lines.items():
         by_grader[grader].append(line)
-    rows, rubrics, models = matrix(results, graders)
+    rows, rubrics, models = matrix(results, graders, find)
     judged = len(results.lines)
-    notes = list(results.notes)
+    notes = results.notes + unmarked_notes(results.lines.values(), find)
     if expected is not None and expected != judged:
         missing = expected - judged
         notes.append(
@@ -342,7 +363,7 @@ def report_data(
         "errors": sum(line["verdict"] == "error" for line in results.lines.values()),
         "expected": expected,
         "notes": notes + (against.notes if against else []),
-        "graders": [grader_summary(name, by_grader[name]) for name in graders],
+        "graders": [grader_summary(name, by_grader[name], find) for name in graders],
         "rubrics": rubrics,
         "models": models,
         "rows": rows,

@@ -18,6 +18,7 @@ from rubriclib.html_report import page
 from rubriclib.item import missing_fields
 from rubriclib.judgments import judgments
 from rubriclib.render import item_messages
+from rubriclib.report_checklists import rubric_finder
 from rubriclib.report_data import TEXT_LIMIT, ResultsFile, clipped, read_results, report_data
 from rubriclib.reports import xml_safe
 
@@ -63,7 +64,8 @@ def eval_page(report: EvalReport, results_path: Path | None) -> str:
         notes.append(f"interrupted by {report.interrupted}: the report holds what was judged")
     if results_path is None:
         notes.append("no --out: the results were not written to a file")
-    data = report_data(results, expected=expected, version=__version__)
+    find = rubric_finder(grader.rubric for grader in report.eval.graders)
+    data = report_data(results, expected=expected, version=__version__, find=find)
     data["notes"] = clipped(notes) + data["notes"]
     summary = to_json(report)
     data["eval"] = clipped(
@@ -89,12 +91,9 @@ def in_memory(report: EvalReport) -> ResultsFile:
     return ResultsFile(Path(str(report.eval.path)), lines, len(lines), stamp)
 
 
-def messages_from(eval_file: str | Path) -> Callable[[ResultsFile, dict[str, Any]], None]:
+def messages_from(ev: Eval) -> Callable[[ResultsFile, dict[str, Any]], None]:
     """For `rubriclib report --eval`: what adds to a report's data the messages each judgment
-    sent, re-rendered from that eval's rubrics and rows (checked now: exit 2 on a bad eval)."""
-    from rubriclib.eval_setup import prepare
-
-    ev = prepare(eval_file).eval
+    sent, re-rendered from that eval's rubrics and rows."""
     return lambda results, data: attach_messages(ev, results, data)
 
 

@@ -47,6 +47,7 @@ def report(
       rubriclib report results.jsonl --against last-week.jsonl -o report.html
       rubriclib report results.jsonl --eval eval.yaml -o report.html
     """
+    from rubriclib.eval_setup import prepare
     from rubriclib.html_report import build_report
     from rubriclib.run_pages import messages_from
 
@@ -54,6 +55,8 @@ def report(
     for given in (results, against):
         if given is not None and given.exists() and target.exists() and target.samefile(given):
             raise click.UsageError(f"--out {out} is {given}, a results file it reads")
-    extend = messages_from(eval_file) if eval_file else None
-    write_atomically(target, build_report(results, against, expected, extend))
+    ev = prepare(eval_file).eval if eval_file else None  # checked now: exit 2 on a bad eval
+    extend = messages_from(ev) if ev else None
+    rubrics = [grader.rubric for grader in ev.graders] if ev else []
+    write_atomically(target, build_report(results, against, expected, extend, rubrics))
     click.echo(f"wrote {target}", err=True)
