@@ -35,6 +35,7 @@
     }
     return box;
   }
+  const itemCounts = (counts) => Object.entries(counts).map(([item, n]) => `${item} ${n}`).join(", ") || "none";
   const percent = (v) => (v === null || v === undefined ? "n/a" : (100 * v).toFixed(1) + "%");
   const number = (v) => (v === null || v === undefined ? "n/a" : Number(v).toLocaleString("en"));
   const interval = (i) => (i ? `[${percent(i[0])}, ${percent(i[1])}]` : "");
@@ -94,7 +95,19 @@
               `${number(p.position_flips)} of ${number(p.comparisons)}`, percent(p.flip_rate)]
               .map((v, i) => el("td", { class: "num", "data-column": ["win", "tie", "loss", "error", "win rate", "flips", "flip rate"][i] }, v))); })));
     }
+    renderChecklistFailures();
     renderGate();
+  }
+
+  // Graders judged in checklist mode: which items decided their failures, most often first.
+  function renderChecklistFailures() {
+    const judged = data.graders.filter((g) => g.checklist_failures);
+    if (!judged.length) return;
+    document.getElementById("summary-section").append(el("h3", null, "Checklist items that decided the failures"),
+      tableOf("checklist-failures", ["grader", "items failed (judgments, most often first)", "uncounted"],
+        judged.map((g) => el("tr", { "data-grader": g.name }, el("th", null, g.name),
+          el("td", null, itemCounts(g.checklist_failures)),
+          el("td", { class: "num", title: "checklist judgments whose rubric was not found" }, number(g.checklist_uncounted))))));
   }
 
   function renderGate() {
@@ -288,6 +301,24 @@
     return [el("h3", null, title), table];
   }
 
+  // A checklist judgment's items; `failed` is there only when the rubric that judged was found.
+  function checklist(items) {
+    const marked = items.some((item) => "failed" in item);
+    const table = el("table", { class: "members", id: "detail-checklist" }, el("thead", null, el("tr", null,
+      ...["item", "answer", "p", "reason"].map((h) => el("th", null, h)))));
+    const body = el("tbody");
+    for (const item of items) {
+      const answer = item.answer === null ? "no answer" : item.answer + (item.failed ? " (failed)" : "");
+      body.append(el("tr", { "data-item": item.id, "data-failed": marked ? String(item.failed) : "unknown" },
+        el("td", null, item.id), el("td", { class: item.failed ? "fail" : item.answer === null ? "error" : "" }, answer),
+        el("td", { class: "num" }, typeof item.p === "number" ? item.p.toFixed(3) : ""), el("td", null, text(item.reason))));
+    }
+    table.append(body);
+    const shown = [el("h3", null, "Checklist"), table];
+    if (!marked) shown.push(el("p", { class: "meta" }, "Failed items not marked: the rubric that judged was not found by its digest."));
+    return shown;
+  }
+
   // The messages a judgment sent, each a list of indexes into data.messages (shared texts).
   function sentMessages(messages) {
     const shown = [el("h3", null, "Messages sent to the judge")];
@@ -334,6 +365,7 @@
       panel.append(el("p", null, el("span", { class: "badge " + c.verdict, id: "detail-verdict" }, c.verdict)),
         el("h3", null, "Reason"), Object.assign(text(c.reason), { id: "detail-reason" }),
         el("dl", null, ...facts.flatMap(([k, v]) => [el("dt", null, k), el("dd", null, v)])));
+      if (c.checklist) panel.append(...checklist(c.checklist));
       for (const [key, title] of [["votes", "Votes"], ["panel", "Panel judges"], ["turns", "Turns"]]) {
         if (c[key]) panel.append(...members(title, c[key]));
       }
@@ -360,7 +392,7 @@
   } else {
     document.getElementById("summary-section").hidden = true;
     document.getElementById("matrix-section").hidden = true;
-    const views = agreementViews({ data, el, text, tableOf, facts, within, percent, decimal, number });
+    const views = agreementViews({ data, el, text, tableOf, facts, within, percent, decimal, number, itemCounts });
     views[kind](document.getElementById("agreement"));
   }
   document.body.dataset.ready = "true";

@@ -2,7 +2,7 @@
 // Goldens and calibration pages: their JSON report's numbers, shown as they are. Called by
 // html_report_page.js (both files are one inline script) with its helpers, which turn every
 // text into a text node, never markup.
-function agreementViews({ data, el, text, tableOf, facts, within, percent, decimal, number }) {
+function agreementViews({ data, el, text, tableOf, facts, within, percent, decimal, number, itemCounts }) {
   function goldenRows(list) {
     return list.map((o) => el("tr", { "data-golden": o.name }, el("td", null, o.name),
       el("td", null, o.expected_winner || o.expected), el("td", null, o.answers.join(", ")),
@@ -34,6 +34,7 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
         ["judge errors", number(r.counts.errors)], ["missed goldens", number(misses.length)], ["flaky goldens", number(flaky.length)]];
       if (r.exact_score_agreement !== null) list.push(["exact score agreement", percent(r.exact_score_agreement)]);
       if (r.mean_absolute_error !== null) list.push(["mean absolute error", decimal(r.mean_absolute_error)]);
+      if (Object.keys(r.checklist_failures || {}).length) list.push(["checklist items failed", itemCounts(r.checklist_failures)]);
       if (r.pairwise) list.push(["pairwise", `win ${r.pairwise.win}, tie ${r.pairwise.tie}, loss ${r.pairwise.loss}; flip rate ${percent(r.pairwise.flip_rate)}`]);
       const heads = ["golden", "expected", "judged", "why", "judge's reasons"];
       section.append(el("div", { class: "rubric", "data-rubric": r.rubric.name },
@@ -54,6 +55,7 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
         : within(c.kappa, c.kappa_interval, decimal) + (c.kappa_band ? ` (${c.kappa_band})` : "")],
       ["base rate (human pass)", percent(c.base_rate)]];
     if (c.majority_baseline) list.push(["always-majority baseline", `${c.majority_baseline.label}: ${percent(c.majority_baseline.accuracy)}`]);
+    if (Object.keys(c.checklist_failures || {}).length) list.push(["checklist items failed", itemCounts(c.checklist_failures)]);
     if (c.scored_pairs) list.push(["exact score agreement", percent(c.exact_score_agreement)], ["mean absolute error", decimal(c.mean_absolute_error)]);
     const verdicts = ["pass", "fail", "error"];
     const matrix = tableOf("confusion", ["human \\ judge", ...verdicts], ["pass", "fail"].map((human) => el("tr", null,
