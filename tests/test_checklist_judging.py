@@ -335,8 +335,8 @@ def test_eval_reads_checklist_on_a_grader_and_the_flag(
     marked = write_file("marked.yaml", EVAL + "    checklist: true\n")
     out = tmp_path / "out.jsonl"
     assert cli("eval", str(marked), "--out", str(out), "--no-cache").exit_code == 0  # no gate
-    lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [line["verdict"] for line in lines] == ["pass", "fail"]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]  # in finishing order
+    assert {line["row"]: line["verdict"] for line in lines} == {"good": "pass", "bad": "fail"}
     assert all("checklist" in line["result"]["details"] for line in lines)
     assert len(endpoint.requests) == 4
     assert cli("eval", str(plain), "--out", str(out), "--no-cache", "--checklist").exit_code == 0
