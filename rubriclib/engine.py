@@ -211,11 +211,13 @@ class Interrupted:
         self._stop: Callable[[], object] | None = None
 
     def _note(self, number: int, frame: object) -> None:
+        """The handler: the first signal is recorded and stops the run; later ones do nothing.
+        It stays installed until the command ends: replacing it here would leave a signal that
+        arrived meanwhile pending for a handler that is gone, which CPython raises as
+        "OSError: Signal 15 ignored due to race condition" in whatever code runs next."""
         if self.signal is not None:
             return
         self.signal = signal.Signals(number).name
-        for ignored in STOPPING_SIGNALS:  # SIG_IGN, unlike a Python handler, outlasts finalization
-            signal.signal(ignored, signal.SIG_IGN)
         if self._stop is not None:
             self._stop()
 
@@ -248,3 +250,19 @@ def interruptible() -> Iterator[Interrupted]:
         if stopped.signal is None:
             for number, handler in previous.items():
                 signal.signal(number, handler)
+        else:
+            _ignore_from_now()
+
+
+def _ignore_from_now() -> None:
+    """SIG_IGN for the stopping signals until the process ends (unlike a Python handler, it
+    outlasts finalization). They are blocked meanwhile: `signal.signal` first runs the handler
+    of any signal already caught, and one arriving during the switch waits in the kernel, where
+    SIG_IGN discards it, instead of becoming the race CPython reports as an OSError."""
+    block = getattr(signal, "pthread_sigmask", None)  # POSIX only
+    if block is not None:
+        block(signal.SIG_BLOCK, STOPPING_SIGNALS)
+    for number in STOPPING_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
+    if block is not None:
+        block(signal.SIG_UNBLOCK, STOPPING_SIGNALS)
