@@ -22,6 +22,7 @@ from rubriclib.files import write_atomically
 if TYPE_CHECKING:
     from rubriclib.batch_api import BatchRun
     from rubriclib.engine import Interrupted
+    from rubriclib.judge import Judge
     from rubriclib.result import GradeResult
     from rubriclib.rubric import Rubric
 
@@ -382,3 +383,26 @@ def refuse_without_checklist(rubrics: list[Rubric], checklist: bool) -> None:
 
     if checklist and (refusals := [no_checklist(r) for r in rubrics if not r.checklist]):
         raise BadInput(*(f"--checklist: {refusal}" for refusal in refusals))
+
+
+def flag_judge(
+    rubrics: list[Rubric],
+    model: str | None,
+    votes: int,
+    temperature: float,
+    checklist: bool,
+    no_cache: bool,
+) -> Judge:
+    """The Judge `judge` and `test-goldens` build from their flags, once --checklist has been
+    checked against `rubrics` (a missing key stops here)."""
+    from rubriclib.config import cache_setting, capabilities_setting
+    from rubriclib.judge import Judge
+    from rubriclib.settings import JudgeSettings
+
+    refuse_without_checklist(rubrics, checklist)
+    settings = JudgeSettings(
+        model=model, votes=votes, temperature=temperature, checklist=checklist or None
+    )
+    return Judge.from_settings(
+        settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()
+    )

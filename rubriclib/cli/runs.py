@@ -24,11 +24,11 @@ from rubriclib.cli.app import (
     TEMPERATURE_OPTION,
     JudgedInputs,
     Progress,
+    flag_judge,
     html_destination,
     judging,
     main,
     refuse_unlocked,
-    refuse_without_checklist,
     say,
     stop_if_refused,
     votes_option,
@@ -80,26 +80,14 @@ def judge_command(
     """
     import asyncio
 
-    from rubriclib.config import cache_setting, capabilities_setting
     from rubriclib.engine import interruptible
-    from rubriclib.judge import Judge
     from rubriclib.registry import load_rubric
-    from rubriclib.settings import JudgeSettings
 
     rubric = load_rubric(ref)
     texts = inputs.read(rubric)
     if frozen:
         refuse_unlocked([rubric])
-    refuse_without_checklist([rubric], checklist)
-    settings = JudgeSettings(
-        model=model,
-        votes=votes,
-        temperature=temperature,
-        checklist=checklist or None,
-    )
-    judge = Judge.from_settings(
-        settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()
-    )
+    judge = flag_judge([rubric], model, votes, temperature, checklist, no_cache)
 
     async def judge_once(interrupt: Interrupted) -> GradeResult | str:
         with interrupt.cancelling_current_task():
@@ -200,11 +188,9 @@ def test_goldens(
       rubriclib test-goldens groundedness --trials 3 --report goldens.html
       rubriclib test-goldens ./rubrics/house-style.md --checklist
     """
-    from rubriclib.config import cache_setting, capabilities_setting, resolve
+    from rubriclib.config import resolve
     from rubriclib.engine import interruptible
     from rubriclib.goldens import plan_run, run_goldens
-    from rubriclib.judge import Judge
-    from rubriclib.settings import JudgeSettings
 
     if use_batch and out is None:
         raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
@@ -215,16 +201,8 @@ def test_goldens(
     plan = plan_run(refs, goldens_file, trials)  # every bad golden: exit 2 before any request
     if frozen:
         refuse_unlocked([rubric for rubric, _ in plan.rubrics])
-    refuse_without_checklist([rubric for rubric, _ in plan.rubrics], checklist)
-    settings = JudgeSettings(
-        model=model,
-        votes=votes,
-        temperature=temperature,
-        checklist=checklist or None,
-    )
-    judge = Judge.from_settings(
-        settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()
-    )  # no key: stops here
+    rubrics = [rubric for rubric, _ in plan.rubrics]
+    judge = flag_judge(rubrics, model, votes, temperature, checklist, no_cache)  # no key: stops
     total = plan.judgments
     in_flight = concurrency or resolve("concurrency").value
     batch = None
