@@ -31,8 +31,8 @@ from bench_server import served
 from throughput import bare_sdk, gathered, items, rubriclib_grade_many
 
 from rubriclib import Item, load_rubric, render
-from rubriclib.protocol import read_reply, request_body
-from rubriclib.rubric import Rubric
+from rubriclib.judging.protocol import read_reply, request_body
+from rubriclib.rubrics.rubric import Rubric
 
 STAGES = (
     "render.py:render",

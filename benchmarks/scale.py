@@ -1,10 +1,10 @@
 """Time per judgment and peak memory of `judge_stream` at a small and a large size.
 
 Each size runs in a fresh child process (so peak RSS is its own) that streams jobs from a
-generator through `rubriclib.engine.judge_stream(judge, jobs, concurrency=64)`, dropping every
-result, against a judge that answers at once. Both should be flat: the same time per judgment
-at both sizes, and memory that holds the work in flight, not the work done. Run with
-`make bench`; `--large N` picks the large size.
+generator through `rubriclib.judging.engine.judge_stream(judge, jobs, concurrency=64)`,
+dropping every result, against a judge that answers at once. Both should be flat: the same
+time per judgment at both sizes, and memory that holds the work in flight, not the work done.
+Run with `make bench`; `--large N` picks the large size.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Any
 from bench_server import served
 
 from rubriclib import Item, load_rubric
-from rubriclib.engine import Job, judge_stream
-from rubriclib.judge import Judge
-from rubriclib.rubric import Rubric
+from rubriclib.judging.engine import Job, judge_stream
+from rubriclib.judging.judge import Judge
+from rubriclib.rubrics.rubric import Rubric
 
 SMALL = 500
 SMALL_RUNS = 3

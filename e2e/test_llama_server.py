@@ -26,8 +26,8 @@ from compat import run_test_goldens, summarise
 from conftest import RECORDS
 
 from rubriclib import load_goldens, load_rubric
-from rubriclib.judge import Judge
-from rubriclib.registry import builtin_names
+from rubriclib.judging.judge import Judge
+from rubriclib.rubrics.registry import builtin_names
 
 RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
 

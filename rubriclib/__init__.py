@@ -12,36 +12,35 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rubriclib._version import __version__ as __version__
     from rubriclib.errors import EvalError, JudgeConfigError, RubricError
-    from rubriclib.evalfile import Eval, load_eval
-    from rubriclib.evals import EvalReport, run_eval
+    from rubriclib.evals.formats import Eval, load_eval
+    from rubriclib.evals.run import EvalReport, run_eval
     from rubriclib.item import Item
-    from rubriclib.judge import Judge
-    from rubriclib.panel import Panel
-    from rubriclib.registry import list_rubrics, load_goldens, load_rubric
-    from rubriclib.result import GradeResult
-    from rubriclib.rubric import Golden, Rubric
-
-# Imported at once: the submodule `rubriclib.render` would otherwise shadow the function.
-from rubriclib.render import render  # noqa: E402
+    from rubriclib.judging.judge import Judge
+    from rubriclib.judging.panel import Panel
+    from rubriclib.judging.render import render
+    from rubriclib.judging.result import GradeResult
+    from rubriclib.rubrics.registry import list_rubrics, load_goldens, load_rubric
+    from rubriclib.rubrics.rubric import Golden, Rubric
 
 _HOMES = {
     "__version__": "rubriclib._version",
-    "Eval": "rubriclib.evalfile",
+    "Eval": "rubriclib.evals.formats",
     "EvalError": "rubriclib.errors",
-    "EvalReport": "rubriclib.evals",
-    "GradeResult": "rubriclib.result",
-    "Golden": "rubriclib.rubric",
+    "EvalReport": "rubriclib.evals.run",
+    "GradeResult": "rubriclib.judging.result",
+    "Golden": "rubriclib.rubrics.rubric",
     "Item": "rubriclib.item",
-    "Judge": "rubriclib.judge",
+    "Judge": "rubriclib.judging.judge",
     "JudgeConfigError": "rubriclib.errors",
-    "Panel": "rubriclib.panel",
-    "Rubric": "rubriclib.rubric",
+    "Panel": "rubriclib.judging.panel",
+    "Rubric": "rubriclib.rubrics.rubric",
     "RubricError": "rubriclib.errors",
-    "list_rubrics": "rubriclib.registry",
-    "load_goldens": "rubriclib.registry",
-    "load_eval": "rubriclib.evalfile",
-    "load_rubric": "rubriclib.registry",
-    "run_eval": "rubriclib.evals",
+    "list_rubrics": "rubriclib.rubrics.registry",
+    "load_goldens": "rubriclib.rubrics.registry",
+    "load_eval": "rubriclib.evals.formats",
+    "load_rubric": "rubriclib.rubrics.registry",
+    "render": "rubriclib.judging.render",
+    "run_eval": "rubriclib.evals.run",
 }
 __all__ = [
     "Eval",

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from judge_server import JudgeServer, Reply, completion, tool_reply
 
-from rubriclib.judge import Judge
-from rubriclib.registry import load_rubric
-from rubriclib.rubric import Rubric
+from rubriclib.judging.judge import Judge
+from rubriclib.rubrics.registry import load_rubric
+from rubriclib.rubrics.rubric import Rubric
 
 SECRET_KEY = "sk-test-SECRET-0123456789abcdef"
 README = Path(__file__).parent.parent / "README.md"

@@ -14,7 +14,7 @@ from judge_server import JudgeServer, tool_reply
 from rubriclib import load_rubric
 from rubriclib.cli import main
 from rubriclib.config import resolve
-from rubriclib.judge import Judge
+from rubriclib.judging.judge import Judge
 
 
 @pytest.fixture

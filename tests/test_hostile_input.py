@@ -21,7 +21,7 @@ from test_render import sections
 
 from rubriclib import RubricError, load_rubric, render
 from rubriclib.cli import main
-from rubriclib.reading import MAX_FILE_BYTES
+from rubriclib.rubrics.reading import MAX_FILE_BYTES
 
 CORPUS = Path(__file__).parent / "data" / "malformed"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rubriclib.datasets import parse_row
+from rubriclib.evals.datasets import parse_row
 from rubriclib.item import Item, as_item
 
 

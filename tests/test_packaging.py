@@ -30,12 +30,12 @@ def test_wheel_install_finds_every_builtin(tmp_path: Path) -> None:
     [wheel] = (tmp_path / "dist").glob("rubriclib-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     shipped = sorted(
-        name.removeprefix("rubriclib/rubrics/")
+        name.removeprefix("rubriclib/rubrics/builtin/")
         for name in names
-        if name.startswith("rubriclib/rubrics/")
+        if name.startswith("rubriclib/rubrics/builtin/")
     )
     assert shipped == sorted(path.name for path in (ROOT / "rubrics").glob("*.md"))
-    goldens = [name for name in names if name.startswith("rubriclib/goldens/")]
+    goldens = [name for name in names if name.startswith("rubriclib/rubrics/goldens/")]
     assert len(goldens) == len(list((ROOT / "goldens").glob("*.yaml")))
 
     target = tmp_path / "site"

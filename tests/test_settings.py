@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from rubriclib.errors import JudgeConfigError
-from rubriclib.judge import Judge
+from rubriclib.judging.judge import Judge
 from rubriclib.settings import JudgeSettings
 
 LOCAL = "http://127.0.0.1:9/v1"

@@ -20,11 +20,11 @@ from rubriclib.files import write_atomically
 # Each command imports what it needs, so `--help` and the commands that only read rubrics
 # start fast, and only the commands that judge load asyncio and the openai SDK.
 if TYPE_CHECKING:
-    from rubriclib.batch_api import BatchRun
-    from rubriclib.engine import Interrupted
-    from rubriclib.judge import Judge
-    from rubriclib.result import GradeResult
-    from rubriclib.rubric import Rubric
+    from rubriclib.batch.api import BatchRun
+    from rubriclib.judging.engine import Interrupted
+    from rubriclib.judging.judge import Judge
+    from rubriclib.judging.result import GradeResult
+    from rubriclib.rubrics.rubric import Rubric
 
 T = TypeVar("T")
 C = TypeVar("C", bound=Callable[..., Any])
@@ -162,7 +162,7 @@ HTML_REPORT_OPTION = click.option(
 def html_destination(path: str | None, out: Path | None) -> Path | None:
     """Where --report writes the HTML report, checked before any judge call: a writable
     FILE.html that is not --out."""
-    from rubriclib.run_pages import is_html
+    from rubriclib.reports.pages import is_html
 
     if path is None:
         return None
@@ -370,7 +370,7 @@ def show_warnings() -> None:
 
 def refuse_unlocked(rubrics: list[Rubric]) -> None:
     """For --frozen: exit 2, one line per rubric, when any differs from the lock."""
-    from rubriclib.lockfile import frozen_problems
+    from rubriclib.rubrics.lockfile import frozen_problems
 
     if problems := frozen_problems(rubrics):
         raise RubricError(problems)
@@ -379,7 +379,7 @@ def refuse_unlocked(rubrics: list[Rubric]) -> None:
 def refuse_without_checklist(rubrics: list[Rubric], checklist: bool) -> None:
     """With --checklist: exit 2, one line per rubric that has no checklist, before any key is
     read or request sent."""
-    from rubriclib.checklist_protocol import no_checklist
+    from rubriclib.judging.checklist_protocol import no_checklist
 
     if checklist and (refusals := [no_checklist(r) for r in rubrics if not r.checklist]):
         raise BadInput(*(f"--checklist: {refusal}" for refusal in refusals))
@@ -396,7 +396,7 @@ def flag_judge(
     """The Judge `judge` and `test-goldens` build from their flags, once --checklist has been
     checked against `rubrics` (a missing key stops here)."""
     from rubriclib.config import cache_setting, capabilities_setting
-    from rubriclib.judge import Judge
+    from rubriclib.judging.judge import Judge
     from rubriclib.settings import JudgeSettings
 
     refuse_without_checklist(rubrics, checklist)

@@ -14,9 +14,9 @@ import click
 from rubriclib.cli.app import FORMAT_OPTION, BadInput, main, with_eval_options, writable
 
 if TYPE_CHECKING:
-    from rubriclib.engine import Interrupted
-    from rubriclib.evalfile import Eval
-    from rubriclib.grader import Grader
+    from rubriclib.evals.formats import Eval
+    from rubriclib.judging.engine import Interrupted
+    from rubriclib.judging.grader import Grader
 
 
 @main.group("batch")
@@ -48,7 +48,7 @@ class EvalChoice:
     def offline(self) -> tuple[Eval, dict[str, Grader]]:
         """The eval, checked, and judges that never send (no key needed)."""
         from rubriclib.config import cache_setting
-        from rubriclib.eval_setup import make_judges, prepare
+        from rubriclib.evals.setup import make_judges, prepare
 
         batch = f"{self.eval_file}: batch files"
         ev = prepare(self.eval_file, self.dataset, batch=batch, checklist=self.checklist).eval
@@ -93,8 +93,8 @@ def prepare_command(chosen: EvalChoice, to: str) -> None:
     """
     import asyncio
 
-    from rubriclib.batch import write_requests
-    from rubriclib.batch_run import aprepare
+    from rubriclib.batch.files import write_requests
+    from rubriclib.evals.batch_run import aprepare
 
     target = writable(to, "--to")
     ev, judges = chosen.offline()
@@ -134,10 +134,10 @@ def collect_command(
     listed on stderr, one line each; a judgment that needs a corrective turn is an error."""
     import asyncio
 
-    from rubriclib.batch_run import acollect
     from rubriclib.cli.evaluate import finish
-    from rubriclib.engine import interruptible
-    from rubriclib.run_pages import is_html
+    from rubriclib.evals.batch_run import acollect
+    from rubriclib.judging.engine import interruptible
+    from rubriclib.reports.pages import is_html
 
     results = writable(out, "--out")
     report_target = writable(report_path, "--report") if report_path else None
@@ -168,7 +168,7 @@ def collect_command(
 
 
 def _state(results: str | None, state: str | None) -> Any:
-    from rubriclib.batch import BatchState, state_path
+    from rubriclib.batch.files import BatchState, state_path
 
     if (results is None) == (state is None):
         raise click.UsageError("give the results file of an `eval --batch` run, or --state FILE")
@@ -209,7 +209,7 @@ def status_command(results: str | None, state: str | None) -> None:
     """Show the batches of an `eval --batch` run, asking the provider about unfinished ones."""
     import asyncio
 
-    from rubriclib.batch_api import refresh
+    from rubriclib.batch.api import refresh
 
     _show(asyncio.run(refresh(_state(results, state))))
 
@@ -221,7 +221,7 @@ def cancel_command(results: str | None, state: str | None) -> None:
     """Cancel every unfinished batch of an `eval --batch` run (what finished is kept)."""
     import asyncio
 
-    from rubriclib.batch_api import refresh
+    from rubriclib.batch.api import refresh
 
     batches = asyncio.run(refresh(_state(results, state), cancel=True))
     _show(batches)

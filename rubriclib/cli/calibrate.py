@@ -31,7 +31,7 @@ from rubriclib.cli.app import (
 from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
-    from rubriclib.calibration import Calibration
+    from rubriclib.measure.calibration import Calibration
 
 
 @main.command("calibrate")
@@ -102,12 +102,12 @@ def calibrate(
       rubriclib calibrate groundedness --labels labelled.jsonl --report calibration.html
       rubriclib calibrate groundedness --labels labelled.jsonl --checklist  (the other mode)
     """
-    from rubriclib.calibration import load_labels, run_calibration
     from rubriclib.config import cache_setting, capabilities_setting, resolve
-    from rubriclib.engine import interruptible
-    from rubriclib.judge import Judge
-    from rubriclib.registry import load_rubric
-    from rubriclib.run_pages import calibration_page
+    from rubriclib.judging.engine import interruptible
+    from rubriclib.judging.judge import Judge
+    from rubriclib.measure.calibration import load_labels, run_calibration
+    from rubriclib.reports.pages import calibration_page
+    from rubriclib.rubrics.registry import load_rubric
 
     destination = writable(out, "--out") if out else None
     goldens_path = _goldens_destination(goldens_out, force, destination)
@@ -151,7 +151,7 @@ def _finish(
     goldens: tuple[Path | None, str | None],
 ) -> None:
     """Print (or write) the report, and write the disagreements as goldens when asked."""
-    from rubriclib.calibration_reports import FORMATTERS, goldens_yaml, last_line
+    from rubriclib.reports.calibration import FORMATTERS, goldens_yaml, last_line
 
     text = FORMATTERS[report_format](calibration)
     if goldens[0] is not None:
@@ -181,7 +181,7 @@ def _goldens_destination(path: str | None, force: bool, out: Path | None) -> Pat
 
 def _write_goldens(path: Path, text: str) -> None:
     """Write the goldens file, warning when it is past the size a goldens file may have."""
-    from rubriclib.reading import MAX_FILE_BYTES
+    from rubriclib.rubrics.reading import MAX_FILE_BYTES
 
     write_atomically(path, text)
     if len(text.encode("utf-8")) > MAX_FILE_BYTES:

@@ -27,9 +27,9 @@ from rubriclib.cli.app import (
 from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
-    from rubriclib.evalfile import Eval
-    from rubriclib.evals import EvalReport
-    from rubriclib.plan import Plan
+    from rubriclib.evals.formats import Eval
+    from rubriclib.evals.plan import Plan
+    from rubriclib.evals.run import EvalReport
 
 
 @main.command("eval")
@@ -106,10 +106,10 @@ def eval_command(
       rubriclib eval eval.yaml --out results.jsonl --batch      (then --batch --resume)
     """
     from rubriclib.config import cache_setting, capabilities_setting
-    from rubriclib.engine import interruptible
-    from rubriclib.eval_setup import make_judges, make_target, open_eval_batch, prepare
-    from rubriclib.evals import arun_eval
-    from rubriclib.run_pages import is_html
+    from rubriclib.evals.run import arun_eval
+    from rubriclib.evals.setup import make_judges, make_target, open_eval_batch, prepare
+    from rubriclib.judging.engine import interruptible
+    from rubriclib.reports.pages import is_html
 
     if resume and out is None:
         raise click.UsageError("--resume needs --out: the results file to resume from")
@@ -165,7 +165,7 @@ def _dry_run(
     prices: tuple[float | None, float],
 ) -> None:
     """`eval --dry-run`: the plan, and the batch-vs-live estimate when asked."""
-    from rubriclib.plan import plan_eval
+    from rubriclib.evals.plan import plan_eval
 
     plan = plan_eval(ev, limit)
     _print_plan(ev, plan, votes, show_prompts)
@@ -182,8 +182,8 @@ def finish(
 ) -> None:
     """Print (or write to --report) the report and exit by the gate, or by the signal that
     stopped the run; `results` is the --out file an HTML report is built from."""
-    from rubriclib.eval_reports import last_line
-    from rubriclib.run_pages import eval_report_text
+    from rubriclib.reports.evals import last_line
+    from rubriclib.reports.pages import eval_report_text
 
     text = eval_report_text(report, report_format, report_path, results)
     if report_path is not None and target is not None:
@@ -203,7 +203,7 @@ def _print_estimate(
     ev: Eval, plan: Plan, votes: int | None, price: float | None, discount: float
 ) -> None:
     """`eval --dry-run --batch`: requests, tokens and cost, batch against live."""
-    from rubriclib.batch import estimate, estimate_lines
+    from rubriclib.batch.files import estimate, estimate_lines
 
     asked = {g.name: votes or g.judge.votes or 1 for g in ev.graders}
     orders = {g.name: 2 if g.rubric.scale == "pairwise" else 1 for g in ev.graders}

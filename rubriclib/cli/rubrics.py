@@ -21,7 +21,7 @@ from rubriclib.cli.app import (
 from rubriclib.errors import RubricError
 
 if TYPE_CHECKING:
-    from rubriclib.rubric import Rubric
+    from rubriclib.rubrics.rubric import Rubric
 
 
 @main.command("list")
@@ -35,7 +35,7 @@ def list_command(as_json: bool) -> None:
     Example:
       rubriclib list --json
     """
-    from rubriclib.registry import builtin_names, scan_rubrics
+    from rubriclib.rubrics.registry import builtin_names, scan_rubrics
 
     builtins = set(builtin_names())
     rubrics, problems = scan_rubrics(all_versions=True)
@@ -111,7 +111,7 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
       rubriclib show groundedness@^1
       rubriclib show ./rubrics/house-style.md --body > prompt.md
     """
-    from rubriclib.registry import load_goldens, load_rubric
+    from rubriclib.rubrics.registry import load_goldens, load_rubric
 
     rubric = load_rubric(ref)
     if body_only:
@@ -176,9 +176,9 @@ def validate(refs: Sequence[str], as_json: bool, strict: bool) -> None:
 
 def _validation_entry(ref: str, strict: bool) -> dict[str, Any]:
     """One REF's verdict: a rubric (with its goldens) or, for a .yaml file, a goldens list."""
-    from rubriclib.registry import load_goldens, load_rubric
-    from rubriclib.rubric import parse_goldens_file
-    from rubriclib.scaffold import strict_problems
+    from rubriclib.rubrics.registry import load_goldens, load_rubric
+    from rubriclib.rubrics.rubric import parse_goldens_file
+    from rubriclib.rubrics.scaffold import strict_problems
 
     try:
         if ref.endswith((".yaml", ".yml")):
@@ -217,8 +217,8 @@ def render_command(ref: str, inputs: JudgedInputs, as_json: bool) -> None:
     Example:
       rubriclib render groundedness --output @answer.txt --context @source.txt
     """
-    from rubriclib.registry import load_rubric
-    from rubriclib.render import render
+    from rubriclib.judging.render import render
+    from rubriclib.rubrics.registry import load_rubric
 
     rubric = load_rubric(ref)
     if inputs.baseline is None and rubric.scale == "pairwise":  # what `judge` would refuse
@@ -275,8 +275,8 @@ def new(
       rubriclib new strict-groundedness --from groundedness
       rubriclib new house-style --checklist
     """
-    from rubriclib.registry import load_rubric, project_rubrics_dir
-    from rubriclib.scaffold import new_rubric
+    from rubriclib.rubrics.registry import load_rubric, project_rubrics_dir
+    from rubriclib.rubrics.scaffold import new_rubric
 
     if from_ref is not None and scale is not None and scale != load_rubric(from_ref).scale:
         raise click.UsageError(f"--scale {scale} differs from the scale of {from_ref}")
@@ -309,7 +309,7 @@ def new_pack(name: str, directory: str) -> None:
     Example:
       rubriclib new-pack acme-rubrics && pip install ./acme-rubrics
     """
-    from rubriclib.scaffold import new_pack as scaffold_pack
+    from rubriclib.rubrics.scaffold import new_pack as scaffold_pack
 
     root = scaffold_pack(name, Path(directory))
     click.echo(f"Wrote the pack {root}")

@@ -39,9 +39,9 @@ from rubriclib.cli.app import (
 from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
-    from rubriclib.engine import Interrupted
-    from rubriclib.goldens import RunReport
-    from rubriclib.result import GradeResult
+    from rubriclib.judging.engine import Interrupted
+    from rubriclib.judging.result import GradeResult
+    from rubriclib.measure.goldens import RunReport
 
 
 @main.command("judge")
@@ -80,8 +80,8 @@ def judge_command(
     """
     import asyncio
 
-    from rubriclib.engine import interruptible
-    from rubriclib.registry import load_rubric
+    from rubriclib.judging.engine import interruptible
+    from rubriclib.rubrics.registry import load_rubric
 
     rubric = load_rubric(ref)
     texts = inputs.read(rubric)
@@ -189,8 +189,8 @@ def test_goldens(
       rubriclib test-goldens ./rubrics/house-style.md --checklist
     """
     from rubriclib.config import resolve
-    from rubriclib.engine import interruptible
-    from rubriclib.goldens import plan_run, run_goldens
+    from rubriclib.judging.engine import interruptible
+    from rubriclib.measure.goldens import plan_run, run_goldens
 
     if use_batch and out is None:
         raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
@@ -207,7 +207,7 @@ def test_goldens(
     in_flight = concurrency or resolve("concurrency").value
     batch = None
     if use_batch and destination is not None:
-        from rubriclib.batch_api import open_batch_run
+        from rubriclib.batch.api import open_batch_run
 
         batch = open_batch_run(
             {"judge": judge},
@@ -234,8 +234,8 @@ def _finish(
     run: RunReport, report_format: str, destination: Path | None, out: str | None, page: Path | None
 ) -> None:
     """Print (or write) the report, and the HTML one when asked; exit by what the run found."""
-    from rubriclib.goldens_reports import FORMATTERS, format_table
-    from rubriclib.run_pages import goldens_page
+    from rubriclib.reports.goldens import FORMATTERS, format_table
+    from rubriclib.reports.pages import goldens_page
 
     write_html(page, lambda: goldens_page(run))
 
@@ -278,7 +278,7 @@ def cache() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def cache_info(as_json: bool) -> None:
     """Print where the cache is, how many verdicts it holds and its size."""
-    from rubriclib.cache import VerdictCache
+    from rubriclib.judging.cache import VerdictCache
 
     info = VerdictCache().info()
     if as_json:
@@ -290,7 +290,7 @@ def cache_info(as_json: bool) -> None:
 @cache.command("clear")
 def cache_clear() -> None:
     """Delete every cached verdict."""
-    from rubriclib.cache import VerdictCache
+    from rubriclib.judging.cache import VerdictCache
 
     removed = VerdictCache().clear()
     click.echo(f"Removed {removed} cached verdict(s)")

@@ -27,7 +27,7 @@ def lock(refs: Sequence[str]) -> None:
       rubriclib lock
       rubriclib lock groundedness@^1 ./rubrics/house-style.md
     """
-    from rubriclib.lockfile import lock_entries, write_lock
+    from rubriclib.rubrics.lockfile import lock_entries, write_lock
 
     entries = lock_entries(list(refs))
     path = write_lock(entries)
@@ -48,8 +48,8 @@ def check(refs: Sequence[str]) -> None:
     Example (CI, or the pre-commit hook):
       rubriclib check
     """
-    from rubriclib.lockfile import check as check_lock
-    from rubriclib.lockfile import project_rubrics, read_lock
+    from rubriclib.rubrics.lockfile import check as check_lock
+    from rubriclib.rubrics.lockfile import project_rubrics, read_lock
 
     report = check_lock(project_rubrics(list(refs)), read_lock())
     for line in report.problems:

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from rubriclib.integrations import chosen_judge
 from rubriclib.item import field_text
-from rubriclib.judge import Judge
-from rubriclib.registry import load_rubric
-from rubriclib.result import GradeResult
-from rubriclib.rubric import Rubric
+from rubriclib.judging.judge import Judge
+from rubriclib.judging.result import GradeResult
+from rubriclib.rubrics.registry import load_rubric
+from rubriclib.rubrics.rubric import Rubric
 
 if TYPE_CHECKING:
     from inspect_ai.scorer import Scorer, Target

@@ -16,14 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rubriclib.evals.letta_rows import rubric_fields
 from rubriclib.integrations import chosen_judge
 from rubriclib.item import field_text
-from rubriclib.judge import Judge
-from rubriclib.letta_rows import rubric_fields
-from rubriclib.registry import load_rubric
-from rubriclib.result import GradeResult as Result
-from rubriclib.result import not_judged
-from rubriclib.rubric import Rubric
+from rubriclib.judging.judge import Judge
+from rubriclib.judging.result import GradeResult as Result
+from rubriclib.judging.result import not_judged
+from rubriclib.rubrics.registry import load_rubric
+from rubriclib.rubrics.rubric import Rubric
 
 SHIM_FILENAME = "rubriclib_grader.py"
 SHIM_TEXT = '''\

@@ -17,9 +17,9 @@ from pydantic import Field, ValidationError
 
 from rubriclib.errors import InputError, JudgeConfigError
 from rubriclib.item import field_text
-from rubriclib.judge import Judge
-from rubriclib.registry import load_rubric
-from rubriclib.result import GradeResult, not_judged
+from rubriclib.judging.judge import Judge
+from rubriclib.judging.result import GradeResult, not_judged
+from rubriclib.rubrics.registry import load_rubric
 from rubriclib.settings import JudgeSettings
 from rubriclib.validation import problems_from_validation
 

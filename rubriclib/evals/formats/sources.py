@@ -1,0 +1,72 @@
+"""Where a grader's rubric and an eval's dataset come from, shared by the three shapes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rubriclib.errors import InputError, Problem
+from rubriclib.evals.datasets import Dataset
+from rubriclib.rubrics.registry import load_rubric, rubric_from_prompt
+from rubriclib.rubrics.rubric import Rubric
+
+
+def grader_rubric(
+    ref: str | None,
+    prompt: str | None,
+    name: str,
+    path: Path,
+    problems: list[Problem],
+    index: int | str,
+    where: str = "graders",
+) -> Rubric | None:
+    """The grader's rubric: a reference resolved beside the eval file, or an inline prompt."""
+    at = f"{where}[{index}]" if isinstance(index, int) else f"{where}.{index}"
+    if prompt is not None:
+        return rubric_from_prompt(prompt, name, f"prompt:{path}#{at}", path)
+    assert ref is not None
+    try:
+        return load_rubric(ref, base_dir=path.parent)
+    except InputError as error:
+        problems += [Problem(str(path), f"{at}.rubric", str(p)) for p in error.problems]
+        return None
+
+
+def dataset_source(
+    dataset: str | None,
+    rows: list[Any] | None,
+    path: Path,
+    override: Path | None,
+    problems: list[Problem],
+    hint: str = "",
+) -> Dataset | None:
+    if override is not None:
+        return Dataset(path=override)
+    if dataset is not None and rows is not None:
+        problems.append(Problem(str(path), "dataset", "give dataset or rows, not both"))
+    elif dataset is not None:
+        return Dataset(path=(path.parent / dataset).absolute())
+    elif rows is not None:
+        return Dataset(inline=rows, label=f"{path}: rows")
+    else:
+        problems.append(Problem(str(path), "dataset", f"is required: a file, or rows{hint}"))
+    return None
+
+
+def dataset_problems(source: Dataset) -> list[Problem]:
+    """Every problem of the rows, for an eval file that has problems of its own, so that all
+    come at once (a good file's rows are checked by `evals.check_dataset`)."""
+    try:
+        return source.check()[0]
+    except InputError as error:
+        return error.problems
+
+
+def duplicate_graders(names: list[str], label: str) -> list[Problem]:
+    seen: set[str] = set()
+    problems = []
+    for index, name in enumerate(names):
+        if name in seen:
+            problems.append(Problem(label, f"graders[{index}].name", f"duplicate {name!r}"))
+        seen.add(name)
+    return problems

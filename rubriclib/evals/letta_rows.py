@@ -1,0 +1,324 @@
+"""letta-evals dataset rows as letta-evals reads them (`datasets/loader.py`, `models/sample.py`),
+with the recorded submission rubriclib judges, and the prompt letta builds from them
+(`graders/prompt_utils.build_judge_prompt`): the rubric is a `str.format` template with
+`{input}`, `{ground_truth}`, `{submission}` and every key of the row's `rubric_vars`.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rubriclib.errors import InputError, Problem
+from rubriclib.item import Item, field_text
+from rubriclib.judging.render import letta_fill
+from rubriclib.rubrics.reading import read_text
+
+RESERVED = ("input", "ground_truth", "submission")
+"""The names letta fills from the sample itself; a rubric_vars key may not reuse one."""
+SUBMISSION_KEYS = ("submission", "output", "response", "actual_output")
+"""Where a recorded row holds what the agent answered (letta's runs produce it)."""
+USED_KEYS = {"id", "sample_id", "input", "prompt", "ground_truth", "rubric_vars", "rubric"}
+USED_KEYS |= {"rubric_path", "context", *SUBMISSION_KEYS}
+
+
+@dataclass(frozen=True)
+class LettaSample:
+    """One letta row: the fields letta's Sample holds that grading reads, the rubric the row
+    brings (its text, and where it came from), and the recorded submission."""
+
+    input: str | list[str]
+    ground_truth: str | list[str] | None
+    rubric_vars: dict[str, Any] | None
+    submission: str | list[str] | None
+    rubric: str | None = None
+    rubric_source: str | None = None
+    """`prompt:FILE:LINE` for an inline `rubric`, `file:PATH` for a `rubric_path`."""
+    context: str | None = None
+    """rubriclib's own: a top-level `context`, else `rubric_vars.context` (for rubrics)."""
+
+    @property
+    def per_turn(self) -> bool:
+        """letta grades each turn against its own ground truth when both are lists."""
+        return isinstance(self.input, list) and isinstance(self.ground_truth, list)
+
+    def turns(self) -> list[LettaSample]:
+        """What letta grades: each turn as a sample of its own, or the whole row."""
+        if not self.per_turn:
+            return [self]
+        assert isinstance(self.input, list) and isinstance(self.ground_truth, list)
+        answers = self.submission if isinstance(self.submission, list) else []
+        return [
+            replace(self, input=turn, ground_truth=truth, submission=answer)
+            for turn, truth, answer in zip(self.input, self.ground_truth, answers, strict=True)
+        ]
+
+    def substitutions(self) -> dict[str, str]:
+        """What letta's `build_judge_prompt` fills a template with (a rubric_vars key that
+        collides with a reserved name is reported by `template_problems`)."""
+        extra = {key: str(value) for key, value in (self.rubric_vars or {}).items()}
+        return {
+            **extra,
+            "input": str(self.input),
+            "ground_truth": str(self.ground_truth) if self.ground_truth is not None else "",
+            "submission": self.submission if isinstance(self.submission, str) else "",
+        }
+
+    def item(self, row_id: str, metadata: dict[str, Any]) -> Item:
+        """The row as a rubric sees it: input (turns as a `user:` transcript), ground_truth
+        as the reference, the context, the submission as the output, letta's substitutions as
+        the variables a letta template places."""
+        output = self.submission
+        if isinstance(output, list):  # as letta-evals records a per-turn submission
+            output = " | ".join(f"[Turn {n}] {answer}" for n, answer in enumerate(output))
+        return Item(
+            output=output or "",
+            **rubric_fields(self.input, self.ground_truth, self.context),
+            id=row_id,
+            metadata=metadata,
+            variables=self.substitutions(),
+        )
+
+
+def rubric_fields(
+    turns: str | list[str], truth: str | list[str] | None, context: str | None
+) -> dict[str, str | None]:
+    """A letta sample's fields as a rubric's: input (several turns as a `user:` transcript),
+    ground_truth as the reference (several, one a line), and the context."""
+    if isinstance(turns, list):
+        turns = "\n".join(f"user: {turn}" for turn in turns)
+    return {
+        "input": turns or None,
+        "context": context,
+        "reference": "\n".join(truth) if isinstance(truth, list) else truth,
+    }
+
+
+def read_sample(
+    raw: Mapping[str, Any], where: str, base_dir: Path, csv: bool
+) -> LettaSample | list[Problem]:
+    """A raw letta row (a JSON object, or a CSV record whose cells are text) as a sample, or
+    every problem with it; letta-evals refuses the same rows."""
+    problems: list[Problem] = []
+
+    def value(key: str, parse: bool = False) -> Any:
+        found = raw.get(key)
+        if csv and parse and isinstance(found, str):
+            try:
+                return _csv_cell(found, key)
+            except ValueError as error:
+                problems.append(Problem(where, key, str(error)))
+                return None
+        return found
+
+    turns = value("input", parse=True)
+    if turns is None:
+        turns = value("prompt", parse=True)  # letta's fallback
+    truth = value("ground_truth", parse=True)
+    rubric_vars = _json_object(raw.get("rubric_vars"), csv, where, problems)
+    present = [key for key in SUBMISSION_KEYS if raw.get(key) is not None]
+    if len(present) > 1:
+        problems.append(Problem(where, present[1], f"given twice, as {' and '.join(present)}"))
+    submission = value(present[0], parse=True) if present else None
+    if not _text_or_texts(turns):
+        if not any(problem.field in ("input", "prompt") for problem in problems):  # else named
+            problems.append(Problem(where, "input", _not_text(turns, "is required")))
+    elif turns == []:
+        problems.append(Problem(where, "input", "is an empty list: a row has at least one turn"))
+    if truth is not None and not _text_or_texts(truth):
+        problems.append(Problem(where, "ground_truth", _not_text(truth)))
+    if submission is not None and not _text_or_texts(submission):
+        problems.append(Problem(where, present[0], _not_text(submission)))
+    if problems:
+        return problems
+    if isinstance(truth, list) and not isinstance(turns, list):
+        return [Problem(where, "ground_truth", "cannot be a list when input is text (letta)")]
+    if isinstance(turns, list) and isinstance(truth, list):
+        if len(turns) != len(truth):
+            message = (
+                f"has {len(truth)} item(s) but input has {len(turns)}: per-turn grading needs "
+                "one ground truth per turn"
+            )
+            return [Problem(where, "ground_truth", message)]
+        if not isinstance(submission, list) or len(submission) != len(turns):
+            got = "none" if submission is None else _count(submission)
+            message = (
+                f"a per-turn row ({len(turns)} turns in input and ground_truth) needs a list of "
+                f"{len(turns)} recorded submissions, one per turn; it has {got}"
+            )
+            return [Problem(where, present[0] if present else "submission", message)]
+    elif isinstance(submission, list):
+        message = "is a list, which only a per-turn row takes (input and ground_truth as lists)"
+        return [Problem(where, present[0], message)]
+    rubric = _own_rubric(raw, where, base_dir, problems)
+    context = _context(raw.get("context"), rubric_vars, where, problems)
+    if problems:
+        return problems
+    return LettaSample(turns, truth, rubric_vars, submission, *rubric, context=context)
+
+
+def template_problems(template: str, sample: LettaSample, grader: str, where: str) -> list[Problem]:
+    """What letta's `build_judge_prompt` would raise for this row and grader, one problem per
+    row and variable: a rubric_vars key that is a reserved name, a placeholder with no value,
+    anything else `str.format` refuses."""
+    problems = [
+        Problem(where, f"rubric_vars.{key}", f"collides with letta's reserved {{{key}}}")
+        for key in sample.rubric_vars or {}
+        if key in RESERVED
+    ]
+    if problems:
+        return problems
+    for turn in sample.turns():
+        values = turn.substitutions()
+        missing = sorted(placeholders(template) - set(values))
+        problems += [
+            Problem(
+                where,
+                f"rubric_vars.{name}",
+                f"grader {grader} needs it (its prompt uses {{{name}}})",
+            )
+            for name in missing
+        ]
+        if not missing:
+            try:
+                letta_fill(template, values)
+            except (ValueError, LookupError, AttributeError, TypeError) as error:
+                problems.append(Problem(where, "rubric", f"grader {grader}: {error}"))
+        if problems:
+            break  # the same template and variables fail the same way on every turn
+    return problems
+
+
+def placeholders(template: str) -> set[str]:
+    """The names a template fills, as letta's `validate_rubric_vars` reads them (`{a.b}` and
+    `{a[0]}` name `a`); a ValueError when the text is not a `str.format` template."""
+    names = set()
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name is not None:
+            names.add(name.split(".")[0].split("[")[0])
+    return names
+
+
+def template_error(template: str) -> str | None:
+    """Why `template` can never be filled by letta (unmatched braces, positional fields), or
+    None."""
+    try:
+        names = placeholders(template)
+    except ValueError as error:
+        return (
+            f"{error} (letta-evals fills prompts with str.format: write {{{{ and }}}} for a brace)"
+        )
+    positional = sorted(name for name in names if name == "" or name.isdigit())
+    if positional:
+        shown = ", ".join(f"{{{name}}}" for name in positional)
+        return f"uses {shown}: letta-evals fills placeholders by name only"
+    literal = sorted(name for name in names if any(c in name for c in "\"' \n"))
+    if literal:  # JSON in a prompt: letta would look up a variable named `"score"`
+        return (
+            f"uses {{{literal[0]}...}}, which letta-evals reads as a placeholder: write {{{{ "
+            "and }} for literal braces"
+        )
+    return None
+
+
+def _csv_cell(text: str, key: str) -> str | list[Any]:
+    """A CSV cell of a text-or-list column, as letta's `_parse_string_or_list` reads it."""
+    stripped = text.strip()
+    if stripped.startswith("[") and stripped.endswith("]"):
+        try:
+            parsed = json.loads(stripped)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"looks like a JSON list but is not valid JSON: {error.msg}") from None
+        if not isinstance(parsed, list):
+            raise ValueError("must be a JSON list")
+        return parsed
+    return stripped
+
+
+def _json_object(raw: Any, csv: bool, where: str, problems: list[Problem]) -> dict[str, Any] | None:
+    """rubric_vars: an object, or in a CSV cell a JSON object's text."""
+    if raw is None:
+        return None
+    if csv and isinstance(raw, str):
+        try:
+            raw = json.loads(raw.strip())
+        except json.JSONDecodeError as error:
+            problems.append(Problem(where, "rubric_vars", f"is not valid JSON: {error.msg}"))
+            return None
+    if not isinstance(raw, dict):
+        problems.append(
+            Problem(where, "rubric_vars", f"must be an object of names, not {type(raw).__name__}")
+        )
+        return None
+    return raw
+
+
+def _own_rubric(
+    raw: Mapping[str, Any], where: str, base_dir: Path, problems: list[Problem]
+) -> tuple[str | None, str | None]:
+    """The row's own rubric text and its source, from `rubric` or `rubric_path` (relative to
+    the suite's folder, as letta resolves it)."""
+    inline, path = raw.get("rubric"), raw.get("rubric_path")
+    if inline is not None and path is not None:
+        problems.append(Problem(where, "rubric_path", "give rubric or rubric_path, not both"))
+        return None, None
+    if inline is not None:
+        if not isinstance(inline, str):
+            problems.append(Problem(where, "rubric", _not_text(inline)))
+            return None, None
+        return inline, f"prompt:{where}"
+    if path is None:
+        return None, None
+    if not isinstance(path, str) or not path.strip():
+        problems.append(Problem(where, "rubric_path", "must be a file path"))
+        return None, None
+    file = (base_dir / path.strip()).resolve()
+    if not file.is_relative_to(base_dir.resolve()):
+        message = "leaves the suite's folder; rubriclib reads a row's rubric file only inside it"
+        problems.append(Problem(where, "rubric_path", message))
+        return None, None
+    try:
+        text = read_text(file, str(file))
+    except InputError as error:
+        problems += [
+            Problem(where, "rubric_path", f"{p.source}: {p.message}") for p in error.problems
+        ]
+        return None, None
+    return text, f"file:{file}"
+
+
+def _context(
+    top: Any, rubric_vars: dict[str, Any] | None, where: str, problems: list[Problem]
+) -> str | None:
+    """The context a rubric sees: `context`, else `rubric_vars.context` (passages numbered)."""
+    field, value = ("context", top) if top is not None else ("rubric_vars.context", None)
+    if top is None:
+        value = (rubric_vars or {}).get("context")
+    try:
+        return field_text("context", value)
+    except ValueError as error:
+        problems.append(Problem(where, field, str(error)))
+        return None
+
+
+def _text_or_texts(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(part, str) for part in value)
+    )
+
+
+def _not_text(value: Any, absent: str = "") -> str:
+    if value is None:
+        return absent
+    if isinstance(value, list):
+        kinds = sorted({type(part).__name__ for part in value if not isinstance(part, str)})
+        return f"must be text or a list of texts; this list holds {', '.join(kinds)}"
+    return f"must be text or a list of texts, not {type(value).__name__}"
+
+
+def _count(value: str | list[str]) -> str:
+    return f"{len(value)}" if isinstance(value, list) else "one text"

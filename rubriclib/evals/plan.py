@@ -1,0 +1,123 @@
+"""What a run would do, worked out with no request (`--dry-run`), and the prompt-size limit a
+run holds every judgment to. Token counts are estimates: four characters a token."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+from rubriclib.config import resolve
+from rubriclib.evals.judgments import judgments
+from rubriclib.item import Item, missing_fields
+
+if TYPE_CHECKING:
+    from rubriclib.evals.formats import Eval
+    from rubriclib.rubrics.rubric import Rubric
+
+CHARACTERS_PER_TOKEN = 4
+SHOWN_CHARACTERS = 2_000
+"""How much of each field `--show-prompts` shows; the rest is named by its size."""
+
+
+def max_prompt_tokens(ev: Eval) -> int:
+    """The largest prompt a judgment may send: the eval file's `judge: max_prompt_tokens`, else
+    RUBRICLIB_MAX_PROMPT_TOKENS, the project's config, the default (128,000)."""
+    return int(resolve("max_prompt_tokens", ev.max_prompt_tokens).value)
+
+
+def prompt_tokens(rubric: Rubric, item: Item) -> int:
+    """One request's estimated prompt tokens: its messages and its verdict tools."""
+    from rubriclib.judging.protocol import verdict_tools
+
+    characters = sum(len(message["content"]) for message in _messages(rubric, item))
+    characters += len(json.dumps(verdict_tools(rubric, "required")))
+    return characters // CHARACTERS_PER_TOKEN
+
+
+def too_large(tokens: int, limit: int) -> str | None:
+    """Why a prompt of `tokens` is not sent, or None when it fits."""
+    return f"prompt too large: about {tokens:,} tokens > {limit:,}" if tokens > limit else None
+
+
+def _messages(rubric: Rubric, item: Item) -> list[dict[str, str]]:
+    from rubriclib.judging.render import render
+
+    return render(
+        rubric,
+        item.output,
+        item.input,
+        item.context,
+        item.reference,
+        baseline=item.baseline,
+        variables=item.variables,
+    )
+
+
+def _cut(text: str | None) -> str | None:
+    if text is None or len(text) <= SHOWN_CHARACTERS:
+        return text
+    size = f"{len(text):,} characters, about {len(text) // CHARACTERS_PER_TOKEN:,} tokens"
+    return f"{text[:SHOWN_CHARACTERS]}... [cut: {size}]"
+
+
+def shown_prompt(rubric: Rubric, item: Item) -> list[dict[str, str]]:
+    """The prompt with each field cut to SHOWN_CHARACTERS and the size it was cut from."""
+    fields = ("output", "input", "context", "reference", "baseline")
+    cut: dict[str, Any] = {name: _cut(getattr(item, name)) for name in fields}
+    if item.variables is not None:
+        cut["variables"] = {key: _cut(value) for key, value in item.variables.items()}
+    return _messages(rubric, item.model_copy(update=cut))
+
+
+@dataclass
+class Plan:
+    """What a run would do, worked out with no request: for `--dry-run`."""
+
+    rows: int = 0
+    judgments: int = 0
+    prompt_tokens: int = 0
+    """Estimated at four characters a token over every request (both orders of a pairwise)."""
+    limit: int = 0
+    """The largest prompt a judgment may send (`max_prompt_tokens`)."""
+    missing: list[str] = field(default_factory=list)
+    """`WHERE: grader needs FIELD` for each row and grader that would be an error."""
+    too_large: list[str] = field(default_factory=list)
+    """`WHERE: grader: prompt too large: ...` for each judgment over the limit."""
+    first_prompts: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    """The first row's prompt per grader, each field cut to a readable length."""
+    by_grader: Counter[str] = field(default_factory=Counter)
+    """Judgments per grader (each casts its grader's votes)."""
+    tokens_by_grader: Counter[str] = field(default_factory=Counter)
+    problem_rows: set[str] = field(default_factory=set)
+    """Where each row with a problem is (a missing field, a prompt over the limit)."""
+
+
+def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
+    """Estimate every judgment the run would make, without sending any."""
+    plan = Plan(limit=max_prompt_tokens(ev))
+    for row in islice(ev.dataset.rows(), limit if limit is not None else ev.limit):
+        plan.rows += 1
+        for grader in ev.graders:
+            if not grader.judges(row.item):
+                continue
+            if missing := missing_fields(grader.rubric.requires, row.item):
+                plan.missing.append(f"{row.where}: {grader.name} needs {', '.join(missing)}")
+                plan.problem_rows.add(row.where)
+                continue
+            for part in judgments(row, grader):
+                if grader.name not in plan.first_prompts:
+                    plan.first_prompts[grader.name] = shown_prompt(part.rubric, part.item)
+                tokens = prompt_tokens(part.rubric, part.item)
+                if (why := too_large(tokens, plan.limit)) is not None:
+                    plan.too_large.append(f"{row.where}: {grader.name}: {why}")
+                    plan.problem_rows.add(row.where)
+                    tokens = 0  # never sent
+                plan.judgments += 1
+                plan.by_grader[grader.name] += 1
+                orders = 2 if grader.rubric.scale == "pairwise" else 1  # both orders, one length
+                plan.prompt_tokens += orders * tokens
+                plan.tokens_by_grader[grader.name] += orders * tokens
+    return plan

@@ -1,0 +1,401 @@
+"""Running an eval: every row x grader through the engine, each result appended to a JSONL file
+as it finishes, `--resume` from that file, per-grader statistics and the gate."""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import os
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from rubriclib.config import resolve
+from rubriclib.errors import EvalError
+from rubriclib.evals.formats import Condition, Eval, Grader
+from rubriclib.evals.judgments import judgments, row_rubric
+from rubriclib.evals.plan import max_prompt_tokens, prompt_tokens, too_large
+from rubriclib.evals.results import ResultsFile, read_resumable, result_line
+from rubriclib.evals.setup import check_dataset, make_judges, make_target
+from rubriclib.item import Item, missing_fields
+from rubriclib.judging.result import GradeResult, combine_turns, not_judged
+
+if TYPE_CHECKING:
+    from rubriclib.evals.datasets import Row
+    from rubriclib.judging.engine import Interrupted
+    from rubriclib.judging.grader import Grader as AnyJudge  # `Grader` here is an eval's grader
+    from rubriclib.judging.target import Target
+
+Status = Literal["passed", "failed", "undecided", "interrupted"]
+LISTED_ERRORS = 10
+"""Judge errors a report lists by row (the first rows'); the rest are counted."""
+
+
+@dataclass
+class GraderStats:
+    """One grader's results so far."""
+
+    grader: Grader
+    model: str
+    votes: int = 1
+    """Votes per judgment the grader's judge casts (a resumed line must have been judged so)."""
+    checklist: bool = False
+    """Whether the grader's judge asks the rubric's checklist (so must a resumed line)."""
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    score_sum: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    position_flips: int = 0
+    """Pairwise: comparisons whose answer changed when the order was swapped."""
+    comparisons: int = 0
+    """Pairwise: comparisons answered in both orders (what the flip rate is a share of)."""
+
+    def add(self, result: GradeResult) -> None:
+        if result.verdict == "error":
+            self.errors += 1
+        else:
+            self.passed += result.verdict == "pass"
+            self.failed += result.verdict == "fail"
+            self.score_sum += result.score or 0.0
+        pairwise = result.details.get("pairwise", {})
+        self.position_flips += int(pairwise.get("flips", 0))
+        self.comparisons += int(pairwise.get("comparisons", 0))
+        usage = result.details.get("judge", {}).get("usage", {})
+        self.prompt_tokens += int(usage.get("prompt_tokens", 0))
+        self.completion_tokens += int(usage.get("completion_tokens", 0))
+
+    @property
+    def judged(self) -> int:
+        """Results, errors included."""
+        return self.passed + self.failed + self.errors
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Passes over all results: a judge error never counts as a pass."""
+        return self.passed / self.judged if self.judged else None
+
+    @property
+    def mean_score(self) -> float | None:
+        """Mean score (0 to 1) of the results that are verdicts."""
+        verdicts = self.passed + self.failed
+        return self.score_sum / verdicts if verdicts else None
+
+    def bounds(self, metric: str) -> tuple[float, float] | None:
+        """The metric's lowest and highest value over every way the errors could have gone."""
+        if not self.judged:
+            return None
+        if metric == "pass_rate":
+            return self.passed / self.judged, (self.passed + self.errors) / self.judged
+        return self.score_sum / self.judged, (self.score_sum + self.errors) / self.judged
+
+
+@dataclass(frozen=True)
+class ConditionOutcome:
+    """A gate condition after the run: the metric's value and whether it held (None: the
+    judge errors leave it undecided, or nothing was judged)."""
+
+    condition: Condition
+    value: float | None
+    holds: bool | None
+
+
+@dataclass
+class EvalReport:
+    """What a run of an eval found: the same numbers the CLI prints."""
+
+    eval: Eval
+    graders: list[GraderStats]
+    rows: int = 0
+    resumed: int = 0
+    started: float = field(default_factory=time.time)
+    finished: float = 0.0
+    interrupted: str | None = None
+    failures_by_row: Counter[str] = field(default_factory=Counter)
+    cases: list[tuple[str, str, GradeResult]] | None = None
+    """(row id, grader, result) of every result, kept only when asked (JUnit needs them)."""
+    planned_rows: int | None = None
+    """The rows the run set out to judge (the dataset's, within the limit), when known."""
+    rows_judged: int = 0
+    """Rows whose every grader has its result (an interrupt leaves the others unjudged)."""
+    not_judged: list[tuple[str, str]] = field(default_factory=list)
+    """(row id, grader) of every judgment an interrupt left unmade, kept with `cases`."""
+    first_errors: list[tuple[int, str, str, str]] = field(default_factory=list)
+    """(row number, row id, grader, reason) of the judge errors of the first rows (at most
+    LISTED_ERRORS); the graders' stats count them all."""
+
+    @property
+    def rows_planned(self) -> int:
+        """The rows the run set out to judge: as planned, else as many as it read."""
+        return self.rows if self.planned_rows is None else self.planned_rows
+
+    @property
+    def gate(self) -> list[ConditionOutcome]:
+        stats = {s.grader.name: s for s in self.graders}
+        outcomes = []
+        for condition in self.eval.gate:
+            grader = stats.get(condition.grader)
+            bounds = grader.bounds(condition.metric) if grader else None
+            value = getattr(grader, condition.metric) if grader else None
+            if bounds is None:
+                outcomes.append(ConditionOutcome(condition, value, None))
+                continue
+            low, high = (condition.holds(bound) for bound in bounds)
+            outcomes.append(ConditionOutcome(condition, value, low if low == high else None))
+        return outcomes
+
+    @property
+    def status(self) -> Status:
+        """`passed` when every condition holds (and, with no gate, no judge errors);
+        `failed` when one fails; `undecided` when judge errors leave one open."""
+        if self.interrupted:
+            return "interrupted"
+        holds = [outcome.holds for outcome in self.gate]
+        if False in holds:
+            return "failed"
+        if None in holds or (not holds and any(s.errors for s in self.graders)):
+            return "undecided"
+        return "passed"
+
+    @property
+    def most_failed_rows(self) -> list[tuple[str, int]]:
+        """The rows that failed most graders (at most ten)."""
+        return self.failures_by_row.most_common(10)
+
+
+async def arun_eval(
+    ev: Eval,
+    judges: Mapping[str, AnyJudge],
+    *,
+    concurrency: int | None = None,
+    out: Path | None = None,
+    resume: bool = False,
+    limit: int | None = None,
+    keep_cases: bool = False,
+    on_result: Callable[[GradeResult], None] | None = None,
+    interrupt: Interrupted | None = None,
+    target: Target | None = None,
+    batch_size: int | None = None,
+    planned_rows: int | None = None,
+) -> EvalReport:
+    """Judge every row with every grader; see `run_eval`. With `target`, each row's output is
+    written by that model first (once per row, whatever the number of graders). `batch_size`
+    (judges whose requests go to a batch) puts that many judgments in flight at once, with no
+    requests-per-minute spacing: one wave of requests per batch. `planned_rows` (the dataset's
+    rows within the limit, from `check_dataset`) lets an interrupted run say what it left."""
+    from rubriclib.judging.engine import Job, judge_stream
+
+    report = EvalReport(
+        ev,
+        [
+            GraderStats(g, judges[g.name].model, judges[g.name].votes, judges[g.name].checklist)
+            for g in ev.graders
+        ],
+    )
+    report.cases = [] if keep_cases else None
+    report.planned_rows = planned_rows
+    rows_to_read = limit if limit is not None else ev.limit
+    if planned_rows is not None and rows_to_read is not None:
+        report.planned_rows = min(planned_rows, rows_to_read)
+    awaited: Counter[str] = Counter()
+    """Results each row read still waits for; a row is judged when it waits for none."""
+    row_numbers: dict[str, int] = {}
+    token_limit = max_prompt_tokens(ev)
+    stats = {s.grader.name: s for s in report.graders}
+    kept = {}
+    if resume and out is not None:
+        expected = {
+            s.grader.name: (s.grader.rubric.digest, s.model, s.votes, s.checklist)
+            for s in report.graders
+        }
+        kept = read_resumable(out, expected, own_rubrics(ev))
+    results = ResultsFile(out, list(kept.values())) if out is not None else None
+    pending: dict[int, tuple[Row, Grader, int, int]] = {}
+    """Each job's row, grader, turn and number of turns (1 unless letta grades per turn)."""
+    turns_so_far: dict[tuple[str, str], dict[int, GradeResult]] = {}
+    outputs = _Outputs(target, kept)
+
+    def record(row: Row, grader: Grader, result: GradeResult, write: bool = True) -> None:
+        stats[grader.name].add(result)
+        awaited[row.id] -= 1
+        report.rows_judged += awaited[row.id] == 0
+        if result.verdict == "error":
+            entry = (row_numbers[row.id], row.id, grader.name, result.reason)
+            bisect.insort(report.first_errors, entry)
+            del report.first_errors[LISTED_ERRORS:]
+        if result.verdict == "fail":
+            report.failures_by_row[row.id] += 1
+        if report.cases is not None:
+            report.cases.append((row.id, grader.name, result))
+        if write and results is not None:
+            line = result_line(row, grader.name, result)
+            if target is not None and row.id in outputs.written:
+                line["output"] = outputs.written[row.id]
+            results.write(line)
+        if on_result is not None:
+            on_result(result)
+
+    def jobs() -> Iterator[Job]:
+        index = 0  # the engine numbers jobs in the order they are pulled
+        for row in islice(ev.dataset.rows(), rows_to_read):
+            report.rows += 1
+            row_numbers[row.id] = report.rows
+            graders = [grader for grader in ev.graders if grader.judges(row.item)]
+            awaited[row.id] = len(graders)
+            report.rows_judged += not graders
+            for grader in graders:
+                if (line := kept.get((row.id, grader.name))) is not None:
+                    report.resumed += 1
+                    result = GradeResult.model_validate(line["result"])
+                    record(row, grader, result, write=False)
+                elif missing := missing_fields(grader.rubric.requires, row.item):
+                    cause = f"row {row.id} has no {' and no '.join(missing)}"
+                    record(row, grader, not_judged(grader.rubric, judges[grader.name].model, cause))
+                elif target is None and (why := _too_large(row, grader, token_limit)) is not None:
+                    record(row, grader, not_judged(grader.rubric, judges[grader.name].model, why))
+                else:
+                    parts = judgments(row, grader)
+                    for turn, part in enumerate(parts):
+                        pending[index] = (row, grader, turn, len(parts))
+                        index += 1
+                        item = outputs.item(row) if row.sample is None else part.item
+                        yield Job(part.rubric, item, judge=judges[grader.name])
+
+    first = judges[ev.graders[0].name]
+    stream = judge_stream(
+        first,
+        jobs(),
+        concurrency=batch_size or concurrency or ev.concurrency or resolve("concurrency").value,
+        requests_per_minute=None if batch_size else ev.requests_per_minute,
+    )
+    try:
+        async for index, result in stream:
+            row, grader, turn, turns = pending.pop(index)
+            if turns > 1:  # a row letta grades per turn is one result once every turn is in
+                done = turns_so_far.setdefault((row.id, grader.name), {})
+                done[turn] = result
+                if len(done) < turns:
+                    continue
+                del turns_so_far[(row.id, grader.name)]
+                rubric = row_rubric(row, grader)
+                result = combine_turns(rubric, [done[n] for n in range(turns)])
+            record(row, grader, result)
+    except asyncio.CancelledError:
+        if interrupt is None or interrupt.signal is None:
+            raise
+        asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        report.interrupted = interrupt.signal
+        if report.cases is not None:
+            report.not_judged = _not_judged(ev, rows_to_read, report.cases)
+    finally:
+        if results is not None:
+            results.close()
+        for judge in set(judges.values()):
+            await judge.aclose()
+        if target is not None:
+            await target.aclose()
+    report.finished = time.time()
+    return report
+
+
+def _too_large(row: Row, grader: Grader, limit: int) -> str | None:
+    """Why the row's prompt for `grader` is not sent: over `limit` tokens (None: it fits)."""
+    sizes = [prompt_tokens(part.rubric, part.item) for part in judgments(row, grader)]
+    return too_large(max(sizes, default=0), limit)
+
+
+def _not_judged(
+    ev: Eval, rows: int | None, cases: list[tuple[str, str, GradeResult]]
+) -> list[tuple[str, str]]:
+    """(row id, grader) of every judgment the run would have made and has no result for."""
+    done = {(row, grader) for row, grader, _ in cases}
+    return [
+        (row.id, grader.name)
+        for row in islice(ev.dataset.rows(), rows)
+        for grader in ev.graders
+        if grader.judges(row.item) and (row.id, grader.name) not in done
+    ]
+
+
+def run_eval(
+    ev: Eval,
+    *,
+    model: str | None = None,
+    cache: bool | str | os.PathLike[str] = False,
+    concurrency: int | None = None,
+    out: str | Path | None = None,
+    resume: bool = False,
+    limit: int | None = None,
+    votes: int | None = None,
+) -> EvalReport:
+    """Judge every row of `ev` with every grader through the engine, appending each result to
+    `out` (JSONL) as it finishes; with `resume`, keep the results already in `out` whose row,
+    grader, rubric digest, judge model and votes still match, and judge only the rest. `votes`
+    overrides every grader's. Every row is checked first (`check_dataset`): EvalError, no request
+    sent."""
+    problems, rows = check_dataset(ev)
+    if problems:
+        raise EvalError(problems)
+    judges = make_judges(ev, model, cache, votes)
+    writer = make_target(ev)
+    destination = Path(out) if out is not None else None
+    return asyncio.run(
+        arun_eval(
+            ev,
+            judges,
+            concurrency=concurrency,
+            out=destination,
+            resume=resume,
+            limit=limit,
+            target=writer,
+            planned_rows=rows,
+        )
+    )
+
+
+class _Outputs:
+    """Each row's output: the row's own, one kept from a resumed run, or the target's, asked
+    once per row however many graders wait for it."""
+
+    def __init__(self, target: Target | None, kept: dict[tuple[str, str], dict[str, Any]]) -> None:
+        self.target = target
+        self.written: dict[str, str] = {
+            row: line["output"]
+            for (row, _), line in kept.items()
+            if isinstance(line.get("output"), str)
+        }
+        self._asked: dict[str, asyncio.Future[str]] = {}
+
+    def item(self, row: Row) -> Item | Callable[[], Awaitable[Item]]:
+        if self.target is None:
+            return row.item
+        if row.id in self.written:
+            return row.item.model_copy(update={"output": self.written[row.id]})
+        target = self.target
+
+        async def produce() -> Item:
+            if row.id not in self._asked:
+                self._asked[row.id] = asyncio.ensure_future(target.generate(row.item))
+            output = await self._asked[row.id]
+            self.written[row.id] = output
+            return row.item.model_copy(update={"output": output})
+
+        return produce
+
+
+def own_rubrics(ev: Eval) -> dict[tuple[str, str], str]:
+    """The digest of each letta row's own rubric, by row and prompt grader (for --resume)."""
+    graders = [grader for grader in ev.graders if grader.rubric.template == "letta"]
+    if not graders or ev.dataset.letta_base is None:
+        return {}
+    return {
+        (row.id, grader.name): row_rubric(row, grader).digest
+        for row in ev.dataset.rows()
+        if row.sample is not None and row.sample.rubric is not None
+        for grader in graders
+    }

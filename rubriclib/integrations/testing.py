@@ -1,0 +1,102 @@
+"""Assertions for test suites: judge an output with a rubric; anything but a pass fails the test.
+
+Light to import: the judge (and the openai SDK) loads on the first assertion.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rubriclib.judging.judge import Judge
+    from rubriclib.judging.result import GradeResult
+    from rubriclib.rubrics.rubric import Rubric
+
+JudgeProvider = Callable[[], "Judge"]
+
+_default_judge: JudgeProvider | None = None
+
+
+class RubricFailed(AssertionError):
+    """The judge gave the output a failing verdict; `result` is its GradeResult."""
+
+    def __init__(self, message: str, result: GradeResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class RubricJudgeError(Exception):
+    """The judge gave no verdict (verdict `error`): the test fails, it never passes."""
+
+    def __init__(self, message: str, result: GradeResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def make_judge(
+    model: str | None = None, base_url: str | None = None, *, no_cache: bool = False
+) -> Judge:
+    """A Judge by rubriclib's precedence (argument, environment, project config, default),
+    keeping verdicts in the verdict cache as `rubriclib judge` does unless `no_cache`."""
+    from rubriclib.config import cache_setting
+    from rubriclib.judging.judge import Judge
+
+    return Judge(model=model, base_url=base_url, cache=cache_setting(no_cache))
+
+
+def set_default_judge(provider: JudgeProvider | None) -> JudgeProvider | None:
+    """Make `provider` give `assert_rubric`'s judge when none is passed; return the old one."""
+    global _default_judge
+    previous, _default_judge = _default_judge, provider
+    return previous
+
+
+def assert_rubric(
+    rubric: Rubric | str | os.PathLike[str],
+    output: str,
+    *,
+    judge: Judge | None = None,
+    input: str | None = None,  # noqa: A002
+    context: str | None = None,
+    reference: str | None = None,
+) -> GradeResult:
+    """Judge `output`; return the result on a pass, raise RubricFailed on a fail and
+    RubricJudgeError (not an AssertionError) when the judge gave no verdict."""
+    __tracebackhide__ = True
+    from rubriclib.rubrics.registry import load_rubric
+
+    if not isinstance(rubric, str) and isinstance(rubric, os.PathLike):
+        rubric = os.fspath(rubric)
+    resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
+    if judge is None:
+        judge = (_default_judge or make_judge)()
+    result = judge.grade(resolved, output, input=input, context=context, reference=reference)
+    if result.verdict == "error":
+        raise RubricJudgeError(describe(resolved, result, judge, output), result)
+    if result.verdict == "fail":
+        raise RubricFailed(describe(resolved, result, judge, output), result)
+    return result
+
+
+def describe(rubric: Rubric, result: GradeResult, judge: Judge, output: str | None = None) -> str:
+    """The verdict as a test report shows it: name@version, verdict, score, reason, judge."""
+    label = f"{rubric.name}@{rubric.version}"
+    if result.verdict == "error":
+        head = f"{label} gave no verdict (judge error): {result.reason}"
+    else:
+        head = f"{label} gave verdict {result.verdict}{score_text(rubric, result)}: {result.reason}"
+    lines = [head, f"  judge: {judge.model} at {judge.endpoint}"]
+    if output is not None:
+        shown = output if len(output) <= 300 else output[:300] + "..."
+        lines.append(f"  output: {shown!r}")
+    return "\n".join(lines)
+
+
+def score_text(rubric: Rubric, result: GradeResult) -> str:
+    """` (score 3/5, passes at 4)` for a scored verdict of a 1-5 rubric, else nothing."""
+    raw = result.details.get("raw_score")
+    if raw is None:
+        return ""
+    return f" (score {raw}/5, passes at {rubric.pass_threshold})"

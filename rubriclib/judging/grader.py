@@ -1,0 +1,58 @@
+"""`Grader`: what the engine drives, a Judge or a Panel of them alike (as inspect_ai's Scorer
+is one scorer or many). Nothing downstream needs to know which; nothing is cast."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Protocol
+
+from rubriclib.item import Item
+from rubriclib.judging.pacer import Pacer
+from rubriclib.judging.result import GradeResult
+from rubriclib.rubrics.rubric import Rubric
+
+
+class Grader(Protocol):
+    """Judges one Item at a time for the engine.
+
+    A dead endpoint is signalled through the run's `Pacer`: once it stops the run,
+    `pacer.acquire` raises `failures.EndpointUnusable` and `pacer.dead` says why, and
+    `agrade_item` turns that into an error result (it never raises for a failed judgment)."""
+
+    @property
+    def model(self) -> str:
+        """The judge's name as results record it (`details.judge.model`, what --resume matches)."""
+        ...
+
+    @property
+    def endpoint(self) -> str:
+        """Where its requests go, without credentials."""
+        ...
+
+    @property
+    def checklist(self) -> bool:
+        """Whether its results are checklist results (`details.checklist`): a resumed run
+        keeps only results judged the way it judges now."""
+        ...
+
+    @property
+    def pace_key(self) -> Hashable:
+        """Which requests share one Pacer (one pace, one fail-fast) in the engine: a Judge's
+        endpoint and key (two keys at one endpoint have their own quotas, and one dead key
+        must not stop the other); never printed."""
+        ...
+
+    @property
+    def votes(self) -> int:
+        """Independent judgments cast per item (a Panel casts one combined judgment)."""
+        ...
+
+    async def agrade_item(
+        self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
+    ) -> GradeResult:
+        """Judge one Item; every request waits for `pacer` (the engine's) when one is given."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the async connections of the running event loop (before that loop ends)."""
+        ...

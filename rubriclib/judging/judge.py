@@ -1,0 +1,433 @@
+"""Ask an OpenAI-compatible judge for a verdict through tool calls: the module that talks to it."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, Literal
+
+from rubriclib.config import checked_base_url, credential, judge_key, resolve
+from rubriclib.errors import JudgeConfigError
+from rubriclib.item import Item
+from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
+from rubriclib.judging.checklist_protocol import (
+    ItemAsking,
+    checklist_result,
+    no_checklist,
+    question_messages,
+)
+from rubriclib.judging.failures import (
+    EndpointUnusable,
+    SignalKind,
+    backoff_delay,
+    describe,
+    is_retryable,
+    quirk_in,
+    redact,
+    signal_kind,
+)
+from rubriclib.judging.grading import ManyJudgments, unjudgeable
+from rubriclib.judging.protocol import (
+    Asking,
+    JudgeVerdict,
+    Mode,
+    RubricAsking,
+    parse_reply,
+    reply_text,
+    sampling,
+    usage_of,
+)
+from rubriclib.judging.render import item_messages
+from rubriclib.judging.result import (
+    GradeResult,
+    combine_orders,
+    combine_votes,
+    judge_details,
+    majority_reached,
+    make_result,
+    not_judged,
+    with_details,
+    with_winner,
+)
+from rubriclib.judging.steps import Send, Steps, Together, Wait, adrive, drive
+from rubriclib.judging.transport import SdkTransport, Transport, chosen_transport, display_url
+from rubriclib.rubrics.rubric import Rubric
+from rubriclib.settings import JudgeSettings
+
+if TYPE_CHECKING:
+    from rubriclib.judging.pacer import Pacer
+
+logger = logging.getLogger("rubriclib")
+
+
+class Judge(ManyJudgments):
+    """A judge model behind any OpenAI-compatible Chat Completions endpoint."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        temperature: float | None = 0.0,
+        timeout: float = 120.0,
+        max_retries: int = 2,
+        *,
+        max_tokens: int | None = 1024,
+        total_timeout: float | None = None,
+        backoff_base: float = 0.5,
+        backoff_max: float = 8.0,
+        max_retry_after: float = 30.0,
+        cache: bool | str | os.PathLike[str] = False,
+        transport: Literal["auto", "sdk"] | Transport = "auto",
+        votes: int = 1,
+        capabilities: bool | str | os.PathLike[str] = False,
+        mode: Literal["holistic", "checklist"] = "holistic",
+    ) -> None:
+        if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
+            raise JudgeConfigError(f"votes must be a whole number of at least 1, not {votes!r}")
+        if mode not in ("holistic", "checklist"):
+            raise JudgeConfigError(f"mode must be 'holistic' or 'checklist', not {mode!r}")
+        self.mode = mode
+        """`holistic`: one request asks for the rubric's verdict. `checklist`: each of the
+        rubric's checklist items is asked on its own (one request per item, at once) and the
+        verdict is computed from the answers (`checklist.checklist_verdict`); a vote is one
+        pass over every item."""
+        self.votes = votes
+        """Independent judgments per item: the majority verdict (on 1-5, the median score)
+        wins, a tie never passes, and voting stops once a majority is decided."""
+        self._determinism_checked = False
+        self.model = resolve("model", model or None).value
+        self.base_url = checked_base_url(base_url)
+        self._endpoint = display_url(self.base_url)
+        self._api_key = judge_key(api_key, self.base_url)
+        self.temperature = temperature
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.max_tokens = max_tokens
+        self.total_timeout = total_timeout or timeout * (max_retries + 2) + backoff_max
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.max_retry_after = max_retry_after
+        self.quirks: set[str] = set()
+        """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
+        `no_temperature`, `max_completion_tokens`. Kept for every later request of this Judge."""
+        self.transport: Transport = chosen_transport(transport, self.base_url, self._api_key)
+        """How async requests travel, chosen here once: "auto" is aiohttp (`HttpTransport`,
+        proxied or not; a tenth of the SDK's CPU per request), "sdk" the openai SDK's async
+        client, or any `transport.Transport` (a batch's), which gets every async request with
+        its custom_id. `grade` always uses the SDK's sync client."""
+        self._sync = SdkTransport(self.base_url, self._api_key)
+        """What `grade` sends with: the SDK's sync client."""
+        self._in_flight = 0
+        """Judgments running now, in the running event loop."""
+        self._run_open = False
+        """Whether an engine run (a judgment with a Pacer) has used the transport since the
+        last `aclose`: the run closes it; an ad-hoc `agrade` closes it when it ends."""
+        self.cache: VerdictCache | None = None
+        """Where verdicts are kept and looked up (`cache=True`: the user cache folder; a path:
+        that folder); None when caching is off."""
+        if cache is not False:
+            self.cache = VerdictCache(None if cache is True else cache)
+        self._capabilities: VerdictCache | None = None
+        """Where the quirks an endpoint showed for this model are remembered across runs
+        (`capabilities=True`: the user cache folder; a path: that folder), so a new process
+        starts from the fallback instead of being refused again; None when not remembered."""
+        if capabilities is not False:
+            self._capabilities = VerdictCache.beside(self.cache, capabilities)
+            self.quirks |= self._capabilities.known_quirks(self._endpoint, self.model)
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint as scheme://host[:port]/path: no credentials, no query string."""
+        return self._endpoint
+
+    @property
+    def checklist(self) -> bool:
+        """Whether its results are checklist results (`mode="checklist"`)."""
+        return self.mode == "checklist"
+
+    @property
+    def pace_key(self) -> Hashable:
+        """The endpoint and a digest of the key: see `Grader.pace_key`."""
+        return (self._endpoint, hashlib.sha256(self._api_key.encode()).hexdigest())
+
+    @property
+    def api_key(self) -> str:
+        """The key sent with every request ("not-needed" for an endpoint that takes none): a
+        batch of this judge's requests is uploaded with it."""
+        return self._api_key
+
+    def __repr__(self) -> str:
+        return f"Judge(model={self.model!r}, endpoint={self.endpoint!r})"
+
+    def grade_item(self, rubric: Rubric, item: Item) -> GradeResult:
+        """Judge one Item with the SDK's sync client (what `grade` calls)."""
+        return drive(self._item_steps(rubric, item, 1, None), self._sync.post_sync)
+
+    async def aclose(self) -> None:
+        """Close the transport's connections of the running event loop (before that loop
+        ends); judgments still running keep them until the last one ends."""
+        self._run_open = False
+        if not self._in_flight:
+            await self.transport.aclose()
+
+    def with_transport(
+        self,
+        transport: Transport,
+        *,
+        max_retries: int | None = None,
+        total_timeout: float | None = None,
+    ) -> Judge:
+        """A new Judge like this one that sends through `transport` (a batch's), with other
+        retries and overall limit if given; this one is unchanged. The verdict cache is shared."""
+        judge = copy.copy(self)
+        judge.transport = transport
+        judge.quirks = set(self.quirks)
+        judge._sync = SdkTransport(self.base_url, self._api_key)
+        judge._in_flight, judge._run_open = 0, False
+        if max_retries is not None:
+            judge.max_retries = max_retries
+        if total_timeout is not None:
+            judge.total_timeout = total_timeout
+        return judge
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: JudgeSettings,
+        *,
+        cache: bool | str | os.PathLike[str] = False,
+        capabilities: bool | str | os.PathLike[str] = False,
+        api_key: str | None = None,
+        named_by: str = "api_key_env",
+    ) -> Judge:
+        """A Judge as `settings` say (an eval file's, a promptfoo assertion's, the command
+        line's): fields left None take the environment, rubriclib.toml or the Judge's defaults.
+        The key is `api_key` if given, else `settings.api_key_env`'s (which must be set: its
+        place in the user's file is `named_by`), else OPENAI_API_KEY."""
+        if api_key is None and settings.api_key_env:
+            api_key = credential(settings.api_key_env, named_by=named_by)
+        options = settings.judge_settings().model_dump(
+            exclude_none=True, exclude={"model", "base_url", "api_key_env", "checklist"}
+        )
+        if settings.checklist is not None:
+            options["mode"] = "checklist" if settings.checklist else "holistic"
+        return cls(
+            settings.model,
+            settings.base_url,
+            api_key,
+            cache=cache,
+            capabilities=capabilities,
+            **options,
+        )
+
+    async def agrade_item(
+        self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
+    ) -> GradeResult:
+        """Judge one Item (`trial` numbers independent samples of it, each cached apart; each
+        trial casts `votes` votes, one after another); every request waits for `pacer` (the
+        engine's) when one is given. Without one (an ad-hoc `agrade`), the transport's
+        connections close when the last judgment running ends: nothing is left open when the
+        caller's event loop ends. An engine run keeps them until its `aclose`."""
+        self._in_flight += 1
+        self._run_open = self._run_open or pacer is not None
+        try:
+            steps = self._item_steps(rubric, item, trial, pacer)
+            return await adrive(steps, self.transport, pacer, self.endpoint_signal)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight and not self._run_open:
+                await self.transport.aclose()
+
+    def _combined(self, rubric: Rubric, votes: list[GradeResult]) -> GradeResult:
+        """One vote's result as it is when one was asked for; else the votes combined, and on
+        the first item judged at temperature 0, a warning when the votes were copies."""
+        if self.votes == 1:
+            return votes[0]
+        answered = [vote for vote in votes if vote.verdict != "error"]
+        if not self._determinism_checked and len(answered) > 1:
+            self._determinism_checked = True
+            copies = len({(vote.verdict, vote.reason) for vote in answered}) == 1
+            if copies and self.temperature == 0:
+                logger.warning(
+                    "%d votes at temperature 0 came back identical (same verdict, same reason): "
+                    "this endpoint looks deterministic there, so the votes are copies, not "
+                    "independent samples; set a temperature above 0 (e.g. 0.7) for votes to "
+                    "mean something",
+                    len(answered),
+                )
+        return combine_votes(rubric, votes, self.votes)
+
+    def _item_steps(self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None) -> Steps:
+        """Every step of one item's judgment: its votes, one after another, until a majority is
+        decided (or `pacer`, the run's, has stopped sending to the endpoint), combined."""
+        if cause := unjudgeable(rubric, item, self.model):
+            return cause
+        checklist = self.mode == "checklist"
+        if checklist and not rubric.checklist:
+            return not_judged(rubric, self.model, no_checklist(rubric))
+        rendered = question_messages(rubric, item) if checklist else item_messages(rubric, item)
+        cast = self._checklist_vote if checklist else self._vote
+        votes: list[GradeResult] = []
+        for vote in range(1, self.votes + 1):
+            votes.append((yield from cast(rubric, rendered, trial, vote)))
+            if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
+                break
+        return self._combined(rubric, votes)
+
+    def _vote(
+        self, rubric: Rubric, rendered: list[list[dict[str, Any]]], trial: int, vote: int
+    ) -> Steps:
+        """Every step of one vote: one judgment, or on a pairwise rubric one judgment per order
+        (output first, then swapped; the second is skipped when the first errors, unless the
+        transport only records requests (`records_only`: a batch file needs both)), combined."""
+        if rubric.scale != "pairwise":
+            return (yield from self._judgment(rubric, rendered[0], trial, vote))
+        orders: list[GradeResult] = []
+        records_only = getattr(self.transport, "records_only", False)
+        for messages in rendered:
+            orders.append((yield from self._judgment(rubric, messages, trial, vote)))
+            if orders[-1].verdict == "error" and not records_only:
+                break
+        return combine_orders(rubric, orders)
+
+    def _checklist_vote(
+        self, rubric: Rubric, rendered: list[list[dict[str, Any]]], trial: int, vote: int
+    ) -> Steps:
+        """Every step of one vote in checklist mode: each item asked on its own, all at once
+        (each request cached by its own body), then the verdict computed from the answers."""
+        asked = tuple(
+            self._judgment(rubric, messages, trial, vote, ItemAsking(check))
+            for check, messages in zip(rubric.checklist, rendered, strict=True)
+        )
+        return checklist_result(rubric, (yield Together(asked)))
+
+    def _judgment(
+        self,
+        rubric: Rubric,
+        messages: list[dict[str, Any]],
+        trial: int = 1,
+        vote: int = 1,
+        asking: Asking | None = None,
+    ) -> Steps:
+        """Every step of one judgment (one vote of it; or one checklist item's answer, by
+        `asking`): cache lookup, requests, waits, quirk fallbacks, one corrective turn."""
+        asking = asking or RubricAsking(rubric)
+        started = time.monotonic()
+        first_key: str | None = None  # the cache key of the first-turn request last built
+        attempts = retries = 0
+        usage = {"prompt_tokens": 0, "completion_tokens": 0}
+        answered_mode: Mode | None = None
+        unanswered: Any = None  # the reply that was not a verdict, once it has been corrected
+        correction: str | None = None
+        intent: str | None = None
+
+        def finish(
+            verdict: Literal["pass", "fail", "error"],
+            reason: str,
+            raw: int | None = None,
+            winner: str | None = None,
+        ) -> GradeResult:
+            latency_ms = round((time.monotonic() - started) * 1000)
+            details = judge_details(
+                self.model,
+                answered_mode,
+                attempts,
+                latency_ms,
+                dict(usage),
+                correction,
+                retries=retries,
+            )
+            return with_winner(
+                make_result(rubric, details, verdict, redact(reason, self._api_key), raw), winner
+            )
+
+        while True:
+            remaining = started + self.total_timeout - time.monotonic()
+            if remaining <= 0:
+                return finish(
+                    "error", f"no verdict within the overall limit of {self.total_timeout:g}s"
+                )
+            attempts += 1
+            mode = asking.mode(self.quirks, correction is not None)
+            sent = messages
+            if correction is not None:
+                sent = messages + asking.corrective_turn(unanswered, mode)
+            shaped = sampling(self.temperature, self.max_tokens, self.quirks)
+            body = asking.body(sent, mode, self.model, shaped)
+            key = cache_key(self.endpoint, body, trial, vote)
+            if self.cache is not None and correction is None and key != first_key:
+                first_key = key
+                stored = cached_result(self.cache.get(key), rubric, self.model)
+                if stored is not None:
+                    return stored
+            reply = yield Send(body, min(self.timeout, remaining), key)
+            if isinstance(reply, EndpointUnusable):  # the engine stopped the run: not sent
+                attempts -= 1
+                if not attempts:
+                    return finish("error", f"not judged: {reply}")
+                return finish(
+                    "error",
+                    f"judge request failed after {attempts} attempt(s); then the run stopped "
+                    f"sending: {reply}",
+                )
+            if isinstance(reply, BaseException):
+                quirk = quirk_in(reply, body, self.quirks)
+                if quirk:
+                    logger.info("judge endpoint quirk %s: retrying with the fallback", quirk)
+                    self.quirks.add(quirk)
+                    if self._capabilities is not None:
+                        self._capabilities.remember_quirk(self._endpoint, self.model, quirk)
+                    continue
+                if is_retryable(reply) and retries < self.max_retries:
+                    retries += 1
+                    delay = min(self._delay(retries, reply), max(remaining - 0.01, 0))
+                    cause = redact(describe(reply), self._api_key)
+                    logger.info(
+                        "judge request failed (%s); retry %d in %.2fs", cause, retries, delay
+                    )
+                    yield Wait(delay)
+                    continue
+                return finish(
+                    "error", f"judge request failed after {attempts} attempt(s): {describe(reply)}"
+                )
+            answered_mode = answered_mode or mode
+            parsed = parse_reply(reply)
+            for counted, count in usage_of(parsed).items():
+                usage[counted] += count
+            outcome = asking.read(parsed, mode)
+            if isinstance(outcome, JudgeVerdict):
+                if intent is not None and outcome.verdict != intent:
+                    return finish(
+                        "error",
+                        f"conflicting verdicts: the judge first wrote {intent} as text, then "
+                        f"called {outcome.verdict}",
+                    )
+                if self.cache is not None and first_key is not None:
+                    self.cache.put(first_key, stored_verdict(outcome, answered_mode, correction))
+                result = finish(outcome.verdict, outcome.reason, outcome.raw_score, outcome.winner)
+                return with_details(result, **outcome.item_details())
+            if correction is not None:
+                return finish("error", f"no valid verdict after a corrective turn: {outcome}")
+            correction, unanswered = outcome, parsed
+            intent = asking.intent(reply_text(parsed))
+
+    def _delay(self, retry: int, error: BaseException) -> float:
+        return backoff_delay(
+            retry, error, self.backoff_base, self.backoff_max, self.max_retry_after
+        )
+
+    def endpoint_signal(self, reply: Any) -> tuple[SignalKind, Any]:
+        """What a request's outcome says about the endpoint, for the engine's pacer: the kind
+        (see `failures.signal_kind`) with the seconds to pause for `rate_limited`, or the
+        redacted cause for `unusable` and `connection`."""
+        kind = signal_kind(reply)
+        if kind == "rate_limited":
+            return kind, self._delay(1, reply)
+        if kind in ("unusable", "connection"):
+            return kind, redact(describe(reply), self._api_key)
+        return kind, None

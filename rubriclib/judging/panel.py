@@ -1,0 +1,282 @@
+"""A judge panel: several judge models on one item, their verdicts combined by a rule.
+
+Each member judges every item (votes compose: a member with votes=K gives its own majority);
+the members answer concurrently, and a member that errors is left out and named. Each member
+keeps its own pace and fail-fast: a member whose key is dead stops that member, not the panel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from rubriclib.errors import JudgeConfigError
+from rubriclib.item import Item
+from rubriclib.judging.grading import ManyJudgments, unjudgeable
+from rubriclib.judging.judge import Judge
+from rubriclib.judging.pacer import Pacer
+from rubriclib.judging.result import (
+    RULES,
+    Decision,
+    GradeResult,
+    Rule,
+    decide,
+    majority_needed,
+    make_result,
+    not_judged,
+    pairwise_result,
+    summed_judge,
+    with_details,
+)
+from rubriclib.rubrics.rubric import Rubric
+
+_OUTCOME_WORDS = {
+    "majority": "more passes than fails (a tie fails)",
+    "unanimous": "pass only if every judge passed",
+    "any": "pass if any judge passed",
+}
+_SCORE_WORDS = {"majority": "median", "unanimous": "lowest", "any": "highest"}
+
+
+class Panel(ManyJudgments):
+    """Several judges on one item; `aggregate` (majority, unanimous or any) combines the
+    verdicts of the members that answered. A Grader, as a Judge is: the engine, goldens,
+    calibration and evals drive it as they drive a Judge."""
+
+    votes = 1
+    """The panel casts one combined judgment per item; each member casts its own votes."""
+
+    def __init__(
+        self,
+        judges: Sequence[Judge],
+        aggregate: Rule = "majority",
+        *,
+        requests_per_minute: float | None = None,
+    ) -> None:
+        members = list(judges)
+        if not members:
+            raise JudgeConfigError("a panel needs at least one judge")
+        if not all(isinstance(member, Judge) for member in members):
+            raise JudgeConfigError("every member of a panel must be a rubriclib.Judge")
+        if aggregate not in RULES:
+            raise JudgeConfigError(
+                f"aggregate must be one of {', '.join(RULES)}, not {aggregate!r}"
+            )
+        self.judges = members
+        self.aggregate: Rule = aggregate
+        self.requests_per_minute = requests_per_minute
+        """Each member's own cap on request starts a minute (None: none)."""
+        self.labels = _labels(members)
+        """How the reasons name each member: its model, made unique where two share one."""
+        self._pacers: weakref.WeakKeyDictionary[Pacer, list[Pacer]] = weakref.WeakKeyDictionary()
+
+    @property
+    def model(self) -> str:
+        """The panel as one judge's name: the rule and each member (with its votes and its
+        checklist mode); what `details.judge.model` holds and what `--resume` matches."""
+        members = [
+            label
+            + ("" if judge.votes == 1 else f" x{judge.votes}")
+            + (" checklist" if judge.mode == "checklist" else "")
+            for label, judge in zip(self.labels, self.judges, strict=True)
+        ]
+        return f"panel:{self.aggregate}({', '.join(members)})"
+
+    @property
+    def endpoint(self) -> str:
+        """A name of its own for the engine's pacer: `panel:` and each member's endpoint."""
+        return "panel:" + ",".join(judge.endpoint for judge in self.judges)
+
+    @property
+    def checklist(self) -> bool:
+        """False: a panel's result is its members' combined (their modes are in its `model`)."""
+        return False
+
+    @property
+    def pace_key(self) -> Hashable:
+        """Its own, after its members': a panel's judgments keep their own pace."""
+        return ("panel", *(judge.pace_key for judge in self.judges))
+
+    def __repr__(self) -> str:
+        return f"Panel({self.judges!r}, aggregate={self.aggregate!r})"
+
+    def grade_item(self, rubric: Rubric, item: Item) -> GradeResult:
+        """Every member judges one Item (at once); their verdicts combined (what `grade`
+        calls)."""
+
+        async def run() -> GradeResult:
+            try:
+                return await self.agrade_item(rubric, item)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(run())
+
+    async def aclose(self) -> None:
+        """Close every member's async connections of the running event loop."""
+        for judge in {id(judge): judge for judge in self.judges}.values():
+            await judge.aclose()
+
+    async def agrade_item(
+        self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
+    ) -> GradeResult:
+        """Every member judges one Item at once, each through its own pacer for the run that
+        `pacer` (the engine's, for the panel) belongs to; the verdicts combined."""
+        if cause := unjudgeable(rubric, item, self.model):
+            return cause
+        pacers = self._member_pacers(pacer)
+        asked = [
+            judge.agrade_item(rubric, item, trial=trial, pacer=member_pacer)
+            for judge, member_pacer in zip(self.judges, pacers, strict=True)
+        ]
+        answers = await asyncio.gather(*asked, return_exceptions=True)
+        results = [
+            answer
+            if isinstance(answer, GradeResult)
+            else not_judged(rubric, judge.model, f"unexpected {type(answer).__name__}")
+            for judge, answer in zip(self.judges, answers, strict=True)
+        ]
+        return self.combine(rubric, results)
+
+    def _member_pacers(self, pacer: Pacer | None) -> list[Pacer | None]:
+        """Each member's pacer for the run `pacer` belongs to, made on first use with the run's
+        concurrency and requests-per-minute cap (else the panel's own): a member's 429 slows,
+        and its dead key stops, only that member. The panel never reports to `pacer` itself,
+        so no member's failure can stop the panel."""
+        if pacer is None:
+            return [None] * len(self.judges)
+        if pacer not in self._pacers:
+            limit = pacer.requests_per_minute or self.requests_per_minute
+            self._pacers[pacer] = [Pacer(pacer.ceiling, limit) for _ in self.judges]
+        return list(self._pacers[pacer])
+
+    def combine(self, rubric: Rubric, results: list[GradeResult]) -> GradeResult:
+        """One result from each member's (in order): the verdict `aggregate` gives over those
+        that answered, every member's verdict and reason in `details.panel`."""
+        count = len(results)
+        judge = summed_judge(results)
+        judge["model"] = self.model
+        panel: dict[str, Any] = {
+            "aggregate": self.aggregate,
+            "judges": [
+                _entry(member, result, rubric)
+                for member, result in zip(self.judges, results, strict=True)
+            ],
+            "answered": 0,
+            "errors": 0,
+            "agreement": None,
+        }
+        named = list(zip(self.labels, results, strict=True))
+        answered = [(label, result) for label, result in named if result.verdict != "error"]
+        errored = [(label, result) for label, result in named if result.verdict == "error"]
+        panel.update(answered=len(answered), errors=len(errored))
+        failures = "; ".join(f"{label}: {result.reason}" for label, result in errored)
+        if not answered:
+            reason = f"all {count} judges errored ({failures})"
+            return with_details(make_result(rubric, judge, "error", reason), panel=panel)
+        decision = decide(rubric, [result for _, result in answered], self.aggregate)
+        if errored and (
+            (self.aggregate == "majority" and len(answered) < majority_needed(count))
+            or (self.aggregate == "unanimous" and decision.verdict == "pass")
+        ):  # the judges that answered cannot decide for the panel: never a pass by default
+            need = (
+                f"a majority panel needs {majority_needed(count)} of {count} to answer"
+                if self.aggregate == "majority"
+                else "a unanimous panel passes only when every judge passed"
+            )
+            reason = f"{len(errored)} of {count} judges errored ({failures}); {need}"
+            return with_details(make_result(rubric, judge, "error", reason), panel=panel)
+        panel["agreement"] = decision.agreeing / len(answered)
+        chosen = next((label for label, result in answered if result is decision.chosen), None)
+        reason = self._reason(rubric, answered, decision)
+        if decision.chosen is not None:
+            reason += f"; {chosen} said: {decision.chosen.reason}"
+        if errored:
+            reason = (
+                f"{len(errored)} of {count} judges errored ({failures}); decided on the "
+                f"{len(answered)} that answered; {reason}"
+            )
+        if rubric.scale == "pairwise":
+            blocks = [result.details.get("pairwise", {}) for result in results]
+            pairwise = {
+                "winner": decision.winner,
+                "judges": blocks,
+                "position_flip": any(block.get("position_flip") for block in blocks),
+                "flips": sum(int(block.get("flips", 0)) for block in blocks),
+                "comparisons": sum(int(block.get("comparisons", 0)) for block in blocks),
+            }
+            result = pairwise_result(rubric, judge, str(decision.winner), reason, pairwise)
+            return with_details(result, panel=panel)
+        result = make_result(rubric, judge, decision.verdict, reason, decision.raw_score)
+        return with_details(result, panel=panel)
+
+    def _reason(
+        self,
+        rubric: Rubric,
+        answered: list[tuple[str, GradeResult]],
+        decision: Decision,
+    ) -> str:
+        """What the answering judges said and what the rule made of it."""
+        head = f"{self.aggregate} of {len(answered)} judge(s)"
+        if rubric.scale == "pairwise":
+            found = ", ".join(
+                f"{label}: {result.details.get('pairwise', {}).get('winner')}"
+                for label, result in answered
+            )
+            outcome = {"output": "the output wins", "baseline": "the baseline wins"}
+            said = outcome.get(str(decision.winner), "a tie, which is not a win")
+            return f"{head} ({found}): {said}"
+        if rubric.scale == "1-5":
+            scores = ", ".join(
+                f"{label} {result.details['raw_score']}" for label, result in answered
+            )
+            words = _SCORE_WORDS[self.aggregate]
+            ordered = sorted(int(result.details["raw_score"]) for _, result in answered)
+            if words == "median" and ordered[len(ordered) // 2] != decision.raw_score:
+                words = "lower median (a tie never rounds up)"
+            return f"{head} (scores {scores}): the {words} score, {decision.raw_score}"
+        passes = sum(result.verdict == "pass" for _, result in answered)
+        fails = len(answered) - passes
+        tie = " a tie never passes;" if decision.split else ""
+        rule = _OUTCOME_WORDS[self.aggregate]
+        return f"{head}: {passes} pass, {fails} fail; {rule}:{tie} {decision.verdict}"
+
+
+def _labels(judges: list[Judge]) -> list[str]:
+    """Each member's name in reasons: its model; `model@endpoint` where two share a model;
+    `model#N` (its place, from 1) where two share both."""
+    models = [judge.model for judge in judges]
+    places = [f"{judge.model}@{judge.endpoint}" for judge in judges]
+    labels = []
+    for index, judge in enumerate(judges):
+        if models.count(judge.model) == 1:
+            labels.append(judge.model)
+        elif places.count(places[index]) == 1:
+            labels.append(places[index])
+        else:
+            labels.append(f"{judge.model}#{index + 1}")
+    return labels
+
+
+def _entry(judge: Judge, result: GradeResult, rubric: Rubric) -> dict[str, Any]:
+    """One member's line in `details.panel.judges`."""
+    entry: dict[str, Any] = {
+        "model": judge.model,
+        "endpoint": judge.endpoint,
+        "verdict": result.verdict,
+        "reason": result.reason,
+        "score": result.score,
+    }
+    if rubric.scale == "1-5":
+        entry["raw_score"] = result.details.get("raw_score")
+    if rubric.scale == "pairwise":
+        entry["winner"] = result.details.get("pairwise", {}).get("winner")
+    if "votes" in result.details:
+        entry["votes"] = result.details["votes"]
+    block = result.details.get("judge", {})
+    entry["attempts"] = block.get("attempts", 0)
+    entry["retries"] = block.get("retries", 0)
+    entry["usage"] = block.get("usage", {})
+    return entry

@@ -1,0 +1,124 @@
+"""A judgment as steps, and the two drivers that run them.
+
+A Judge writes each judgment once, as a generator of steps (`Send` a request body, `Wait`
+before a retry, run judgments `Together`); `drive` runs the steps with the SDK's sync client
+and `time.sleep` (`Judge.grade`), `adrive` with a Transport, `asyncio.sleep` and the run's Pacer
+(`Judge.agrade_item`). So retries, quirk fallbacks and the corrective turn are written once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rubriclib.judging.result import GradeResult
+
+if TYPE_CHECKING:
+    from rubriclib.judging.failures import SignalKind
+    from rubriclib.judging.pacer import Pacer
+    from rubriclib.judging.transport import Transport
+
+
+@dataclass(frozen=True)
+class Send:
+    """Step: POST this Chat Completions body, waiting at most `timeout` seconds; the driver
+    sends back the reply's bytes or the exception. `custom_id` names the request: its cache key
+    (endpoint, body, trial and vote), a batch request's custom_id."""
+
+    body: dict[str, Any]
+    timeout: float
+    custom_id: str
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Step: wait before the next try."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Together:
+    """Step: run these judgments' steps (a checklist's items), at once where the driver can;
+    the driver sends back their results, in order."""
+
+    judgments: tuple[Steps, ...]
+
+
+Steps = Generator[Send | Wait | Together, Any, GradeResult]
+"""A judgment's steps; the driver sends back each request's reply (bytes or the exception),
+or the results of the judgments run together."""
+
+
+def drive(steps: Steps, post: Callable[..., bytes]) -> GradeResult:
+    """Run a judgment's steps one after another, sending with `post(body, timeout=...)` (the
+    SDK's sync client) and waiting with `time.sleep`."""
+    reply: Any = None
+    while True:
+        try:
+            step = steps.send(reply)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        if isinstance(step, Wait):
+            time.sleep(step.seconds)
+            reply = None
+        elif isinstance(step, Together):
+            reply = [drive(judgment, post) for judgment in step.judgments]
+        else:
+            try:
+                reply = post(step.body, timeout=step.timeout)
+            except Exception as error:  # every failure becomes data for the judgment
+                reply = error
+
+
+async def adrive(
+    steps: Steps,
+    transport: Transport,
+    pacer: Pacer | None,
+    signal: Callable[[Any], tuple[SignalKind, Any]],
+) -> GradeResult:
+    """Run a judgment's steps through `transport`, waiting with `asyncio.sleep`, judgments
+    `Together` at once; each request waits for `pacer` (the run's, if any) and tells it what
+    its outcome says about the endpoint (`signal`)."""
+    reply: Any = None
+    while True:
+        try:
+            step = steps.send(reply)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        if isinstance(step, Wait):
+            await asyncio.sleep(step.seconds)
+            reply = None
+        elif isinstance(step, Together):
+            together: list[Awaitable[GradeResult]] = [
+                adrive(judgment, transport, pacer, signal) for judgment in step.judgments
+            ]
+            reply = list(await asyncio.gather(*together))
+        else:
+            reply = await _send(step, transport, pacer, signal)
+
+
+async def _send(
+    step: Send,
+    transport: Transport,
+    pacer: Pacer | None,
+    signal: Callable[[Any], tuple[SignalKind, Any]],
+) -> Any:
+    """One request's reply (bytes) or the exception, paced."""
+    try:
+        if pacer is not None:
+            await pacer.acquire()
+        try:
+            reply: Any = await transport.post(
+                step.body, timeout=step.timeout, custom_id=step.custom_id
+            )
+        except Exception as error:  # every failure becomes data for the judgment
+            reply = error
+        if pacer is not None:
+            await pacer.release(signal(reply))
+        return reply
+    except Exception as error:
+        return error

@@ -1,0 +1,340 @@
+"""Golden regression runs: judge every golden K times, then agreement statistics."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rubriclib.errors import Problem, RubricError
+from rubriclib.item import Item
+from rubriclib.judging.result import GradeResult
+from rubriclib.measure.agreement import Interval, Pair, accuracy, bootstrap_interval, cohen_kappa
+from rubriclib.rubrics.rubric import Golden, Rubric
+
+if TYPE_CHECKING:
+    from rubriclib.judging.engine import Interrupted, RunInfo
+    from rubriclib.judging.grader import Grader
+
+WINNER_ORDER = {
+    "output": ("output", "tie", "baseline"),
+    "baseline": ("baseline", "tie", "output"),
+    "tie": ("tie", "output", "baseline"),
+}
+"""Each expected winner of a pairwise golden, and the judged winners it is counted against
+(the expected one first)."""
+
+
+@dataclass(frozen=True)
+class GoldenOutcome:
+    """One golden's K judgments."""
+
+    golden: Golden
+    results: list[GradeResult]
+
+    @property
+    def verdicts(self) -> list[str]:
+        return [result.verdict for result in self.results]
+
+    @property
+    def expected_answer(self) -> str:
+        """The expected verdict; on a pairwise golden, the expected winner."""
+        return self.golden.expected_winner or self.golden.expected
+
+    @property
+    def answers(self) -> list[str]:
+        """Each judgment's verdict; on a pairwise golden, its winner (`output`, `baseline`,
+        `tie`) or `error`."""
+        return [answer_of(self.golden, result) for result in self.results]
+
+    @property
+    def agreed(self) -> bool:
+        """It was judged, and every judgment gave the expected verdict (pairwise: winner)."""
+        return bool(self.results) and all(a == self.expected_answer for a in self.answers)
+
+    @property
+    def flaky(self) -> bool:
+        """The judgments did not all give the same verdict (pairwise: winner)."""
+        return len(set(self.answers)) > 1
+
+
+@dataclass(frozen=True)
+class RubricReport:
+    """Every golden outcome of one rubric, with its agreement statistics."""
+
+    rubric: Rubric
+    outcomes: list[GoldenOutcome]
+
+    @property
+    def counts(self) -> dict[str, Any]:
+        """Every judgment counted once, on the basis `accuracy` uses. Pass-fail and 1-5: true /
+        false pass / fail and judge errors. Pairwise: for each expected winner present
+        (`expected_output`, ...), the judged winners (the expected one first), and errors."""
+        cells = Counter(self.pairs)
+        errors = sum(count for (_, answer), count in cells.items() if answer == "error")
+        if self.rubric.scale != "pairwise":
+            return {
+                "true_pass": cells["pass", "pass"],
+                "false_pass": cells["fail", "pass"],
+                "true_fail": cells["fail", "fail"],
+                "false_fail": cells["pass", "fail"],
+                "errors": errors,
+            }
+        expected = {winner for winner, _ in cells}
+        counts: dict[str, Any] = {
+            f"expected_{winner}": {answer: cells[winner, answer] for answer in answers}
+            for winner, answers in WINNER_ORDER.items()
+            if winner in expected
+        }
+        return {**counts, "errors": errors}
+
+    @property
+    def misses(self) -> int:
+        """Judgments that gave a verdict (pairwise: a winner) other than the golden's."""
+        return sum(expected != answer != "error" for expected, answer in self.pairs)
+
+    @property
+    def errors(self) -> int:
+        """Judgments that ended in a judge error."""
+        return sum(answer == "error" for _, answer in self.pairs)
+
+    @property
+    def corrected(self) -> int:
+        """Judgments that needed a corrective turn (whether or not it gave a verdict)."""
+        return sum(
+            bool(result.details["judge"].get("corrected"))
+            for outcome in self.outcomes
+            for result in outcome.results
+        )
+
+    @property
+    def modes(self) -> dict[str, int]:
+        """How many judgments used each tool mode (`required`, `named`, `auto`)."""
+        return dict(
+            Counter(
+                str(result.details["judge"].get("mode"))
+                for outcome in self.outcomes
+                for result in outcome.results
+            )
+        )
+
+    @property
+    def judgments(self) -> int:
+        return sum(len(outcome.results) for outcome in self.outcomes)
+
+    @property
+    def pairs(self) -> list[Pair]:
+        """(expected, judged verdict) for every judgment; a judge error's verdict is `error`.
+        On a pairwise rubric, (expected winner, judged winner)."""
+        return [
+            (outcome.expected_answer, answer)
+            for outcome in self.outcomes
+            for answer in outcome.answers
+        ]
+
+    @property
+    def accuracy(self) -> float | None:
+        """Share of all judgments that matched; a judge error counts as a miss."""
+        return accuracy(self.pairs)
+
+    @property
+    def kappa(self) -> float | None:
+        """Cohen's kappa of judged vs expected verdicts (errors left out); None if undefined."""
+        return cohen_kappa(self._judged_pairs)
+
+    @cached_property
+    def accuracy_interval(self) -> Interval | None:
+        """The bootstrap 95% interval of `accuracy` (see rubriclib.measure.agreement)."""
+        return bootstrap_interval(self.pairs, accuracy)
+
+    @cached_property
+    def kappa_interval(self) -> Interval | None:
+        """The bootstrap 95% interval of `kappa`."""
+        return bootstrap_interval(self._judged_pairs, cohen_kappa)
+
+    @property
+    def _judged_pairs(self) -> list[Pair]:
+        return [pair for pair in self.pairs if pair[1] != "error"]
+
+    @property
+    def flaky(self) -> list[str]:
+        return [outcome.golden.name for outcome in self.outcomes if outcome.flaky]
+
+    @property
+    def score_pairs(self) -> list[tuple[int, int]]:
+        """(expected_score, raw_score) for every scored judgment of a golden with expected_score."""
+        return [
+            (outcome.golden.expected_score, result.details["raw_score"])
+            for outcome in self.outcomes
+            if outcome.golden.expected_score is not None
+            for result in outcome.results
+            if "raw_score" in result.details
+        ]
+
+    @property
+    def exact_score_agreement(self) -> float | None:
+        pairs = self.score_pairs
+        return sum(expected == got for expected, got in pairs) / len(pairs) if pairs else None
+
+    @property
+    def mean_absolute_error(self) -> float | None:
+        pairs = self.score_pairs
+        return sum(abs(expected - got) for expected, got in pairs) / len(pairs) if pairs else None
+
+    @property
+    def ok(self) -> bool:
+        return all(outcome.agreed for outcome in self.outcomes)
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A whole regression run: one report per rubric, in the order given. After an interrupt,
+    a golden's outcome holds only the judgments that were made (possibly none)."""
+
+    rubrics: list[RubricReport]
+    trials: int
+    info: RunInfo | None = None
+
+    @property
+    def misses(self) -> int:
+        """Judgments that gave a verdict (pairwise: a winner) other than the golden's."""
+        return sum(report.misses for report in self.rubrics)
+
+    @property
+    def errors(self) -> int:
+        """Judgments that ended in a judge error."""
+        return sum(report.errors for report in self.rubrics)
+
+    @property
+    def ok(self) -> bool:
+        """The run finished and every judgment matched its expectation (no judge errors)."""
+        interrupted = self.info is not None and self.info.interrupted is not None
+        return not interrupted and all(report.ok for report in self.rubrics)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a regression run judges: each rubric with its goldens (its own, then the extra
+    ones that fit it), each golden `trials` times."""
+
+    rubrics: list[tuple[Rubric, list[Golden]]]
+    trials: int = 1
+
+    @property
+    def judgments(self) -> int:
+        return sum(len(goldens) for _, goldens in self.rubrics) * self.trials
+
+
+def plan_run(refs: Sequence[str], goldens_file: str | None = None, trials: int = 1) -> RunPlan:
+    """The goldens of each rubric named (every resolvable one when none is), with the extra
+    goldens of `goldens_file` added to the rubrics they fit (those with expected_winner to
+    pairwise rubrics, the others to the rest). Every problem at once, before any request:
+    RubricError (an extra golden named like one of a rubric's own, one that fits no rubric,
+    a pairwise golden without a winner)."""
+    from rubriclib.rubrics.registry import list_rubrics, load_goldens, load_rubric
+    from rubriclib.rubrics.rubric import (
+        duplicate_name_problems,
+        pairwise_golden_problems,
+        parse_goldens_file,
+    )
+
+    extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
+    problems = duplicate_name_problems(extra, goldens_file or "", "goldens")
+    plan = []
+    fitted = 0
+    for ref in refs or [rubric.name for rubric in list_rubrics()]:
+        rubric = load_rubric(ref)
+        own = load_goldens(rubric)
+        names = {golden.name for golden in own}
+        problems += [
+            Problem(
+                str(goldens_file),
+                f"goldens[{index}].name",
+                f"{rubric.name} already has a golden named {golden.name!r}",
+            )
+            for index, golden in enumerate(extra)
+            if golden.name in names
+        ]
+        problems += pairwise_golden_problems(rubric.scale, own, rubric.source, "goldens")
+        pairwise = rubric.scale == "pairwise"
+        fitting = [golden for golden in extra if (golden.expected_winner is not None) == pairwise]
+        fitted += len(fitting)
+        plan.append((rubric, own + fitting))
+    if extra and not fitted:
+        problems.append(
+            Problem(
+                str(goldens_file),
+                "goldens",
+                "fit no rubric in the run (goldens with expected_winner go to pairwise rubrics, "
+                "the others to pass-fail and 1-5 rubrics)",
+            )
+        )
+    if problems:
+        raise RubricError(problems)
+    return RunPlan(plan, trials)
+
+
+async def run_goldens(
+    judge: Grader,
+    plan: Sequence[tuple[Rubric, Sequence[Golden]]],
+    trials: int = 1,
+    concurrency: int = 8,
+    on_judgment: Callable[[], None] | None = None,
+    interrupt: Interrupted | None = None,
+    requests_per_minute: float | None = None,
+) -> RunReport:
+    """Judge every golden of every rubric `trials` times through the engine. When `interrupt`
+    records a signal, the run stops and the report holds what was judged until then."""
+    from rubriclib.judging.engine import Job, judge_all
+
+    if trials < 1 or concurrency < 1:
+        raise ValueError("trials and concurrency must be at least 1")
+    jobs = (
+        Job(rubric, golden_item(golden), trial)
+        for rubric, goldens in plan
+        for golden in goldens
+        for trial in range(1, trials + 1)
+    )
+    planned = sum(len(goldens) for _, goldens in plan) * trials
+    results, info = await judge_all(
+        judge,
+        jobs,
+        planned,
+        concurrency=concurrency,
+        requests_per_minute=requests_per_minute,
+        on_judgment=on_judgment,
+        interrupt=interrupt,
+    )
+    reports, position = [], 0
+    for rubric, goldens in plan:
+        outcomes = []
+        for golden in goldens:
+            judged = [results[i] for i in range(position, position + trials) if i in results]
+            outcomes.append(GoldenOutcome(golden, judged))
+            position += trials
+        reports.append(RubricReport(rubric, outcomes))
+    return RunReport(reports, trials, info)
+
+
+def golden_item(golden: Golden) -> Item:
+    """The fields of a golden that are judged, as an Item named after the golden."""
+    return Item(
+        output=golden.output,
+        input=golden.input,
+        context=golden.context,
+        reference=golden.reference,
+        baseline=golden.baseline,
+        id=golden.name,
+    )
+
+
+def answer_of(golden: Golden, result: GradeResult) -> str:
+    """What a judgment of `golden` found: its verdict; on a pairwise golden, the winner."""
+    pairwise = result.details.get("pairwise")
+    if golden.expected_winner is None or result.verdict == "error":
+        return result.verdict
+    winner = pairwise.get("winner") if isinstance(pairwise, dict) else None
+    return str(winner) if winner is not None else result.verdict

@@ -1,0 +1,188 @@
+"""What every report shares: safe text, numbers as text, the run object, JUnit elements.
+
+Every report stays valid whatever text a judge or a goldens file holds: the table shows
+control characters as escapes (`printable`), JUnit XML replaces what XML 1.0 cannot carry
+(`xml_safe`), and JSON keeps text exactly, escaped by `json.dumps`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from rubriclib._version import __version__
+from rubriclib.judging.result import GradeResult
+from rubriclib.measure.agreement import Interval
+
+if TYPE_CHECKING:
+    from rubriclib.judging.engine import RunInfo
+
+# Unicode categories `printable` shows as escapes: controls (ANSI escape sequences start with
+# one, C1 controls included), format characters (bidi overrides, zero-width and tag characters
+# that reorder or hide text), lone surrogates (no terminal encoding can carry them) and the
+# line and paragraph separators.
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+# What `xml_safe` replaces: characters XML 1.0 forbids even as references (C0 controls but tab,
+# newline and carriage return; surrogates; U+FFFE, U+FFFF) and those its section 2.2 asks
+# documents to avoid (DEL, C1 controls, noncharacters).
+_XML_UNSAFE = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
+    + "".join(f"\\U{plane:04x}fffe\\U{plane:04x}ffff" for plane in range(1, 17))
+    + "]"
+)
+
+_NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_BLANKS = re.compile(r"[ \t\r\n]+")
+
+
+def _escape(char: str) -> str:
+    """One character as a visible Python-style escape: \\n, \\x1b, \\u202e, \\U000e0041."""
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def printable(text: str, limit: int | None = None) -> str:
+    """Text safe to print on a terminal: controls, format characters, surrogates and line
+    separators shown as escapes (\\x1b, \\n, \\u202e); longer than `limit` cut with "..."."""
+    if text.isprintable() and (limit is None or len(text) <= limit):
+        return text
+    pieces: list[str] = []
+    length = 0
+    for char in text:
+        piece = _escape(char) if unicodedata.category(char) in _UNPRINTABLE else char
+        if limit is not None and length + len(piece) > limit:
+            return "".join(pieces) + "..."
+        pieces.append(piece)
+        length += len(piece)
+    return "".join(pieces)
+
+
+def xml_safe(text: str) -> str:
+    """Text XML 1.0 can carry: characters it forbids or discourages shown as escapes like
+    `printable`'s (\\x1b, \\ud800); tab, newline and carriage return are kept."""
+    return _XML_UNSAFE.sub(lambda match: _escape(match.group()), text)
+
+
+def one_line(text: str, limit: int) -> str:
+    """Text on one line for the table: blanks and line breaks collapsed, the rest `printable`."""
+    return printable(_BLANKS.sub(" ", text).strip(), limit)
+
+
+def percent_text(value: float | None) -> str:
+    """A share as a percentage with one decimal (`n/a` when None)."""
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def decimal_text(value: float | None) -> str:
+    """A number with two decimals (`n/a` when None)."""
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def judge_value(result: GradeResult, key: str) -> Any:
+    """`details.judge[key]`, or None when a result (built by hand) lacks it."""
+    judge = result.details.get("judge")
+    return judge.get(key) if isinstance(judge, dict) else None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def token_count(result: GradeResult, key: str) -> int:
+    """`details.judge.usage[key]` (prompt_tokens, completion_tokens), or 0 when absent."""
+    usage = judge_value(result, "usage")
+    return _count(usage.get(key)) if isinstance(usage, dict) else 0
+
+
+def latency_seconds(result: GradeResult) -> float:
+    """`details.judge.latency_ms` in seconds, or 0 when absent."""
+    return _count(judge_value(result, "latency_ms")) / 1000
+
+
+def pairwise_text(stats: dict[str, Any]) -> str:
+    """Win / tie / loss rates of the output against the baseline, and the position-flip rate."""
+    text = (
+        f"output win {percent_text(stats['win_rate'])}, tie {percent_text(stats['tie_rate'])}, "
+        f"loss {percent_text(stats['loss_rate'])}; position flips "
+        f"{percent_text(stats['flip_rate'])}"
+    )
+    if stats["comparisons"]:
+        text += f" ({stats['position_flips']} of {stats['comparisons']})"
+    return text
+
+
+def interval_json(interval: Interval | None) -> dict[str, float] | None:
+    """An interval as a JSON report gives it: {"low", "high"}, or None."""
+    return None if interval is None else {"low": interval[0], "high": interval[1]}
+
+
+def interval_text(interval: Interval | None, show: Callable[[float | None], str]) -> str:
+    """The 95% interval to print beside a number (empty when there is none)."""
+    if interval is None:
+        return ""
+    return f"  (95% interval {show(interval[0])} to {show(interval[1])})"
+
+
+def iso_time(timestamp: float) -> str:
+    """A time.time() value as ISO 8601 UTC, e.g. 2025-01-31T09:30:00.250Z."""
+    moment = datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")
+    return moment.replace("+00:00", "Z")
+
+
+def run_json(info: RunInfo | None, results: list[GradeResult]) -> dict[str, Any]:
+    """What a run was (version, judge, endpoint, times, tokens summed over `results`), for the
+    `run` object of a JSON report."""
+    return {
+        "rubriclib_version": __version__,
+        "judge_model": info.judge_model if info else None,
+        "endpoint": info.endpoint if info else None,
+        "started": iso_time(info.started) if info else None,
+        "finished": iso_time(info.finished) if info else None,
+        "duration_seconds": round(info.finished - info.started, 3) if info else None,
+        "usage": {
+            key: sum(token_count(result, key) for result in results)
+            for key in ("prompt_tokens", "completion_tokens")
+        },
+    }
+
+
+def xml_element(
+    parent: ElementTree.Element, tag: str, text: str | None = None, **attributes: str
+) -> ElementTree.Element:
+    """A child element whose text and attributes have passed through `xml_safe`."""
+    safe = {name: xml_safe(value) for name, value in attributes.items()}
+    element = ElementTree.SubElement(parent, tag, safe)
+    if text is not None:
+        element.text = xml_safe(text)
+    return element
+
+
+def xml_properties(parent: ElementTree.Element, values: dict[str, str]) -> None:
+    properties = xml_element(parent, "properties")
+    for name, value in values.items():
+        xml_element(properties, "property", name=name, value=value)
+
+
+def junit_totals(
+    element: ElementTree.Element, tests: int, failures: int, errors: int, skipped: int, time: float
+) -> None:
+    """The JUnit totals as attributes, in the usual order; `time` in seconds."""
+    totals = {"tests": tests, "failures": failures, "errors": errors, "skipped": skipped}
+    for name, value in totals.items():
+        element.set(name, str(value))
+    element.set("time", f"{max(time, 0.0):.3f}")
+
+
+def junit_text(root: ElementTree.Element) -> str:
+    """A JUnit document as indented XML text, with its declaration."""
+    ElementTree.indent(root)
+    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)

@@ -1,0 +1,376 @@
+"""A results file (the JSONL `rubriclib eval --out` writes) as the data an HTML report shows:
+every line checked, per-grader numbers, the row x grader matrix and, against an older results
+file, what changed. Pure but for reading the files."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rubriclib.errors import EvalError, Problem
+from rubriclib.judging.result import GradeResult, pairwise_stats
+from rubriclib.measure.agreement import wilson_interval
+from rubriclib.reports.checklists import (
+    RubricFinder,
+    checklist_failures,
+    checklist_of,
+    rubric_finder,
+    unmarked_notes,
+)
+from rubriclib.reports.common import xml_safe
+
+TEXT_LIMIT = 2000
+"""Characters of one text kept in the page; the full text stays in the results file."""
+PROBLEMS_SHOWN = 20
+"""Bad lines named one by one; past that, one line says how many more."""
+VERDICTS = ("pass", "fail", "error")
+DIGITS = re.compile(r"([0-9]+)")
+
+
+@dataclass
+class ResultsFile:
+    """The checked lines of one results file, keyed by (row, grader); the last of a pair wins."""
+
+    path: Path
+    lines: dict[tuple[str, str], dict[str, Any]]
+    count: int
+    """Lines read, duplicates included."""
+    modified: str
+    """The file's modification time, ISO 8601 in UTC."""
+    notes: list[str] = field(default_factory=list)
+    """What a reader should know: a last line cut short, duplicate pairs."""
+
+
+def read_results(path: Path) -> ResultsFile:
+    """Read and check a results file; EvalError naming FILE:LINE and what is wrong in each bad
+    line. A last line cut short (no newline, not JSON) is an interrupted run, not an error."""
+    try:
+        data = path.read_bytes()
+        modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError as error:
+        raise EvalError.single(str(path), "file", f"cannot read: {error.strerror}") from None
+    lines: dict[tuple[str, str], dict[str, Any]] = {}
+    problems: list[Problem] = []
+    notes: list[str] = []
+    count = duplicates = 0
+    physical = data.split(b"\n")
+    for number, raw in enumerate(physical, start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            if number == len(physical) and (count or problems):  # no newline: a kill mid-write
+                notes.append(f"line {number} was cut short: the run was interrupted")
+                continue
+            message = (
+                f"not JSON: {error.msg}"
+                if isinstance(error, json.JSONDecodeError)
+                else "not UTF-8 text"
+            )
+            problems.append(Problem(f"{path}:{number}", "line", message))
+            continue
+        wrong_field = what_is_wrong(line)
+        if wrong_field is not None:
+            problems.append(Problem(f"{path}:{number}", *wrong_field))
+            continue
+        count += 1
+        key = (str(line["row"]), str(line["grader"]))
+        duplicates += key in lines
+        lines[key] = line
+    if problems:
+        raise EvalError(shown_problems(path, problems))
+    if not count:
+        raise EvalError.single(str(path), "file", "holds no results line")
+    if duplicates:
+        notes.append(f"{duplicates} line(s) repeat a row and grader: the last of each is shown")
+    stamp = modified.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return ResultsFile(path, lines, count, stamp, notes)
+
+
+def shown_problems(path: Path, problems: list[Problem]) -> list[Problem]:
+    """The first PROBLEMS_SHOWN problems, then one saying how many more there are."""
+    if len(problems) <= PROBLEMS_SHOWN:
+        return problems
+    more = len(problems) - PROBLEMS_SHOWN
+    return [*problems[:PROBLEMS_SHOWN], Problem(str(path), "lines", f"{more} more bad line(s)")]
+
+
+def what_is_wrong(line: Any) -> tuple[str, str] | None:
+    """(field, message) for a line that is not a results line of ours, else None."""
+    if not isinstance(line, dict):
+        return "line", f"a results line is a JSON object, not {type(line).__name__}"
+    for name in ("row", "grader", "verdict", "result"):
+        if name not in line:
+            return name, "missing: not a line of a rubriclib results file"
+    if not isinstance(line["row"], str | int) or not isinstance(line["grader"], str):
+        return "row", "row and grader must be text"
+    if line["verdict"] not in VERDICTS:
+        return "verdict", f"must be pass, fail or error, not {str(line['verdict'])[:40]!r}"
+    result = line["result"]
+    if not isinstance(result, dict) or not isinstance(result.get("reason"), str):
+        return "result.reason", "missing or not text"
+    score = result.get("score")
+    if score is not None and (not isinstance(score, int | float) or not math.isfinite(score)):
+        return "result.score", "must be a number"
+    details = result.get("details")
+    if not isinstance(details, dict):
+        return "result.details", "missing or not an object"
+    rubric, judge = details.get("rubric"), details.get("judge")
+    if not isinstance(rubric, dict) or not all(
+        isinstance(rubric.get(key), str) for key in ("name", "version", "digest")
+    ):
+        return "result.details.rubric", "needs name, version and digest"
+    if not isinstance(judge, dict) or not isinstance(judge.get("model"), str):
+        return "result.details.judge", "needs the judge's model"
+    usage = judge.get("usage")
+    if usage is not None and not (
+        isinstance(usage, dict)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
+    ):
+        return "result.details.judge.usage", "must hold whole numbers of tokens"
+    return None
+
+
+def clipped(value: Any) -> Any:
+    """JSON value with every text made safe to show (controls escaped) and cut at TEXT_LIMIT:
+    a cut text becomes {"clipped": first TEXT_LIMIT characters, "length": full length}."""
+    if isinstance(value, str):
+        if len(value) > TEXT_LIMIT:
+            return {"clipped": xml_safe(value[:TEXT_LIMIT]), "length": len(value)}
+        return xml_safe(value)
+    if isinstance(value, dict):
+        return {xml_safe(str(key)): clipped(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [clipped(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def rubric_label(rubric: dict[str, Any]) -> str:
+    """`name@version digest` with the digest's first 8 characters."""
+    return f"{rubric['name']}@{rubric['version']} {str(rubric['digest'])[:8]}"
+
+
+def judge_models(details: dict[str, Any]) -> list[str]:
+    """The models that judged: a panel's members, else the judge's model."""
+    members = (
+        details.get("panel", {}).get("judges") if isinstance(details.get("panel"), dict) else None
+    )
+    if isinstance(members, list) and members:
+        return [str(member.get("model")) for member in members if isinstance(member, dict)]
+    return [str(details["judge"]["model"])]
+
+
+def usage_of(details: dict[str, Any]) -> tuple[int, int]:
+    """(prompt tokens, completion tokens) of one judgment."""
+    usage = details["judge"].get("usage")
+    if not isinstance(usage, dict):
+        return 0, 0
+    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+
+
+def grader_summary(name: str, lines: list[dict[str, Any]], find: RubricFinder) -> dict[str, Any]:
+    """One grader's numbers, counted as `rubriclib eval`'s report counts them; a grader judged
+    in checklist mode adds which items decided its failures (`checklist_failures`, and
+    `checklist_uncounted` judgments whose rubric was not found)."""
+    counts = Counter(line["verdict"] for line in lines)
+    judged = len(lines)
+    verdicts = counts["pass"] + counts["fail"]
+    scores = [line["result"].get("score") or 0.0 for line in lines if line["verdict"] != "error"]
+    tokens = [usage_of(line["result"]["details"]) for line in lines]
+    rubrics = sorted({rubric_label(line["result"]["details"]["rubric"]) for line in lines})
+    models = sorted({model for line in lines for model in judge_models(line["result"]["details"])})
+    scales = {str(line["result"]["details"]["rubric"].get("scale", "")) for line in lines}
+    pairwise = None
+    if scales == {"pairwise"}:  # the stats read only verdict and details, both checked
+        pairwise = pairwise_stats(GradeResult.model_construct(**line["result"]) for line in lines)
+    summary = {
+        "name": name,
+        "rubrics": rubrics,
+        "scale": ", ".join(sorted(scales)),
+        "models": models,
+        "judged": judged,
+        "pass": counts["pass"],
+        "fail": counts["fail"],
+        "error": counts["error"],
+        "pass_rate": counts["pass"] / judged if judged else None,
+        "interval": wilson_interval(counts["pass"], judged),
+        "mean_score": sum(scores) / verdicts if verdicts else None,
+        "pairwise": pairwise,
+        "cached": sum(bool(line["result"]["details"]["judge"].get("cached")) for line in lines),
+        "prompt_tokens": sum(prompt for prompt, _ in tokens),
+        "completion_tokens": sum(completion for _, completion in tokens),
+    }
+    if (failures := checklist_failures(lines, find)) is not None:
+        summary["checklist_failures"], summary["checklist_uncounted"] = failures
+    return summary
+
+
+def members_of(details: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Votes, panel judges and turns of one judgment, each with its own verdict and reason."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    votes = details.get("votes")
+    if isinstance(votes, dict) and isinstance(votes.get("verdicts"), list):
+        reasons = votes.get("reasons") or []
+        scores = votes.get("scores") or []
+        found["votes"] = [
+            {
+                "label": f"vote {index + 1}",
+                "verdict": verdict,
+                "score": scores[index] if index < len(scores) else None,
+                "reason": reasons[index] if index < len(reasons) else "",
+            }
+            for index, verdict in enumerate(votes["verdicts"])
+        ]
+    panel = details.get("panel")
+    if isinstance(panel, dict) and isinstance(panel.get("judges"), list):
+        found["panel"] = [
+            {
+                "label": str(member.get("model")),
+                "verdict": member.get("verdict"),
+                "score": member.get("raw_score", member.get("score")),
+                "reason": member.get("reason", ""),
+            }
+            for member in panel["judges"]
+            if isinstance(member, dict)
+        ]
+    turns = details.get("turns")
+    if isinstance(turns, list):
+        found["turns"] = [
+            {
+                "label": f"turn {turn.get('turn', index)}",
+                "verdict": turn.get("verdict"),
+                "score": turn.get("score"),
+                "reason": turn.get("reason", ""),
+            }
+            for index, turn in enumerate(turns)
+            if isinstance(turn, dict)
+        ]
+    return found
+
+
+def cell(
+    line: dict[str, Any], rubrics: dict[str, int], models: dict[str, int], find: RubricFinder
+) -> dict[str, Any]:
+    """One judgment as the matrix's detail panel shows it; its rubric label and judge model as
+    indexes into the report's `rubrics` and `models` (10,000 rows repeat them); a checklist
+    judgment's items (`find` gives the rubric that says which answers fail)."""
+    result = line["result"]
+    details = result["details"]
+    judge = details["judge"]
+    rubric = rubric_label(details["rubric"])
+    entry: dict[str, Any] = {
+        "verdict": line["verdict"],
+        "score": result.get("score"),
+        "reason": result["reason"],
+        "rubric": rubrics.setdefault(rubric, len(rubrics)),
+        "model": models.setdefault(", ".join(judge_models(details)), len(models)),
+        "attempts": judge.get("attempts"),
+        "latency_ms": judge.get("latency_ms"),
+        "tokens": usage_of(details),
+    }
+    if judge.get("cached"):
+        entry["cached"] = True
+    if "raw_score" in details:
+        entry["raw_score"] = details["raw_score"]
+    pairwise = details.get("pairwise")
+    if isinstance(pairwise, dict):
+        entry["pairwise"] = {key: pairwise.get(key) for key in ("winner", "position_flip")}
+    checklist = checklist_of(details, find(details["rubric"]))
+    if checklist is not None:
+        entry["checklist"] = checklist
+    entry.update(members_of(details))
+    return entry
+
+
+def natural_key(row_id: str) -> list[tuple[int, int | str]]:
+    """Sorts `q2` before `q10`: digit runs compare as numbers."""
+    return [
+        (0, int(part)) if part.isascii() and part.isdigit() else (1, part)
+        for part in DIGITS.split(row_id)
+    ]
+
+
+def matrix(
+    results: ResultsFile, graders: list[str], find: RubricFinder
+) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """One entry per row id (in natural order): its metadata, output and a cell per grader
+    (None where that grader has no line); and the rubric labels and models the cells index."""
+    rows: dict[str, dict[str, Any]] = {}
+    rubrics: dict[str, int] = {}
+    models: dict[str, int] = {}
+    column = {name: index for index, name in enumerate(graders)}
+    for (row_id, grader), line in results.lines.items():
+        row = rows.get(row_id)
+        if row is None:
+            row = rows[row_id] = {"id": row_id, "metadata": line.get("metadata") or {}}
+            row["cells"] = [None] * len(graders)
+        if "output" in line and "output" not in row:
+            row["output"] = line["output"]
+        row["cells"][column[grader]] = cell(line, rubrics, models, find)
+    return [rows[key] for key in sorted(rows, key=natural_key)], list(rubrics), list(models)
+
+
+def graders_of(*files: ResultsFile) -> list[str]:
+    """Grader names in alphabetical order (a run writes lines in the order judgments finish)."""
+    return sorted({grader for results in files for _, grader in results.lines})
+
+
+def file_entry(results: ResultsFile) -> dict[str, Any]:
+    return {"path": str(results.path), "modified": results.modified, "lines": results.count}
+
+
+def report_data(
+    results: ResultsFile,
+    against: ResultsFile | None = None,
+    comparison: dict[str, Any] | None = None,
+    expected: int | None = None,
+    version: str = "",
+    find: RubricFinder | None = None,
+) -> dict[str, Any]:
+    """Everything the page shows, as JSON-ready data with every text clipped and made safe;
+    `comparison` is run_comparison.compare(results, against); `find` gives the rubric that
+    judged a checklist judgment (by default looked up on the rubric search path)."""
+    find = find or rubric_finder()
+    graders = graders_of(results)
+    by_grader: dict[str, list[dict[str, Any]]] = {name: [] for name in graders}
+    for (_, grader), line in results.lines.items():
+        by_grader[grader].append(line)
+    rows, rubrics, models = matrix(results, graders, find)
+    judged = len(results.lines)
+    notes = results.notes + unmarked_notes(results.lines.values(), find)
+    if expected is not None and expected != judged:
+        missing = expected - judged
+        notes.append(
+            f"{judged} of {expected} expected judgments: {missing} missing"
+            if missing > 0
+            else f"{judged} judgments, {-missing} more than the {expected} expected"
+        )
+    data = {
+        "rubriclib_version": version,
+        "generated": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "file": file_entry(results),
+        "against": file_entry(against) if against else None,
+        "judgments": judged,
+        "errors": sum(line["verdict"] == "error" for line in results.lines.values()),
+        "expected": expected,
+        "notes": notes + (against.notes if against else []),
+        "graders": [grader_summary(name, by_grader[name], find) for name in graders],
+        "rubrics": rubrics,
+        "models": models,
+        "rows": rows,
+        "comparison": comparison,
+    }
+    if comparison is not None:
+        changed = {(change["row"], change["grader"]) for change in comparison["changes"]}
+        for row in rows:
+            row["changed"] = [(row["id"], name) in changed for name in graders]
+    return clipped(data)  # type: ignore[no-any-return]

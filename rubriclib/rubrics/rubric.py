@@ -1,0 +1,382 @@
+"""Parse and validate one rubric file (or goldens file) into pydantic models."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import frontmatter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from rubriclib.errors import Problem, RubricError
+from rubriclib.rubrics.checklist import ChecklistItem, FieldName, checklist_problems
+from rubriclib.rubrics.reading import load_yaml, read_text
+from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
+
+SEMVER = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?",
+    re.ASCII,
+)
+"""SemVer 2.0.0's own pattern (semver.org), so reading a rubric needs no semver import."""
+SCALES = ("pass-fail", "1-5", "pairwise")
+PASS_FAIL_TOOLS = ("set_grade_pass", "set_grade_fail")
+WAZA_TOOLS = ("set_waza_grade_pass", "set_waza_grade_fail")
+VERDICT_TOOL = "set_grade"
+"""The one pass-fail verdict tool (`reason`, `verdict`), for endpoints that refuse "required"."""
+SCORE_TOOL = "set_grade_score"
+"""The one tool of a 1-5 rubric (`reason`, `score`)."""
+PAIRWISE_TOOL = "set_pairwise_winner"
+"""The one tool of a pairwise rubric (`reason`, `winner`: A, B or tie); waza's name for it."""
+
+_FRONTMATTER = frontmatter.default_handlers.YAMLHandler()
+
+
+class Golden(BaseModel):
+    """A worked example with the verdict a rubric must give it. A pairwise golden gives the
+    `baseline` too and `expected_winner`; its `expected` follows from it (pass only when the
+    output wins) and may be left out."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=NAME_PATTERN)
+    input: str | None = None
+    context: str | None = None
+    reference: str | None = None
+    output: str
+    baseline: str | None = None
+    expected: Literal["pass", "fail"]
+    expected_winner: Literal["output", "baseline", "tie"] | None = None
+    expected_score: int | None = Field(default=None, ge=1, le=5, strict=True)
+    tags: list[str] = Field(default_factory=list)
+    why: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expected_from_winner(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "expected" not in data and "expected_winner" in data:
+            return {**data, "expected": "pass" if data["expected_winner"] == "output" else "fail"}
+        return data
+
+    @model_validator(mode="after")
+    def _winner_matches_expected(self) -> Golden:
+        if self.expected_winner is not None:
+            implied = "pass" if self.expected_winner == "output" else "fail"
+            if self.expected != implied:
+                raise ValueError(
+                    f"expected: {self.expected} contradicts expected_winner: "
+                    f"{self.expected_winner} (pass means the output wins; leave expected out)"
+                )
+        return self
+
+
+class _Frontmatter(BaseModel):
+    """The YAML header of a rubric file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=NAME_PATTERN)
+    version: str
+    scale: Literal["pass-fail", "1-5", "pairwise"]
+    description: str
+    pass_threshold: int | None = Field(default=None, ge=1, le=5, strict=True)
+    requires: list[FieldName] = Field(default_factory=list)
+    """Fields a judgment cannot go without: a row lacking one is an error, never judged. A
+    pairwise rubric always requires `baseline` (added when the file does not list it)."""
+    checklist: list[ChecklistItem] = Field(default_factory=list)
+    """Independent yes/no questions about the candidate (none: the rubric is judged whole)."""
+    goldens: list[Golden] = Field(default_factory=list)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_is_semver(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return value  # the str type check reports it
+        if not isinstance(value, str):
+            raise ValueError(
+                f"YAML read {value!r} as a number; write a full, quoted semver such as '1.0.0'"
+            )
+        if not SEMVER.fullmatch(value):
+            raise ValueError(f"{value!r} is not valid semver; write it like '1.0.0'")
+        return value
+
+    @field_validator("description")
+    @classmethod
+    def _description_is_one_line(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        if "\n" in value.strip():
+            raise ValueError("must be one line")
+        return value.strip()
+
+
+class Rubric(_Frontmatter):
+    """A validated rubric: its frontmatter, body, and where it came from."""
+
+    body: str
+    source: str
+    """`builtin:NAME` or `file:ABSOLUTE_PATH`."""
+    path: Path
+    """The file the rubric was read from."""
+    digest: str
+    """sha256 over what decides a verdict (see `judged_digest`)."""
+    template: Literal["rubriclib", "letta"] = "rubriclib"
+    """`letta`: the body is a letta-evals prompt, filled by `str.format` from the item's
+    variables and sent as the whole user message, as letta-evals sends it."""
+    system_prompt: str | None = None
+    """Text the eval file puts before rubriclib's own system message (letta's system_prompt)."""
+
+    @property
+    def tool_names(self) -> tuple[str, str]:
+        """The pass and fail tool names the judge is offered (waza's when the body names them);
+        on a pairwise rubric, its one tool twice."""
+        scale = "pairwise" if self.scale == "pairwise" else "pass-fail"
+        names = verdict_tool_names(scale, self.body)
+        return names[0], names[-1]
+
+    @property
+    def identity(self) -> dict[str, str]:
+        """What every result carries to trace its verdict to this exact rubric."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "scale": self.scale,
+            "source": self.source,
+            "digest": self.digest,
+        }
+
+
+def parse_rubric(path: Path, source: str, label: str) -> Rubric:
+    """Read and validate the rubric file at `path`; `label` names it in every problem."""
+    return parse_rubric_text(read_text(path, label), path, source, label)
+
+
+def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
+    """Validate a rubric's text as if it were read from `path`."""
+    header, body = _split_frontmatter(text, label)
+    data = load_yaml(header, label, "frontmatter")
+    if not isinstance(data, dict):
+        raise RubricError.single(
+            label, "frontmatter", f"must be a mapping of keys, not {_describe_yaml(data)}"
+        )
+
+    problems: list[Problem] = []
+    try:
+        fields = _Frontmatter.model_validate(data)
+    except ValidationError as error:  # what is valid is still checked, so all come at once
+        problems.extend(problems_from_validation(error, label, _Frontmatter))
+        fields = valid_parts(_Frontmatter, data)
+    found = {problem.field for problem in problems}
+    if not body.strip():
+        problems.append(Problem(label, "body", "must not be empty: it is what the judge is told"))
+    checks = _scale_problems(fields, label) if fields.scale is not None else []
+    checks.extend(duplicate_name_problems(fields.goldens, label, "goldens"))
+    present = "checklist" in data
+    checks.extend(
+        checklist_problems(fields.checklist, fields.scale, fields.requires, label, present)
+    )
+    if fields.scale == "pairwise" and "baseline" not in fields.requires:
+        fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
+    checks.extend(required_field_problems(fields.goldens, fields.requires, label))
+    problems.extend(check for check in checks if check.field not in found)
+    if fields.scale == "pairwise" and "{submission}" in body:
+        problems.append(
+            Problem(
+                label,
+                "body",
+                "a pairwise rubric cannot place {submission}: both responses are shown "
+                "as Response A and Response B",
+            )
+        )
+    if problems:
+        lines = LineFinder(header, label)  # the header starts on the '---' line
+        body_line = header.count("\n") + 2  # the line after the closing ---
+        header_problems = lines.in_file_order([p for p in problems if p.field != "body"])
+        body_problems = [
+            Problem(f"{label}:{body_line}", p.field, p.message)
+            for p in problems
+            if p.field == "body"
+        ]
+        raise RubricError(header_problems + body_problems)
+    judged_body = body.strip("\n")
+    return Rubric(
+        **fields.model_dump(),
+        body=judged_body,
+        source=source,
+        path=path,
+        digest=judged_digest(
+            fields.scale, fields.pass_threshold, fields.requires, judged_body, fields.checklist
+        ),
+    )
+
+
+def verdict_tool_names(scale: str, body: str) -> tuple[str, ...]:
+    """The tools a verdict can be given through: waza's pair when the body names them."""
+    if scale == "1-5":
+        return (SCORE_TOOL,)
+    if scale == "pairwise":
+        return (PAIRWISE_TOOL,)
+    return WAZA_TOOLS if WAZA_TOOLS[0] in body else PASS_FAIL_TOOLS
+
+
+def judged_digest(
+    scale: str,
+    pass_threshold: int | None,
+    requires: Sequence[str],
+    body: str,
+    checklist: Sequence[ChecklistItem] = (),
+) -> str:
+    """sha256 hex of what decides a verdict, as canonical JSON: the scale, the pass threshold,
+    the required fields, the verdict tool names, the body and, when there is one, the
+    checklist (each item's `ChecklistItem.judged`, in order; a rubric without one has no
+    `checklist` key, so its digest is the one it had before checklists existed). Goldens, the
+    description and how the YAML is written do not count; any change to the judged text does."""
+    judged: dict[str, Any] = {
+        "scale": scale,
+        "pass_threshold": pass_threshold,
+        "requires": sorted(requires),
+        "tools": list(verdict_tool_names(scale, body)),
+        "body": body,
+    }
+    if checklist:
+        judged["checklist"] = [item.judged() for item in checklist]
+    text = json.dumps(judged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def parse_goldens_file(path: Path, label: str) -> list[Golden]:
+    """Read a goldens YAML file: a list of goldens, or a mapping with a `goldens` list."""
+    text = read_text(path, label)
+    data = raw = load_yaml(text, label, "goldens")
+    if isinstance(data, dict) and set(data) == {"goldens"}:
+        data = data["goldens"]
+    if not isinstance(data, list):
+        raise RubricError.single(label, "goldens", "must be a list of goldens")
+    goldens: list[Golden] = []
+    problems: list[Problem] = []
+    for index, item in enumerate(data):
+        try:
+            goldens.append(Golden.model_validate(item))
+        except ValidationError as error:
+            problems.extend(problems_from_validation(error, label, Golden, f"goldens[{index}]"))
+            goldens.append(valid_parts(Golden, item))  # its name still counts for duplicates
+    found = {problem.field for problem in problems}
+    duplicates = duplicate_name_problems(goldens, label, "goldens")
+    problems.extend(problem for problem in duplicates if problem.field not in found)
+    if problems:
+        lines = LineFinder(text, label, root="" if isinstance(raw, dict) else "goldens")
+        raise RubricError(lines.in_file_order(problems))
+    return goldens
+
+
+def _describe_yaml(data: Any) -> str:
+    if data is None:
+        return "empty"
+    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}
+    return kinds.get(type(data), f"a {type(data).__name__}")
+
+
+def _split_frontmatter(text: str, label: str) -> tuple[str, str]:
+    if not _FRONTMATTER.FM_BOUNDARY.match(text):
+        raise RubricError.single(
+            label, "frontmatter", "missing: the file must start with a '---' line"
+        )
+    try:
+        return _FRONTMATTER.split(text)
+    except ValueError:
+        raise RubricError.single(
+            label, "frontmatter", "is not closed: add a '---' line after the YAML header"
+        ) from None
+
+
+def _scale_problems(fields: _Frontmatter, label: str) -> list[Problem]:
+    problems = []
+    if fields.scale == "1-5" and fields.pass_threshold is None:
+        problems.append(
+            Problem(label, "pass_threshold", "is required for scale 1-5 (an integer 1 to 5)")
+        )
+    if fields.scale != "1-5" and fields.pass_threshold is not None:
+        problems.append(Problem(label, "pass_threshold", "applies only to scale 1-5"))
+    if fields.scale != "pairwise" and "baseline" in fields.requires:
+        problems.append(Problem(label, "requires", "baseline applies only to scale pairwise"))
+    problems.extend(pairwise_golden_problems(fields.scale, fields.goldens, label))
+    for index, golden in enumerate(fields.goldens):
+        if golden.expected_score is None:
+            continue
+        where = f"goldens[{index}].expected_score"
+        if fields.scale != "1-5":
+            problems.append(Problem(label, where, "applies only to scale 1-5"))
+        elif fields.pass_threshold is not None and golden.expected is not None:
+            passes = golden.expected_score >= fields.pass_threshold
+            if passes != (golden.expected == "pass"):
+                problems.append(
+                    Problem(
+                        label,
+                        where,
+                        f"{golden.expected_score} contradicts expected: {golden.expected} "
+                        f"at pass_threshold {fields.pass_threshold}",
+                    )
+                )
+    return problems
+
+
+def pairwise_golden_problems(
+    scale: str, goldens: Sequence[Golden], label: str, field: str = "goldens"
+) -> list[Problem]:
+    """A problem for every golden whose shape does not fit the scale: a pairwise golden needs
+    `expected_winner` (and a baseline, which `requires` checks); others take neither."""
+    problems = []
+    for index, golden in enumerate(goldens):
+        where = f"{field}[{index}]"
+        if scale == "pairwise" and golden.expected_winner is None:
+            problems.append(
+                Problem(
+                    label,
+                    f"{where}.expected_winner",
+                    "is required for scale pairwise (output, baseline or tie)",
+                )
+            )
+        if scale != "pairwise":
+            for name in ("baseline", "expected_winner"):
+                if getattr(golden, name) is not None:
+                    problems.append(
+                        Problem(label, f"{where}.{name}", "applies only to scale pairwise")
+                    )
+    return problems
+
+
+def required_field_problems(
+    goldens: list[Golden], requires: Sequence[str], label: str, field: str = "goldens"
+) -> list[Problem]:
+    """A problem for every golden that lacks a field its rubric requires."""
+    return [
+        Problem(label, f"{field}[{index}].{name}", "is required by the rubric (requires)")
+        for index, golden in enumerate(goldens)
+        for name in requires
+        if getattr(golden, name) is None
+    ]
+
+
+def duplicate_name_problems(goldens: list[Golden], label: str, field: str) -> list[Problem]:
+    """A problem for every golden whose name was already used."""
+    seen: set[str] = set()
+    problems = []
+    for index, golden in enumerate(goldens):
+        if golden.name in seen:
+            problems.append(
+                Problem(label, f"{field}[{index}].name", f"duplicate golden name {golden.name!r}")
+            )
+        seen.add(golden.name)
+    return problems

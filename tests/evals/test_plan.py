@@ -1,0 +1,107 @@
+"""What a run would do, worked out with no request: judgments per grader, the estimated prompt
+tokens, rows missing a field, prompts over the limit, and the first prompts cut to be read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rubriclib.evals.formats import load_eval
+from rubriclib.evals.plan import (
+    CHARACTERS_PER_TOKEN,
+    SHOWN_CHARACTERS,
+    max_prompt_tokens,
+    plan_eval,
+    prompt_tokens,
+    shown_prompt,
+    too_large,
+)
+from rubriclib.item import Item
+from rubriclib.rubrics.rubric import Rubric
+
+EVAL = """\
+name: planned
+rows:
+  - {id: a, input: q, context: c, output: short}
+  - {id: b, input: q, output: no context}
+  - {id: c, input: q, context: c, output: "%s"}
+graders:
+  - {name: kw, rubric: keywords}
+  - {name: grounded, rubric: groundedness}
+judge: {max_prompt_tokens: %d}
+"""
+
+
+def planned(write_file: Callable[..., Path], output: str = "long", limit: int = 128_000) -> Path:
+    return write_file("eval.yaml", EVAL % (output, limit))
+
+
+def test_every_judgment_is_counted_per_grader(
+    library: Path, write_file: Callable[..., Path]
+) -> None:
+    plan = plan_eval(load_eval(planned(write_file)))
+    assert (plan.rows, plan.judgments, plan.limit) == (3, 5, 128_000)
+    assert plan.by_grader == {"kw": 3, "grounded": 2}
+    assert plan.missing == [f"{plan_row(write_file, 2)}: grounded needs context"]
+    assert plan.problem_rows == {plan_row(write_file, 2)} and plan.too_large == []
+    assert plan.prompt_tokens == sum(plan.tokens_by_grader.values()) > 0
+    assert list(plan.first_prompts) == ["kw", "grounded"]
+
+
+def plan_row(write_file: Callable[..., Path], number: int) -> str:
+    """Where the eval file's row `number` (from 1) is, as a plan names it."""
+    rows = load_eval(planned(write_file)).dataset.rows()
+    return next(row.where for index, row in enumerate(rows, 1) if index == number)
+
+
+def test_a_prompt_over_the_limit_is_named_and_costs_nothing(
+    library: Path, write_file: Callable[..., Path]
+) -> None:
+    small = plan_eval(load_eval(planned(write_file, "x", limit=10_000)))
+    big = plan_eval(load_eval(planned(write_file, "x" * 40_000, limit=10_000)))
+    assert small.too_large == []
+    where = plan_row(write_file, 3)
+    assert [line.split(": prompt too large")[0] for line in big.too_large] == [
+        f"{where}: kw",
+        f"{where}: grounded",
+    ]
+    assert where in big.problem_rows and big.judgments == small.judgments == 5
+    first_two = plan_eval(load_eval(planned(write_file, limit=10_000)), limit=2)
+    assert big.prompt_tokens == first_two.prompt_tokens < small.prompt_tokens  # never sent
+
+
+def test_a_limit_caps_the_rows_planned(library: Path, write_file: Callable[..., Path]) -> None:
+    plan = plan_eval(load_eval(planned(write_file)), limit=1)
+    assert (plan.rows, plan.judgments, plan.missing) == (1, 2, [])
+
+
+def test_the_limit_comes_from_the_eval_file_then_the_environment(
+    library: Path, write_file: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert max_prompt_tokens(load_eval(planned(write_file, limit=500))) == 500
+    monkeypatch.setenv("RUBRICLIB_MAX_PROMPT_TOKENS", "777")
+    assert max_prompt_tokens(load_eval(planned(write_file, limit=500))) == 500
+    without = write_file(
+        "bare.yaml", (EVAL % ("x", 1)).replace("judge: {max_prompt_tokens: 1}\n", "")
+    )
+    assert max_prompt_tokens(load_eval(without)) == 777
+
+
+def test_too_large_says_the_size_and_the_limit() -> None:
+    assert too_large(1_000, 1_000) is None
+    assert too_large(150_001, 128_000) == "prompt too large: about 150,001 tokens > 128,000"
+
+
+def test_prompt_tokens_grow_with_the_output_at_four_characters_a_token(rubric: Rubric) -> None:
+    short = prompt_tokens(rubric, Item(output="x"))
+    longer = prompt_tokens(rubric, Item(output="x" * 4001))
+    assert longer - short == 4000 // CHARACTERS_PER_TOKEN
+
+
+def test_a_shown_prompt_cuts_long_fields_and_names_their_size(rubric: Rubric) -> None:
+    item = Item(output="o" * 10_000, input="short question")
+    user = shown_prompt(rubric, item)[-1]["content"]
+    assert "o" * SHOWN_CHARACTERS + "... [cut: 10,000 characters, about 2,500 tokens]" in user
+    assert "o" * (SHOWN_CHARACTERS + 1) not in user and "short question" in user

@@ -1,0 +1,122 @@
+"""A results file read as the data an HTML report shows: every line checked, texts clipped and
+made safe, per-grader numbers and the row x grader matrix."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from results_lines import results_line, write_results
+
+from rubriclib.reports.data import (
+    TEXT_LIMIT,
+    clipped,
+    natural_key,
+    read_results,
+    report_data,
+    usage_of,
+    what_is_wrong,
+)
+
+
+def test_long_texts_are_clipped_with_their_length(tmp_path: Path) -> None:
+    line = results_line("r1", "g", "fail", "why " * 3000, metadata={"note": "x" * 5000})
+    line["output"] = "o" * 2500
+    data = report_data(read_results(write_results(tmp_path / "r.jsonl", [line])))
+    [row] = data["rows"]
+    reason = row["cells"][0]["reason"]
+    assert reason == {"clipped": ("why " * 3000)[:TEXT_LIMIT], "length": 12000}
+    assert row["output"]["length"] == 2500 and len(row["output"]["clipped"]) == TEXT_LIMIT
+    assert row["metadata"]["note"]["length"] == 5000
+
+
+def test_an_interrupted_file_says_so(tmp_path: Path) -> None:
+    path = write_results(tmp_path / "r.jsonl", [results_line("r1", "g", "pass")] * 2)
+    with path.open("a") as handle:
+        handle.write('{"row": "r2", "grader": "g", "verd')
+    results = read_results(path)
+    assert results.notes == [
+        "line 3 was cut short: the run was interrupted",
+        "1 line(s) repeat a row and grader: the last of each is shown",
+    ]
+    assert results.count == 2 and len(results.lines) == 1
+
+
+def test_pairwise_graders_get_win_tie_loss_and_flip_rate(tmp_path: Path) -> None:
+    def line(row: str, verdict: str, winner: str, flips: int) -> dict[str, Any]:
+        found = results_line(row, "versus", verdict, pairwise={"winner": winner})
+        found["result"]["details"]["rubric"]["scale"] = "pairwise"
+        found["result"]["details"]["pairwise"].update(flips=flips, comparisons=2)
+        found["result"]["score"] = {"output": 1.0, "tie": 0.5, "baseline": 0.0}[winner]
+        return found
+
+    lines = [line("a", "pass", "output", 0), line("b", "fail", "tie", 1)]
+    lines += [line("c", "fail", "baseline", 0), line("d", "pass", "output", 1)]
+    data = report_data(read_results(write_results(tmp_path / "r.jsonl", lines)))
+    pairwise = data["graders"][0]["pairwise"]
+    assert (pairwise["win"], pairwise["tie"], pairwise["loss"]) == (2, 1, 1)
+    assert pairwise["flip_rate"] == pytest.approx(2 / 8)
+    plain = report_data(
+        read_results(write_results(tmp_path / "p.jsonl", [results_line("a", "g", "pass")]))
+    )
+    assert plain["graders"][0]["pairwise"] is None
+
+
+def test_a_line_of_ours_has_nothing_wrong() -> None:
+    assert what_is_wrong(results_line("r", "g", "pass")) is None
+    assert what_is_wrong(results_line(7, "g", "error")) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("change", "wrong"),
+    [
+        ({"grader": 3}, ("row", "row and grader must be text")),
+        ({"result": {"reason": 1}}, ("result.reason", "missing or not text")),
+        ({"result": {"reason": "r", "score": math.inf}}, ("result.score", "must be a number")),
+        ({"result": {"reason": "r"}}, ("result.details", "missing or not an object")),
+        (
+            {"result": {"reason": "r", "details": {"rubric": {"name": "x"}}}},
+            ("result.details.rubric", "needs name, version and digest"),
+        ),
+    ],
+)
+def test_what_is_wrong_names_the_first_bad_field(
+    change: dict[str, Any], wrong: tuple[str, str]
+) -> None:
+    assert what_is_wrong({**results_line("r", "g", "pass"), **change}) == wrong
+
+
+def test_a_judge_without_a_model_is_named() -> None:
+    line = results_line("r", "g", "pass")
+    del line["result"]["details"]["judge"]["model"]
+    assert what_is_wrong(line) == ("result.details.judge", "needs the judge's model")
+
+
+def test_clipped_escapes_controls_in_keys_and_values_and_drops_non_finite_numbers() -> None:
+    value = {"k\x1b": ["a\x00", 1.5, math.nan], "n": None, "long": "x" * (TEXT_LIMIT + 1)}
+    assert clipped(value) == {
+        "k\\x1b": ["a\\x00", 1.5, None],
+        "n": None,
+        "long": {"clipped": "x" * TEXT_LIMIT, "length": TEXT_LIMIT + 1},
+    }
+    assert clipped("x" * TEXT_LIMIT) == "x" * TEXT_LIMIT  # at the limit: kept whole
+
+
+def test_row_ids_sort_naturally() -> None:
+    ids = ["q10", "q2", "a", "q1b", "q1a", "10", "9"]
+    assert sorted(ids, key=natural_key) == ["9", "10", "a", "q1a", "q1b", "q2", "q10"]
+
+
+def test_usage_without_counts_is_zero() -> None:
+    assert usage_of({"judge": {"usage": None}}) == (0, 0)
+    assert usage_of({"judge": {"usage": {"prompt_tokens": 7}}}) == (7, 0)
+
+
+def test_duplicate_lines_keep_the_last(tmp_path: Path) -> None:
+    lines = [results_line("r", "g", "pass"), results_line("r", "g", "fail", "second thoughts")]
+    results = read_results(write_results(tmp_path / "r.jsonl", lines))
+    assert results.count == 2 and results.lines["r", "g"]["verdict"] == "fail"
+    [row] = report_data(results)["rows"]
+    assert row["cells"][0]["reason"] == "second thoughts"

@@ -1,0 +1,267 @@
+"""`--report FILE.html` on eval, test-goldens and calibrate, without a browser: the data each
+page embeds (gate, pairwise numbers, the messages each judgment sent, the goldens' and the
+calibration's JSON report) and the refusals."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from conftest import SECRET_KEY
+from judge_server import JudgeServer
+from results_lines import results_line, write_results
+from test_html_report import embedded_data
+
+from rubriclib.cli import main
+from rubriclib.reports.data import read_results, report_data
+
+EVAL = """\
+name: pages
+dataset: rows.jsonl
+judge: {model: judge-a}
+graders:
+  - name: kw
+    rubric: keywords
+  - name: grounded
+    rubric: groundedness@^1
+gate:
+  kw: {min_pass_rate: 0.5}
+"""
+ROWS = [
+    {"id": "r1", "input": "q1", "context": "c1", "output": "verdict:pass one"},
+    {"id": "r2", "input": "q2", "context": "c2", "output": "verdict:fail two"},
+    {"id": "r3", "input": "q3", "output": "verdict:pass three"},  # no context: grounded errors
+]
+
+
+@pytest.fixture
+def eval_file(endpoint: JudgeServer, library: Path, write_file: Callable[..., Path]) -> Path:
+    write_file("rows.jsonl", "".join(json.dumps(row) + "\n" for row in ROWS))
+    return write_file("eval.yaml", EVAL)
+
+
+def eval_page(eval_file: Path, *arguments: str) -> tuple[Any, dict[str, Any]]:
+    page = eval_file.parent / "report.html"
+    ran = CliRunner().invoke(main, ["eval", str(eval_file), "--report", str(page), *arguments])
+    return ran, embedded_data(page.read_text(encoding="utf-8"))
+
+
+def cell(data: dict[str, Any], row: str, grader: str) -> dict[str, Any]:
+    column = [g["name"] for g in data["graders"]].index(grader)
+    found = next(entry for entry in data["rows"] if entry["id"] == row)
+    return found["cells"][column]  # type: ignore[no-any-return]
+
+
+def sent_text(data: dict[str, Any], entry: dict[str, Any]) -> list[dict[str, str]]:
+    return [
+        {"role": role, "content": "".join(data["messages"][index] for index in pieces)}
+        for role, pieces in entry["messages"]["sent"][0]
+    ]
+
+
+def test_an_eval_html_report_is_the_results_page_with_gate_and_messages(
+    eval_file: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "results.jsonl"
+    ran, data = eval_page(eval_file, "--out", str(out))
+    assert ran.exit_code == 0, ran.output  # the kw gate holds (2 of 3); grounded has no gate
+    assert "(report: " in ran.output and "<html" not in ran.output
+    from_file = json.loads(json.dumps(report_data(read_results(out))))
+    assert data["graders"] == from_file["graders"]
+    assert [row["id"] for row in data["rows"]] == ["r1", "r2", "r3"]
+    assert data["eval"]["name"] == "pages" and data["eval"]["status"] == "passed"
+    assert [(g["condition"], g["holds"]) for g in data["gate"]] == [("kw pass_rate >= 0.5", True)]
+    # every request the judge received is the re-rendered messages of one cell, exactly
+    sent = [sent_text(data, cell(data, row["id"], "kw")) for row in ROWS]
+    sent.append(sent_text(data, cell(data, "r1", "grounded")))
+    received = [request["messages"] for request in endpoint.requests]
+    assert all(messages in received for messages in sent)
+    assert "no request was sent" in cell(data, "r3", "grounded")["messages"]["unavailable"]
+    # a rubric's body is kept once, whatever the number of rows
+    assert sum("Judge it. Call" in text for text in data["messages"]) == 1
+    assert SECRET_KEY not in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+def test_an_eval_html_report_without_out_uses_the_results_in_memory(eval_file: Path) -> None:
+    ran, data = eval_page(eval_file)
+    assert ran.exit_code == 0, ran.output
+    assert data["judgments"] == 6 and data["errors"] == 1
+    assert any("no --out" in note for note in data["notes"])
+    assert cell(data, "r2", "kw")["verdict"] == "fail"
+    assert sent_text(data, cell(data, "r2", "kw"))[1]["content"].count("verdict:fail two") == 1
+
+
+def test_report_with_eval_re_renders_only_where_the_digest_still_matches(
+    eval_file: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "results.jsonl"
+    assert CliRunner().invoke(main, ["eval", str(eval_file), "--out", str(out)]).exit_code == 0
+    lines = [json.loads(text) for text in out.read_text().splitlines()]
+    for line in lines:  # as if r1 had been judged by an edited copy of the rubric
+        if line["row"] == "r1":
+            line["result"]["details"]["rubric"]["digest"] = "f" * 64
+    write_results(out, lines)
+    page = tmp_path / "again.html"
+    alone = CliRunner().invoke(main, ["report", str(out), "-o", str(page)])
+    assert alone.exit_code == 0, alone.output
+    assert "messages" not in cell(embedded_data(page.read_text()), "r2", "kw")
+    ran = CliRunner().invoke(main, ["report", str(out), "--eval", str(eval_file), "-o", str(page)])
+    assert ran.exit_code == 0, ran.output
+    data = embedded_data(page.read_text())
+    why = cell(data, "r1", "kw")["messages"]["unavailable"]
+    assert "is not the one that judged (ffffffff)" in why and "keywords@2.1.0" in why
+    sent = sent_text(data, cell(data, "r2", "kw"))
+    assert sent in [request["messages"] for request in endpoint.requests]
+
+
+def test_report_with_a_bad_eval_exits_2(tmp_path: Path, write_file: Callable[..., Path]) -> None:
+    results = write_results(tmp_path / "r.jsonl", [results_line("a", "g", "pass")])
+    bad = write_file("bad.yaml", "name: bad\ngraders: []\n")
+    ran = CliRunner().invoke(
+        main, ["report", str(results), "--eval", str(bad), "-o", str(tmp_path / "x.html")]
+    )
+    assert ran.exit_code == 2 and "Traceback" not in ran.output
+    assert str(bad) in ran.output
+
+
+def test_an_interrupted_eval_report_says_how_many_judgments_are_missing(
+    eval_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rubriclib.evals import run as evals
+
+    real = evals.arun_eval
+
+    async def interrupted(*arguments: Any, **options: Any) -> Any:
+        report = await real(*arguments, **options)
+        report.interrupted = "SIGINT"
+        report.not_judged = [("r4", "kw"), ("r4", "grounded")]
+        return report
+
+    monkeypatch.setattr(evals, "arun_eval", interrupted)
+    ran, data = eval_page(eval_file)
+    assert ran.exit_code == 130, ran.output
+    assert data["expected"] == 8
+    assert any(note.startswith("interrupted by SIGINT") for note in data["notes"])
+    assert "6 of 8 expected judgments: 2 missing" in data["notes"]
+
+
+def test_a_report_file_not_ending_in_html_keeps_the_format(eval_file: Path) -> None:
+    page = eval_file.parent / "report.json"
+    ran = CliRunner().invoke(
+        main, ["eval", str(eval_file), "--format", "json", "--report", str(page)]
+    )
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(page.read_text())["eval"]["name"] == "pages"
+
+
+def test_test_goldens_writes_the_goldens_page(
+    library: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    page = tmp_path / "goldens.html"
+    ran = CliRunner().invoke(
+        main, ["test-goldens", "keywords", "--format", "json", "--report", str(page)]
+    )
+    assert ran.exit_code == 0, ran.output
+    text = page.read_text(encoding="utf-8")
+    data = embedded_data(text)
+    assert data["kind"] == "goldens"
+    assert data["goldens"] == json.loads(ran.stdout)  # the JSON report itself, nothing recomputed
+    noscript = text.split("<noscript>")[1].split("</noscript>")[0]
+    assert "<td>keywords@2.1.0</td><td>100.0%</td><td>1.00</td>" in noscript
+
+
+def test_calibrate_writes_the_calibration_page(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    labels = [
+        {"id": "a", "output": "verdict:pass a", "label": "pass"},
+        {"id": "b", "output": "verdict:fail b", "label": "pass"},
+        {"id": "c", "output": "verdict:fail c", "label": "fail"},
+    ]
+    path = write_file("labels.jsonl", "".join(json.dumps(row) + "\n" for row in labels))
+    page = tmp_path / "calibration.html"
+    arguments = ["calibrate", "keywords", "--labels", str(path), "--format", "json"]
+    ran = CliRunner().invoke(main, [*arguments, "--report", str(page)])
+    assert ran.exit_code == 0, ran.output
+    data = embedded_data(page.read_text(encoding="utf-8"))
+    assert data["kind"] == "calibration"
+    assert data["calibration"] == json.loads(ran.stdout)
+    assert [row["id"] for row in data["calibration"]["disagreement_rows"]] == ["b"]
+
+
+@pytest.mark.parametrize("command", [["test-goldens", "keywords"], ["calibrate", "keywords"]])
+def test_report_on_goldens_and_calibration_must_name_an_html_file(
+    library: Path, endpoint: JudgeServer, tmp_path: Path, command: list[str]
+) -> None:
+    labels = ["--labels", str(tmp_path / "none.jsonl")] if command[0] == "calibrate" else []
+    ran = CliRunner().invoke(main, [*command, *labels, "--report", str(tmp_path / "r.json")])
+    assert ran.exit_code == 2
+    assert "--report writes the HTML report: name a FILE.html" in ran.output
+    same = str(tmp_path / "same.html")
+    ran = CliRunner().invoke(main, [*command, *labels, "--out", same, "--report", same])
+    assert ran.exit_code == 2 and "names the same file as --out" in ran.output
+    assert endpoint.requests == []
+
+
+def test_messages_past_the_budget_are_not_kept_failures_first(
+    eval_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rubriclib.reports import pages as run_pages
+
+    monkeypatch.setattr(run_pages, "MESSAGES_BUDGET", 150)  # one row's values, not two
+    ran, data = eval_page(eval_file)
+    assert ran.exit_code == 0, ran.output
+    assert "sent" in cell(data, "r2", "kw")["messages"]  # failed: served first
+    assert "sent" in cell(data, "r2", "grounded")["messages"]  # the same row text, kept once
+    assert cell(data, "r1", "kw")["messages"] == {"unavailable": run_pages.OVER_BUDGET}
+    assert cell(data, "r3", "kw")["messages"] == {"unavailable": run_pages.OVER_BUDGET}
+
+
+def test_eval_refuses_a_report_that_would_replace_its_results(
+    eval_file: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    same = str(tmp_path / "results.html")
+    ran = CliRunner().invoke(main, ["eval", str(eval_file), "--out", same, "--report", same])
+    assert ran.exit_code == 2 and "--report: names the same file as --out" in ran.output
+    assert endpoint.requests == [] and not Path(same).exists()
+
+
+def test_a_pairwise_judgment_shows_both_orders_it_sent(
+    endpoint: JudgeServer,
+    write_file: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from test_pairwise import VERSUS, prefers
+
+    write_file("library/versus.md", VERSUS)
+    monkeypatch.setenv("RUBRICLIB_PATH", str(tmp_path / "library"))
+    endpoint.responder = prefers("GOOD")
+    rows = [
+        {"id": "1", "input": "q", "output": "GOOD", "baseline": "meh"},
+        {"id": "2", "input": "q", "output": "meh", "baseline": "also meh"},
+    ]
+    write_file("rows.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    eval_file = write_file(
+        "eval.yaml", "name: ab\ndataset: rows.jsonl\ngraders:\n  - {name: prefer, rubric: versus}\n"
+    )
+    ran, data = eval_page(eval_file)
+    assert ran.exit_code == 0, ran.output  # no gate and no judge error
+    sent = cell(data, "1", "prefer")["messages"]["sent"]
+    requests = [
+        [
+            {"role": role, "content": "".join(data["messages"][i] for i in pieces)}
+            for role, pieces in r
+        ]
+        for r in sent
+    ]
+    received = [request["messages"] for request in endpoint.requests]
+    assert len(requests) == 2 and all(messages in received for messages in requests)
+    first, second = (messages[1]["content"] for messages in requests)
+    assert first.index("GOOD") < first.index("meh") and second.index("meh") < second.index("GOOD")
+    pairwise = data["graders"][0]["pairwise"]
+    assert (pairwise["win"], pairwise["tie"], pairwise["loss"]) == (1, 1, 0)

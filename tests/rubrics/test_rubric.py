@@ -1,0 +1,329 @@
+"""Every parse and validation rule of a rubric file, and the message it gives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import VALID_RUBRIC
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rubriclib import RubricError, load_rubric
+from rubriclib.rubrics.rubric import judged_digest
+
+
+def problems_of(path: Path) -> list[str]:
+    with pytest.raises(RubricError) as caught:
+        load_rubric(str(path))
+    assert isinstance(caught.value, ValueError)
+    return [str(problem) for problem in caught.value.problems]
+
+
+def with_header(header: str, body: str = "# Body\n\nJudge it.\n") -> str:
+    return f"---\n{header.strip()}\n---\n{body}"
+
+
+BODY_EMPTY = "must not be empty: it is what the judge is told"
+BASE = "name: tiny\nversion: 1.0.0\nscale: pass-fail\ndescription: Tiny.\n"
+
+
+def test_valid_file_loads_every_field(write_file: Callable[..., Path]) -> None:
+    path = write_file("tiny.md", VALID_RUBRIC)
+    rubric = load_rubric(str(path))
+    assert (rubric.name, rubric.version, rubric.scale) == ("tiny", "1.2.3", "pass-fail")
+    assert rubric.description == "A tiny rubric for tests."
+    assert [g.name for g in rubric.goldens] == ["good", "bad"]
+    assert rubric.goldens[1].expected == "fail"
+    assert rubric.body.startswith("# Tiny")
+    assert rubric.source == f"file:{path}"
+    assert rubric.digest == judged_digest("pass-fail", None, [], rubric.body)
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("1.0", "as a number; write a full, quoted semver"),
+        ("1.10", "as a number; write a full, quoted semver"),
+        ("2", "as a number; write a full, quoted semver"),
+        ("'1.0'", "'1.0' is not valid semver"),
+        ("banana", "'banana' is not valid semver"),
+        ("[1, 0]", "version: input should be a valid string, not list"),
+    ],
+)
+def test_version_must_be_quoted_semver(
+    write_file: Callable[..., Path], version: str, expected: str
+) -> None:
+    header = BASE.replace("version: 1.0.0", f"version: {version}")
+    [problem] = problems_of(write_file("v.md", with_header(header)))
+    assert "version" in problem and expected in problem
+
+
+def test_prerelease_semver_is_accepted(write_file: Callable[..., Path]) -> None:
+    header = BASE.replace("1.0.0", "'2.0.0-rc.1'")
+    assert load_rubric(str(write_file("v.md", with_header(header)))).version == "2.0.0-rc.1"
+
+
+@pytest.mark.parametrize("name", ["Tiny", "tiny_rubric", "-tiny", "tiny-", "ti--ny", "tiny rubric"])
+def test_name_must_be_kebab_case(write_file: Callable[..., Path], name: str) -> None:
+    [problem] = problems_of(
+        write_file("n.md", with_header(BASE.replace("name: tiny", f"name: '{name}'")))
+    )
+    assert "name:" in problem and "kebab-case" in problem
+
+
+def test_scale_must_be_known(write_file: Callable[..., Path]) -> None:
+    [problem] = problems_of(write_file("s.md", with_header(BASE.replace("pass-fail", "1-10"))))
+    assert (
+        "scale: '1-10' is not allowed" in problem and "'pass-fail', '1-5' or 'pairwise'" in problem
+    )
+
+
+def test_description_must_be_one_line(write_file: Callable[..., Path]) -> None:
+    header = BASE.replace("description: Tiny.", "description: |\n  line one\n  line two")
+    [problem] = problems_of(write_file("d.md", with_header(header)))
+    assert "description: must be one line" in problem
+
+
+def test_missing_fields_are_all_reported_together(write_file: Callable[..., Path]) -> None:
+    path = write_file("m.md", with_header("name: tiny", body=""))
+    problems = problems_of(path)
+    assert any("version: is required" in p for p in problems)
+    assert any("scale: is required" in p for p in problems)
+    assert any("description: is required" in p for p in problems)
+    assert any("body: must not be empty" in p for p in problems)
+    assert all(p.startswith(f"{path}") for p in problems)
+    assert [p for p in problems if "body:" in p] == [f"{path}:4: body: {BODY_EMPTY}"]
+
+
+def test_unknown_key_suggests_the_close_match(write_file: Callable[..., Path]) -> None:
+    [problem] = problems_of(write_file("u.md", with_header(BASE + "goldns: []\n")))
+    assert "goldns: unknown key; did you mean 'goldens'?" in problem
+
+
+def test_unknown_key_far_from_any_lists_the_known_keys(write_file: Callable[..., Path]) -> None:
+    [problem] = problems_of(write_file("u.md", with_header(BASE + "zzz: 1\n")))
+    assert "zzz: unknown key; known keys: name, version" in problem
+
+
+def test_reserved_result_fields_are_not_frontmatter_keys(write_file: Callable[..., Path]) -> None:
+    [problem] = problems_of(write_file("u.md", with_header(BASE + "digest: abc\n")))
+    assert "digest: unknown key" in problem
+
+
+def test_golden_rules(write_file: Callable[..., Path]) -> None:
+    goldens = """goldens:
+  - name: one
+    output: x
+    expected: maybe
+  - name: one
+    output: y
+    expected: pass
+  - name: two
+    expected: fail
+  - name: three
+    output: z
+    expected: pass
+    expectd: pass
+  - name: four
+    output: 5
+    expected: pass
+"""
+    problems = problems_of(write_file("g.md", with_header(BASE + goldens)))
+    text = "\n".join(problems)
+    assert "goldens[0].expected: 'maybe' is not allowed" in text
+    assert "goldens[2].output: is required" in text
+    assert "goldens[3].expectd: unknown key; did you mean 'expected'?" in text
+    assert "goldens[4].output: input should be a valid string, not int" in text
+    # Duplicate names come in the same pass, though golden 0 is itself invalid.
+    assert "goldens[1].name: duplicate golden name 'one'" in text
+
+
+def test_golden_optional_fields_load(write_file: Callable[..., Path]) -> None:
+    golden = """goldens:
+  - name: full
+    input: question
+    context: source
+    reference: answer
+    output: reply
+    expected: fail
+    tags: [adversarial, edge]
+    why: Tests every field.
+"""
+    rubric = load_rubric(str(write_file("f.md", with_header(BASE + golden))))
+    [loaded] = rubric.goldens
+    assert (loaded.input, loaded.context, loaded.reference) == ("question", "source", "answer")
+    assert loaded.tags == ["adversarial", "edge"] and loaded.why == "Tests every field."
+
+
+def test_scale_1_to_5_needs_a_pass_threshold(write_file: Callable[..., Path]) -> None:
+    [problem] = problems_of(write_file("s.md", with_header(BASE.replace("pass-fail", "1-5"))))
+    assert "pass_threshold: is required for scale 1-5" in problem
+    ok = BASE.replace("pass-fail", "1-5") + "pass_threshold: 4\n"
+    assert load_rubric(str(write_file("ok.md", with_header(ok)))).pass_threshold == 4
+
+
+@pytest.mark.parametrize(
+    ("threshold", "fragment"),
+    [
+        ("0", "greater than or equal to 1"),
+        ("6", "less than or equal to 5"),
+        ("'3'", "valid integer"),
+    ],
+)
+def test_pass_threshold_range(
+    write_file: Callable[..., Path], threshold: str, fragment: str
+) -> None:
+    header = BASE.replace("pass-fail", "1-5") + f"pass_threshold: {threshold}\n"
+    [problem] = problems_of(write_file("t.md", with_header(header)))
+    assert "pass_threshold" in problem and fragment in problem
+
+
+def test_pass_threshold_is_refused_on_pass_fail(write_file: Callable[..., Path]) -> None:
+    [problem] = problems_of(write_file("t.md", with_header(BASE + "pass_threshold: 3\n")))
+    assert "pass_threshold: applies only to scale 1-5" in problem
+
+
+def test_expected_score_must_agree_with_expected(write_file: Callable[..., Path]) -> None:
+    header = BASE.replace("pass-fail", "1-5") + (
+        "pass_threshold: 4\ngoldens:\n  - {name: a, output: x, expected: pass, expected_score: 2}\n"
+        "  - {name: b, output: y, expected: fail, expected_score: 2}\n"
+    )
+    [problem] = problems_of(write_file("e.md", with_header(header)))
+    assert "goldens[0].expected_score: 2 contradicts expected: pass at pass_threshold 4" in problem
+
+
+def test_expected_score_is_refused_on_pass_fail(write_file: Callable[..., Path]) -> None:
+    header = BASE + "goldens:\n  - {name: a, output: x, expected: pass, expected_score: 5}\n"
+    [problem] = problems_of(write_file("e.md", with_header(header)))
+    assert "goldens[0].expected_score: applies only to scale 1-5" in problem
+
+
+def test_body_must_not_be_empty(write_file: Callable[..., Path]) -> None:
+    [problem] = problems_of(write_file("b.md", with_header(BASE, body="\n   \n")))
+    assert "body: must not be empty" in problem
+
+
+def test_waza_rubric_offers_waza_tool_names(write_file: Callable[..., Path]) -> None:
+    body = "# Check\n\nIf it is right call `set_waza_grade_pass`, else `set_waza_grade_fail`.\n"
+    rubric = load_rubric(str(write_file("w.md", with_header(BASE, body=body))))
+    assert rubric.tool_names == ("set_waza_grade_pass", "set_waza_grade_fail")
+    plain = load_rubric(str(write_file("p.md", with_header(BASE))))
+    assert plain.tool_names == ("set_grade_pass", "set_grade_fail")
+
+
+def test_identity_is_what_results_carry(write_file: Callable[..., Path]) -> None:
+    path = write_file("tiny.md", VALID_RUBRIC)
+    rubric = load_rubric(str(path))
+    assert rubric.identity == {
+        "name": "tiny",
+        "version": "1.2.3",
+        "scale": "pass-fail",
+        "source": f"file:{path}",
+        "digest": rubric.digest,
+    }
+    assert len(rubric.digest) == 64
+
+
+@given(st.from_regex(r"\A[v0-9a-z.+-]{0,3}\d{1,2}\.\d{1,2}(\.\d{1,2})?([-+][0-9A-Za-z.-]{0,6})?\Z"))
+def test_our_semver_pattern_agrees_with_the_semver_package(version: str) -> None:
+    import semver
+
+    from rubriclib.rubrics.rubric import SEMVER
+
+    assert bool(SEMVER.fullmatch(version)) == semver.Version.is_valid(version)
+
+
+def test_requires_names_fields_every_golden_must_have(write_file: Callable[..., Path]) -> None:
+    text = VALID_RUBRIC.replace("goldens:\n", "requires: [context]\ngoldens:\n", 1)
+    with pytest.raises(RubricError) as caught:
+        load_rubric(str(write_file("needs.md", text)))
+    fields = [problem.field for problem in caught.value.problems]
+    assert fields == ["goldens[0].context", "goldens[1].context"]
+    assert "is required by the rubric (requires)" in str(caught.value)
+    bad = VALID_RUBRIC.replace("goldens:\n", "requires: [contxt]\ngoldens:\n", 1)
+    with pytest.raises(RubricError, match=r"requires\[0\]: 'contxt' is not allowed"):
+        load_rubric(str(write_file("bad.md", bad)))
+
+
+def test_the_builtins_declare_what_they_need() -> None:
+    assert load_rubric("groundedness").requires == ["context"]
+    assert load_rubric("answer-correctness").requires == ["reference"]
+    assert load_rubric("helpfulness").requires == ["input"]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace('    output: "broken"', '    output: "shattered"'),  # a golden
+        lambda t: t.replace("A tiny rubric for tests.", "Another description."),
+        lambda t: t.replace("version: 1.2.3", "version: '1.2.3'").replace(
+            "scale: pass-fail", "scale:   pass-fail  # comment"
+        ),
+        lambda t: t.replace("\n", "\r\n"),
+    ],
+)
+def test_the_digest_ignores_what_the_judge_never_sees(
+    write_file: Callable[..., Path], edit: Callable[[str], str]
+) -> None:
+    before = load_rubric(str(write_file("a.md", VALID_RUBRIC))).digest
+    assert load_rubric(str(write_file("b.md", edit(VALID_RUBRIC)))).digest == before
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace("Pass when the output is fine.", "Pass when the output is fine!"),
+        lambda t: (
+            t.replace(
+                "description: A tiny rubric for tests.",
+                "description: A tiny rubric for tests.\nrequires: [input]",
+            )
+            .replace('    output: "fine"', '    input: q\n    output: "fine"')
+            .replace('    output: "broken"', '    input: q\n    output: "broken"')
+        ),
+        lambda t: t.replace(
+            "`set_grade_pass` or `set_grade_fail`", "`set_waza_grade_pass` or `set_waza_grade_fail`"
+        ),
+    ],
+)
+def test_the_digest_changes_with_what_the_judge_is_told(
+    write_file: Callable[..., Path], edit: Callable[[str], str]
+) -> None:
+    before = load_rubric(str(write_file("a.md", VALID_RUBRIC))).digest
+    after = edit(VALID_RUBRIC)
+    assert after != VALID_RUBRIC
+    assert load_rubric(str(write_file("b.md", after))).digest != before
+
+
+def test_the_digest_covers_scale_and_threshold() -> None:
+    body = "Judge it."
+    digests = {
+        judged_digest("pass-fail", None, [], body),
+        judged_digest("1-5", 4, [], body),
+        judged_digest("1-5", 3, [], body),
+    }
+    assert len(digests) == 3
+
+
+def test_every_problem_comes_at_once_with_its_line(write_file: Callable[..., Path]) -> None:
+    header = """name: tiny
+version: 1.0.0
+scale: 1-5
+description: Tiny.
+colour: red
+goldens:
+  - {name: a, output: x, expected: pass}
+  - {name: a, output: y, expected: maybe}
+  - {name: a, output: z, expected: fail}
+"""
+    path = write_file("all.md", with_header(header))
+    assert problems_of(path) == [  # in file order; a missing key (no line) first
+        f"{path}: pass_threshold: is required for scale 1-5 (an integer 1 to 5)",
+        f"{path}:6: colour: unknown key; known keys: name, version, scale, description, "
+        "pass_threshold, requires, checklist, goldens",
+        f"{path}:9: goldens[1].expected: 'maybe' is not allowed; input should be 'pass' or 'fail'",
+        f"{path}:9: goldens[1].name: duplicate golden name 'a'",
+        f"{path}:10: goldens[2].name: duplicate golden name 'a'",
+    ]
