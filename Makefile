@@ -31,6 +31,7 @@ lint: install
 	$(BIN)/ruff check rubriclib tests e2e benchmarks
 	$(BIN)/ruff format --check rubriclib tests e2e benchmarks
 	$(BIN)/mypy rubriclib
+	$(BIN)/lint-imports --no-cache
 
 # The real, pinned tools the integration tests drive (tests/integrations), each in its own
 # environment so none of them can change ours: inspect_ai and letta-evals in venvs with rubriclib

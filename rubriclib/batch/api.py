@@ -32,9 +32,9 @@ from rubriclib.batch.files import (
     request_line,
     split_lines,
 )
+from rubriclib.batch.judges import batch_judges
 from rubriclib.config import credential
 from rubriclib.errors import JudgeConfigError
-from rubriclib.evals.batch_run import batch_judges
 from rubriclib.files import write_atomically
 from rubriclib.judging.failures import EndpointError, EndpointUnusable, describe, from_sdk, redact
 from rubriclib.judging.transport import display_url
@@ -343,7 +343,7 @@ def open_batch_run(
 ) -> BatchRun:
     """The graders of a run writing `results`, built to judge through the Batch API (`eval
     --batch` and `test-goldens --batch` alike): its state file opened (`batch.open_state`: the
-    recorded one with `resume`), a judge panel refused (`batch_run.batch_judges`).
+    recorded one with `resume`), a judge panel refused (`judges.batch_judges`).
     `api_key_envs` names, by grader, the variable holding a judge's key, for the record."""
     state = open_state(results, resume)
     key_envs = {id(graders[name]): env for name, env in (api_key_envs or {}).items()}

@@ -27,9 +27,10 @@ def lock(refs: Sequence[str]) -> None:
       rubriclib lock
       rubriclib lock groundedness@^1 ./rubrics/house-style.md
     """
+    from rubriclib.evals.project import project_rubrics
     from rubriclib.rubrics.lockfile import lock_entries, write_lock
 
-    entries = lock_entries(list(refs))
+    entries = lock_entries(project_rubrics(), list(refs))
     path = write_lock(entries)
     click.echo(f"Locked {len(entries)} rubric(s) in {path}")
 
@@ -48,8 +49,9 @@ def check(refs: Sequence[str]) -> None:
     Example (CI, or the pre-commit hook):
       rubriclib check
     """
+    from rubriclib.evals.project import project_rubrics
     from rubriclib.rubrics.lockfile import check as check_lock
-    from rubriclib.rubrics.lockfile import project_rubrics, read_lock
+    from rubriclib.rubrics.lockfile import read_lock
 
     report = check_lock(project_rubrics(list(refs)), read_lock())
     for line in report.problems:

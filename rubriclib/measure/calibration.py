@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rubriclib.errors import EvalError, Problem
+from rubriclib.errors import EvalError, Problem, printable
 from rubriclib.evals.datasets import MAX_PROBLEMS, Dataset, Row
 from rubriclib.judging.result import GradeResult
 from rubriclib.measure.agreement import (
@@ -29,7 +29,6 @@ from rubriclib.measure.agreement import (
     score_agreement,
     why_kappa_undefined,
 )
-from rubriclib.reports.common import printable
 from rubriclib.rubrics.rubric import Rubric
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from rubriclib.errors import printable
 from rubriclib.evals.datasets import Row
 from rubriclib.judging.checklist_protocol import failed_items, failed_items_text
 from rubriclib.measure.agreement import CONFIDENCE, RESAMPLES, SEED, kappa_band
@@ -20,7 +21,6 @@ from rubriclib.reports.common import (
     interval_text,
     one_line,
     percent_text,
-    printable,
     run_json,
 )
 

@@ -8,24 +8,18 @@ control characters as escapes (`printable`), JUnit XML replaces what XML 1.0 can
 from __future__ import annotations
 
 import re
-import unicodedata
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from rubriclib._version import __version__
+from rubriclib.errors import escaped_character, printable
 from rubriclib.judging.result import GradeResult
 from rubriclib.measure.agreement import Interval
 
 if TYPE_CHECKING:
     from rubriclib.judging.engine import RunInfo
-
-# Unicode categories `printable` shows as escapes: controls (ANSI escape sequences start with
-# one, C1 controls included), format characters (bidi overrides, zero-width and tag characters
-# that reorder or hide text), lone surrogates (no terminal encoding can carry them) and the
-# line and paragraph separators.
-_UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 # What `xml_safe` replaces: characters XML 1.0 forbids even as references (C0 controls but tab,
 # newline and carriage return; surrogates; U+FFFE, U+FFFF) and those its section 2.2 asks
@@ -36,40 +30,13 @@ _XML_UNSAFE = re.compile(
     + "]"
 )
 
-_NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _BLANKS = re.compile(r"[ \t\r\n]+")
-
-
-def _escape(char: str) -> str:
-    """One character as a visible Python-style escape: \\n, \\x1b, \\u202e, \\U000e0041."""
-    if char in _NAMED_ESCAPES:
-        return _NAMED_ESCAPES[char]
-    code = ord(char)
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def printable(text: str, limit: int | None = None) -> str:
-    """Text safe to print on a terminal: controls, format characters, surrogates and line
-    separators shown as escapes (\\x1b, \\n, \\u202e); longer than `limit` cut with "..."."""
-    if text.isprintable() and (limit is None or len(text) <= limit):
-        return text
-    pieces: list[str] = []
-    length = 0
-    for char in text:
-        piece = _escape(char) if unicodedata.category(char) in _UNPRINTABLE else char
-        if limit is not None and length + len(piece) > limit:
-            return "".join(pieces) + "..."
-        pieces.append(piece)
-        length += len(piece)
-    return "".join(pieces)
 
 
 def xml_safe(text: str) -> str:
     """Text XML 1.0 can carry: characters it forbids or discourages shown as escapes like
     `printable`'s (\\x1b, \\ud800); tab, newline and carriage return are kept."""
-    return _XML_UNSAFE.sub(lambda match: _escape(match.group()), text)
+    return _XML_UNSAFE.sub(lambda match: escaped_character(match.group()), text)
 
 
 def one_line(text: str, limit: int) -> str:

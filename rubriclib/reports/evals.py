@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rubriclib._version import __version__
+from rubriclib.errors import printable
 from rubriclib.evals.run import EvalReport, GraderStats
 from rubriclib.judging.result import pairwise_stats
 from rubriclib.reports.common import (
@@ -18,7 +19,6 @@ from rubriclib.reports.common import (
     one_line,
     pairwise_text,
     percent_text,
-    printable,
     xml_element,
     xml_properties,
 )

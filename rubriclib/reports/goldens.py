@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from rubriclib.errors import printable
 from rubriclib.judging.checklist_protocol import failed_items, failed_items_text
 from rubriclib.judging.result import GradeResult, pairwise_stats
 from rubriclib.measure.agreement import kappa_band
@@ -23,7 +24,6 @@ from rubriclib.reports.common import (
     one_line,
     pairwise_text,
     percent_text,
-    printable,
     run_json,
     xml_element,
     xml_properties,

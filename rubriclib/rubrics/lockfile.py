@@ -8,7 +8,6 @@ relative to the project root, so it diffs cleanly and means the same on every ma
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,7 @@ import yaml
 from rubriclib.errors import InputError, Problem, RubricError
 from rubriclib.files import write_atomically
 from rubriclib.rubrics.reading import load_yaml, read_text
-from rubriclib.rubrics.registry import load_rubric, project_root, project_rubrics_dir
+from rubriclib.rubrics.registry import load_rubric, project_root
 from rubriclib.rubrics.rubric import Rubric
 
 LOCK_NAME = "rubriclib.lock"
@@ -29,7 +28,6 @@ HEADER = (
     "# Written by `rubriclib lock`; `rubriclib check` compares the project with it.\n"
 )
 RELOCK = "run `rubriclib lock`"
-SKIPPED_FOLDERS = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".e2e"}
 
 
 @dataclass(frozen=True)
@@ -81,61 +79,19 @@ def portable_source(source: str, root: Path) -> str:
         return source
 
 
-def project_rubrics(refs: list[str] | None = None) -> list[Rubric]:
-    """The rubrics a project uses: `refs` when given, else those of its rubrics/ folder and
-    every rubric referenced by its eval files (YAML files with `graders`)."""
-    if refs:
-        return [load_rubric(ref) for ref in refs]
-    from rubriclib.evals.formats import load_eval
-
-    found: dict[tuple[str, str], Rubric] = {}
-    folder = project_rubrics_dir()
-    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-        rubric = load_rubric(str(path))
-        found[(rubric.name, rubric.source)] = rubric
-    for eval_file in eval_files(project_root()):
-        for grader in load_eval(eval_file).graders:
-            if not grader.rubric.source.startswith("prompt:"):
-                found[(grader.rubric.name, grader.rubric.source)] = grader.rubric
-    return list(found.values())
-
-
-def eval_files(root: Path) -> list[Path]:
-    """YAML files under `root` (hidden, virtual-env and build folders skipped) whose top level
-    has `graders`: the project's eval files."""
-    files = []
-    for folder, subfolders, names in os.walk(root):
-        subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_FOLDERS and d[0] != ".")
-        for name in sorted(names):
-            if name.endswith((".yaml", ".yml")):
-                path = Path(folder) / name
-                if _has_graders(path):
-                    files.append(path)
-    return files
-
-
-def _has_graders(path: Path) -> bool:
-    """Whether a project YAML file is an eval file (read within reading.py's limits)."""
-    try:
-        data = load_yaml(read_text(path, str(path)), str(path), "file")
-    except InputError:
-        return False
-    return isinstance(data, dict) and "graders" in data
-
-
-def lock_entries(refs: list[str], root: Path | None = None) -> list[Locked]:
-    """What `rubriclib lock [REF...]` writes. With no REF, every rubric the project uses. With
-    REFs (as `cargo update -p`): those entries added or refreshed, every rubric the project
-    uses that the lock lacks added, every other entry kept as it was."""
+def lock_entries(used: list[Rubric], refs: list[str], root: Path | None = None) -> list[Locked]:
+    """What `rubriclib lock [REF...]` writes, given the rubrics the project uses (`used`). With
+    no REF, those. With REFs (as `cargo update -p`): those entries added or refreshed, every
+    rubric the project uses that the lock lacks added, every other entry kept as it was."""
     root = root or project_root()
     if not refs:
-        return _sorted(Locked.of(rubric, root) for rubric in project_rubrics())
+        return _sorted(Locked.of(rubric, root) for rubric in used)
     entries = {(e.name, e.source): e for e in read_lock(root)} if _has_lock(root) else {}
-    for rubric in project_rubrics():
+    for rubric in used:
         now = Locked.of(rubric, root)
         entries.setdefault((now.name, now.source), now)
-    for rubric in project_rubrics(refs):
-        now = Locked.of(rubric, root)
+    for ref in refs:
+        now = Locked.of(load_rubric(ref), root)
         entries[(now.name, now.source)] = now
     return _sorted(entries.values())
 

@@ -22,8 +22,8 @@ from conftest import SECRET_KEY, keyword_responder
 from judge_server import JudgeServer, Reply, tool_reply
 
 from rubriclib.batch.files import Recorder
+from rubriclib.batch.judges import batch_judges
 from rubriclib.cli import main
-from rubriclib.evals.batch_run import batch_judges
 from rubriclib.item import Item
 from rubriclib.judging.judge import Judge
 from rubriclib.rubrics.registry import load_rubric

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from conftest import HOSTILE, unsafe_characters
 
-from rubriclib.reports.common import printable, xml_safe
+from rubriclib.errors import printable
+from rubriclib.reports.common import xml_safe
 
 
 def test_printable_shows_controls_as_escapes_and_keeps_ordinary_text() -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from rubriclib.batch.files import Recorder
+from rubriclib.batch.judges import BATCH_TOTAL_TIMEOUT, batch_judges
 from rubriclib.errors import JudgeConfigError
-from rubriclib.evals.batch_run import BATCH_TOTAL_TIMEOUT, batch_judges
 from rubriclib.judging.judge import Judge
 from rubriclib.judging.panel import Panel
 
