@@ -3,7 +3,7 @@
 `agreement` (accuracy, Cohen's kappa, intervals), `goldens` (a rubric's goldens run as
 regression tests) and `calibration` (a judge against human labels).
 
-Other rooms use: `goldens.run_goldens` and its run objects, `calibration.calibrate` and its
-objects, `agreement.Interval`. This room imports the root leaves, `rubrics`, `judging` and
-`evals`; it prints nothing (that is `reports`').
+Other rooms use: `goldens.plan_run` / `run_goldens` and their run objects,
+`calibration.load_labels` / `run_calibration` and their objects, `agreement.Interval`. This room
+imports the root leaves, `rubrics`, `judging` and `evals`; it prints nothing (`reports` does).
 """

@@ -5,6 +5,6 @@ resolving a name, a pin or a path (`registry`: built-ins, the project's rubrics/
 project's lock (`lockfile`) and new rubrics and packs (`scaffold`).
 
 Other rooms use: `rubric.Rubric`, `rubric.Golden`, `registry.load_rubric`, `registry.load_goldens`,
-`registry.list_rubrics`, `checklist.Checklist`, `reading.read_text` / `load_yaml`, `lockfile`'s
+`registry.list_rubrics`, `checklist.ChecklistItem`, `reading.read_text` / `load_yaml`, `lockfile`'s
 `read_lock`, `check` and `frozen_problems`. This room imports only the root leaves.
 """
