@@ -2,7 +2,7 @@
 OpenAI's limits), an answers file read by custom_id, the state file of a batch run, the offline
 transports (`Recorder` keeps the requests a run would send, `Answerer` answers them from an
 output file), and the batch-vs-live estimate. Driving an eval's judgments through them is
-`batch_run`'s job (`batch_api` has the live Batch API transport).
+`evals.batch_run`'s job (`api` has the live Batch API transport).
 
 Line formats (OpenAI's Batch API; vllm run-batch reads and writes the same):
 request `{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}`; answer

@@ -8,9 +8,10 @@ built, never swapped afterwards), and the two clients that speak HTTP through it
 - `SdkTransport`: the openai SDK's async client (`Judge(transport="sdk")`), and its sync
   client (`Judge.grade`).
 
-The Batch API (`batch_api.BatchTransport`) and the offline batch files (`batch.Recorder`,
-`batch.Answerer`) are Transports too. Every failure is an `EndpointError`, whichever carried the
-request. aiohttp and openai are imported only when a request is sent."""
+The Batch API (`batch.api.BatchTransport`) and the offline batch files
+(`batch.files.Recorder`, `batch.files.Answerer`) are Transports too. Every failure is an
+`EndpointError`, whichever carried the request. aiohttp and openai are imported only when a
+request is sent."""
 
 from __future__ import annotations
 

@@ -337,7 +337,7 @@ def report_data(
     find: RubricFinder | None = None,
 ) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready data with every text clipped and made safe;
-    `comparison` is run_comparison.compare(results, against); `find` gives the rubric that
+    `comparison` is comparison.compare(results, against); `find` gives the rubric that
     judged a checklist judgment (by default looked up on the rubric search path)."""
     find = find or rubric_finder()
     graders = graders_of(results)

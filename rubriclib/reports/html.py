@@ -91,7 +91,7 @@ def summary_html(
 
 
 def page(data: dict[str, Any], title: str | None = None) -> str:
-    """The HTML page showing `data` (report_data's output, or run_pages' for goldens and
+    """The HTML page showing `data` (data.report_data's output, or pages' for goldens and
     calibration) under `title` (by default the results files' names)."""
     package = files("rubriclib.reports")
     template = package.joinpath("html_report_page.html").read_text(encoding="utf-8")
