@@ -171,11 +171,40 @@ def html_destination(path: str | None, out: Path | None) -> Path | None:
     return apart(writable(path, "--report"), out)
 
 
+def report_destinations(
+    out: str | None, html_report: str | None
+) -> tuple[Path | None, Path | None]:
+    """Where --out writes the report and --report the HTML one (None when not given), both
+    checked before any judge call."""
+    destination = writable(out, "--out") if out else None
+    return destination, html_destination(html_report, destination)
+
+
 def apart(report: Path, out: Path | None) -> Path:
     """`report` (--report), refused when it names the --out file: one would replace the other."""
     if out is not None and report.resolve() == out.resolve():
         raise BadInput("--report: names the same file as --out")
     return report
+
+
+def print_report(text: str, destination: Path | None, out: str | None, summary: str) -> None:
+    """Print the report; with --out, write it to `destination` (`out` as the user typed it)
+    and print only its `summary` line, saying where the report went."""
+    if destination is None:
+        click.echo(text)
+        return
+    write_atomically(destination, text + "\n")
+    click.echo(f"{summary} (report: {out})")
+
+
+def interrupted_exit(signal: str, judged: str) -> int:
+    """The exit code of a run a signal stopped, after a line on stderr saying how far it got
+    (`judged`: "N of M ...") and that the report holds what was judged."""
+    click.echo(
+        f"rubriclib: interrupted by {signal}: judged {judged}; the report holds what was judged",
+        err=True,
+    )
+    return SIGNAL_EXIT_CODES[signal]
 
 
 def write_html(target: Path | None, text: Callable[[], str]) -> None:
@@ -226,6 +255,13 @@ REQUESTS_PER_MINUTE_OPTION = click.option(
     type=click.FloatRange(min=0, min_open=True),
     help="Space request starts to stay under this quota.",
 )
+
+
+def concurrency_setting(concurrency: int | None) -> int:
+    """Judgments in flight at once: --concurrency when given, else the config's (else 8)."""
+    from rubriclib.config import resolve
+
+    return int(resolve("concurrency", concurrency).value)
 
 
 def votes_option(help: str, default: int | None = None) -> Callable[[C], C]:
@@ -388,13 +424,14 @@ def refuse_without_checklist(rubrics: list[Rubric], checklist: bool) -> None:
 def flag_judge(
     rubrics: list[Rubric],
     model: str | None,
-    votes: int,
-    temperature: float,
     checklist: bool,
     no_cache: bool,
+    *,
+    votes: int = 1,
+    temperature: float = 0.0,
 ) -> Judge:
-    """The Judge `judge` and `test-goldens` build from their flags, once --checklist has been
-    checked against `rubrics` (a missing key stops here)."""
+    """The Judge `judge`, `test-goldens` and `calibrate` build from their flags, once
+    --checklist has been checked against `rubrics` (a missing key stops here)."""
     from rubriclib.config import cache_setting, capabilities_setting
     from rubriclib.judging.judge import Judge
     from rubriclib.settings import JudgeSettings

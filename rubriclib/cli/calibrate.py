@@ -17,14 +17,16 @@ from rubriclib.cli.app import (
     MODEL_OPTION,
     NO_CACHE_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
-    SIGNAL_EXIT_CODES,
     BadInput,
     Progress,
-    html_destination,
+    concurrency_setting,
+    flag_judge,
+    interrupted_exit,
     judging,
     main,
+    print_report,
     refuse_unlocked,
-    refuse_without_checklist,
+    report_destinations,
     writable,
     write_html,
 )
@@ -102,27 +104,17 @@ def calibrate(
       rubriclib calibrate groundedness --labels labelled.jsonl --report calibration.html
       rubriclib calibrate groundedness --labels labelled.jsonl --checklist  (the other mode)
     """
-    from rubriclib.config import cache_setting, capabilities_setting, resolve
     from rubriclib.judging.engine import interruptible
-    from rubriclib.judging.judge import Judge
     from rubriclib.measure.calibration import load_labels, run_calibration
-    from rubriclib.reports.pages import calibration_page
     from rubriclib.rubrics.registry import load_rubric
 
-    destination = writable(out, "--out") if out else None
+    destination, page = report_destinations(out, html_report)
     goldens_path = _goldens_destination(goldens_out, force, destination)
-    page = html_destination(html_report, destination)
     rubric = load_rubric(ref)
     if frozen:
         refuse_unlocked([rubric])
     rows = load_labels(Path(labels_file), rubric)  # every bad row: exit 2 before any request
-    refuse_without_checklist([rubric], checklist)
-    judge = Judge(
-        model=model,
-        cache=cache_setting(no_cache),
-        capabilities=capabilities_setting(),
-        mode="checklist" if checklist else "holistic",
-    )  # a missing key stops here
+    judge = flag_judge([rubric], model, checklist, no_cache)  # a missing key stops here
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
 
@@ -132,15 +124,14 @@ def calibrate(
                 rubric,
                 rows,
                 labels_file,
-                concurrency=concurrency or resolve("concurrency").value,
+                concurrency=concurrency_setting(concurrency),
                 requests_per_minute=requests_per_minute,
                 on_judgment=progress,
                 interrupt=interrupt,
             )
 
         calibration = judging(len(rows), run, interrupt, [judge])
-        _finish(calibration, report_format, (destination, out), (goldens_path, goldens_out))
-        write_html(page, lambda: calibration_page(calibration))
+        _finish(calibration, report_format, (destination, out), (goldens_path, goldens_out), page)
         sys.exit(_exit_code(calibration, min_kappa))
 
 
@@ -149,21 +140,21 @@ def _finish(
     report_format: str,
     report: tuple[Path | None, str | None],
     goldens: tuple[Path | None, str | None],
+    page: Path | None,
 ) -> None:
-    """Print (or write) the report, and write the disagreements as goldens when asked."""
+    """Print (or write) the report, write the disagreements as goldens and the HTML report
+    when asked."""
     from rubriclib.reports.calibration import FORMATTERS, goldens_yaml, last_line
+    from rubriclib.reports.pages import calibration_page
 
     text = FORMATTERS[report_format](calibration)
     if goldens[0] is not None:
         _write_goldens(goldens[0], goldens_yaml(calibration))
-    if report[0] is not None:
-        write_atomically(report[0], text + "\n")
-        click.echo(f"{last_line(calibration)} (report: {report[1]})")
-    else:
-        click.echo(text)
+    print_report(text, *report, last_line(calibration))
     if goldens[0] is not None:
         count = len(calibration.disagreements)
         click.echo(f"rubriclib: wrote {count} disagreement(s) as goldens to {goldens[1]}", err=True)
+    write_html(page, lambda: calibration_page(calibration))
 
 
 def _goldens_destination(path: str | None, force: bool, out: Path | None) -> Path | None:
@@ -196,13 +187,8 @@ def _exit_code(calibration: Calibration, min_kappa: float | None) -> int:
     """130/143 when interrupted, 3 when every row ended in a judge error, 1 when --min-kappa is
     not met, else 0: a calibration is a measurement, not a gate."""
     if calibration.interrupted is not None:
-        click.echo(
-            f"rubriclib: interrupted by {calibration.interrupted}: judged "
-            f"{len(calibration.judged)} of {len(calibration.rows)} row(s); the report holds what "
-            "was judged",
-            err=True,
-        )
-        return SIGNAL_EXIT_CODES[calibration.interrupted]
+        judged = f"{len(calibration.judged)} of {len(calibration.rows)} row(s)"
+        return interrupted_exit(calibration.interrupted, judged)
     if calibration.all_errors:
         return 3
     kappa = calibration.overall.kappa

@@ -24,22 +24,25 @@ from rubriclib.cli.app import (
     TEMPERATURE_OPTION,
     JudgedInputs,
     Progress,
+    concurrency_setting,
     flag_judge,
-    html_destination,
+    interrupted_exit,
     judging,
     main,
+    print_report,
     refuse_unlocked,
+    report_destinations,
     say,
     stop_if_refused,
     votes_option,
     with_judged_inputs,
-    writable,
     write_html,
 )
-from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
+    from rubriclib.batch.api import BatchRun
     from rubriclib.judging.engine import Interrupted
+    from rubriclib.judging.judge import Judge
     from rubriclib.judging.result import GradeResult
     from rubriclib.measure.goldens import RunReport
 
@@ -87,7 +90,7 @@ def judge_command(
     texts = inputs.read(rubric)
     if frozen:
         refuse_unlocked([rubric])
-    judge = flag_judge([rubric], model, votes, temperature, checklist, no_cache)
+    judge = flag_judge([rubric], model, checklist, no_cache, votes=votes, temperature=temperature)
 
     async def judge_once(interrupt: Interrupted) -> GradeResult | str:
         with interrupt.cancelling_current_task():
@@ -188,35 +191,23 @@ def test_goldens(
       rubriclib test-goldens groundedness --trials 3 --report goldens.html
       rubriclib test-goldens ./rubrics/house-style.md --checklist
     """
-    from rubriclib.config import resolve
     from rubriclib.judging.engine import interruptible
     from rubriclib.measure.goldens import plan_run, run_goldens
 
-    if use_batch and out is None:
-        raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
-    if resume and not use_batch:
-        raise click.UsageError("--resume resumes a --batch run: add --batch")
-    destination = writable(out, "--out") if out else None
-    page = html_destination(html_report, destination)
+    _refuse_batch_flags(use_batch, resume, out)
+    destination, page = report_destinations(out, html_report)
     plan = plan_run(refs, goldens_file, trials)  # every bad golden: exit 2 before any request
-    if frozen:
-        refuse_unlocked([rubric for rubric, _ in plan.rubrics])
     rubrics = [rubric for rubric, _ in plan.rubrics]
-    judge = flag_judge(rubrics, model, votes, temperature, checklist, no_cache)  # no key: stops
-    total = plan.judgments
-    in_flight = concurrency or resolve("concurrency").value
-    batch = None
-    if use_batch and destination is not None:
-        from rubriclib.batch.api import open_batch_run
-
-        batch = open_batch_run(
-            {"judge": judge},
-            destination,
-            resume=resume,
-            poll_seconds=poll_seconds,
-            progress=say,
-        )
-        judge, in_flight, requests_per_minute = batch.judges["judge"], batch.in_flight(total), None
+    if frozen:
+        refuse_unlocked(rubrics)
+    judge = flag_judge(rubrics, model, checklist, no_cache, votes=votes, temperature=temperature)
+    in_flight = concurrency_setting(concurrency)
+    batch = (
+        _batch_run(judge, destination, resume, poll_seconds) if destination and use_batch else None
+    )
+    if batch is not None:  # every judgment at once, unpaced: the provider runs the batch
+        judge, in_flight = batch.judges["judge"], batch.in_flight(plan.judgments)
+        requests_per_minute = None
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
 
@@ -225,26 +216,37 @@ def test_goldens(
                 judge, plan.rubrics, trials, in_flight, progress, interrupt, requests_per_minute
             )
 
-        run_report = judging(total, run, interrupt, [judge, *([batch] if batch else [])])
+        run_report = judging(plan.judgments, run, interrupt, [judge, *([batch] if batch else [])])
         stop_if_refused(batch)
         _finish(run_report, report_format, destination, out, page)
+
+
+def _refuse_batch_flags(use_batch: bool, resume: bool, out: str | None) -> None:
+    """--batch needs --out (the state file is kept beside it), --resume needs --batch."""
+    if use_batch and out is None:
+        raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
+    if resume and not use_batch:
+        raise click.UsageError("--resume resumes a --batch run: add --batch")
+
+
+def _batch_run(judge: Judge, destination: Path, resume: bool, poll: float) -> BatchRun:
+    """`judge` rebuilt to send through the Batch API, the state file beside the report."""
+    from rubriclib.batch.api import open_batch_run
+
+    return open_batch_run(
+        {"judge": judge}, destination, resume=resume, poll_seconds=poll, progress=say
+    )
 
 
 def _finish(
     run: RunReport, report_format: str, destination: Path | None, out: str | None, page: Path | None
 ) -> None:
     """Print (or write) the report, and the HTML one when asked; exit by what the run found."""
-    from rubriclib.reports.goldens import FORMATTERS, format_table
+    from rubriclib.reports.goldens import FORMATTERS, last_line
     from rubriclib.reports.pages import goldens_page
 
     write_html(page, lambda: goldens_page(run))
-
-    report = FORMATTERS[report_format](run)
-    if destination is not None:
-        write_atomically(destination, report + "\n")
-        click.echo(format_table(run).splitlines()[-1] + f" (report: {out})")
-    else:
-        click.echo(report)
+    print_report(FORMATTERS[report_format](run), destination, out, last_line(run))
     sys.exit(_exit_code(run))
 
 
@@ -253,12 +255,7 @@ def _exit_code(run: RunReport) -> int:
     goldens from agreeing, 0 when every judgment matched."""
     if run.info is not None and run.info.interrupted is not None:
         judged = sum(report.judgments for report in run.rubrics)
-        click.echo(
-            f"rubriclib: interrupted by {run.info.interrupted}: judged {judged} of "
-            f"{run.info.planned}; the report holds what was judged",
-            err=True,
-        )
-        return SIGNAL_EXIT_CODES[run.info.interrupted]
+        return interrupted_exit(run.info.interrupted, f"{judged} of {run.info.planned}")
     if run.misses:
         return 1
     return 3 if run.errors else 0

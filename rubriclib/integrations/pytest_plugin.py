@@ -7,6 +7,7 @@ judge (and the openai SDK) loads when a test asks for it, rubrics only with --ru
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -123,15 +124,23 @@ class GoldensCollector(pytest.Collector):
 
     def collect(self) -> Iterator[RubricGoldens]:
         """One collector per rubric, named NAME@VERSION."""
-        from rubriclib.errors import RubricError
-
-        try:
+        with _collect_errors(self):
             rubrics = _selected_rubrics(self.config)
-        except RubricError as error:
-            raise self.CollectError(f"rubriclib: {error}") from None
         for rubric in rubrics:
             name = f"{rubric.name}@{rubric.version}"
             yield RubricGoldens.from_parent(self, name=name, rubric=rubric)
+
+
+@contextmanager
+def _collect_errors(collector: pytest.Collector) -> Iterator[None]:
+    """A RubricError while `collector` collects (a bad reference, rubric or goldens file) fails
+    the collection with the error's text, not a traceback."""
+    from rubriclib.errors import RubricError
+
+    try:
+        yield
+    except RubricError as error:
+        raise collector.CollectError(f"rubriclib: {error}") from None
 
 
 def _selected_rubrics(config: pytest.Config) -> list[Rubric]:
@@ -162,13 +171,10 @@ class RubricGoldens(pytest.Collector):
 
     def collect(self) -> Iterator[GoldenItem]:
         """One item per golden, named as the golden."""
-        from rubriclib.errors import RubricError
         from rubriclib.rubrics.registry import load_goldens
 
-        try:
+        with _collect_errors(self):
             goldens = load_goldens(self.rubric)
-        except RubricError as error:
-            raise self.CollectError(f"rubriclib: {error}") from None
         for golden in goldens:
             yield GoldenItem.from_parent(self, name=golden.name, rubric=self.rubric, golden=golden)
 

@@ -114,7 +114,8 @@ def _outcome_lines(report: RubricReport, trials: int) -> list[str]:
     return lines
 
 
-def _last_line(run: RunReport) -> str:
+def last_line(run: RunReport) -> str:
+    """The report's summary line: OK, REGRESSION or INTERRUPTED, with the run's tally."""
     outcomes = [outcome for report in run.rubrics for outcome in report.outcomes]
     missed = sum(bool(outcome.results) and not outcome.agreed for outcome in outcomes)
     not_judged = sum(not outcome.results for outcome in outcomes)
@@ -146,7 +147,7 @@ def format_table(run: RunReport) -> str:
             lines.append(f"  flipped across trials: {flipped}")
         lines.extend(_outcome_lines(report, run.trials))
         lines.append("")
-    lines.append(_last_line(run))
+    lines.append(last_line(run))
     return "\n".join(lines)
 
 
@@ -161,19 +162,8 @@ def _run_json(run: RunReport) -> dict[str, Any]:
 
 
 def _golden_json(outcome: GoldenOutcome) -> dict[str, Any]:
-    golden = outcome.golden
     return {
-        "name": golden.name,
-        "expected": golden.expected,
-        "expected_winner": golden.expected_winner,
-        "expected_score": golden.expected_score,
-        "tags": list(golden.tags),
-        "why": golden.why,
-        "input": golden.input,
-        "context": golden.context,
-        "reference": golden.reference,
-        "output": golden.output,
-        "baseline": golden.baseline,
+        **outcome.golden.model_dump(mode="json"),  # every field of the golden
         "verdicts": outcome.verdicts,
         "answers": outcome.answers,
         "agreed": outcome.agreed,
