@@ -3,20 +3,18 @@ run (status, cancel)."""
 
 from __future__ import annotations
 
-import functools
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from rubriclib.cli.app import FORMAT_OPTION, BadInput, main, with_eval_options, writable
+from rubriclib.cli.app import FORMAT_OPTION, BadInput, main, writable
+from rubriclib.cli.evaluate import EvalChoice, finish, with_eval_choice
 
 if TYPE_CHECKING:
-    from rubriclib.evals.formats import Eval
+    from rubriclib.evals.setup import ReadyRun
     from rubriclib.judging.engine import Interrupted
-    from rubriclib.judging.grader import Grader
 
 
 @main.group("batch")
@@ -33,51 +31,11 @@ def batch_group() -> None:
     """
 
 
-@dataclass(frozen=True)
-class EvalChoice:
-    """The eval a batch command judges, as `app.eval_options` name it."""
-
-    eval_file: str
-    dataset: str | None
-    model: str | None
-    limit: int | None
-    votes: int | None
-    no_cache: bool
-    checklist: bool
-
-    def offline(self) -> tuple[Eval, dict[str, Grader]]:
-        """The eval, checked, and judges that never send (no key needed)."""
-        from rubriclib.config import cache_setting
-        from rubriclib.evals.setup import make_judges, prepare
-
-        batch = f"{self.eval_file}: batch files"
-        ev = prepare(self.eval_file, self.dataset, batch=batch, checklist=self.checklist).eval
-        cache = cache_setting(self.no_cache)
-        judges = make_judges(
-            ev, self.model, cache, self.votes, offline=True, checklist=self.checklist
-        )
-        return ev, judges
-
-
-def with_eval_choice(command: Any) -> Any:
-    """`app.eval_options` on `command`, which receives them as one EvalChoice, `chosen`."""
-
-    @with_eval_options
-    @functools.wraps(command)
-    def run(
-        eval_file: str,
-        dataset: str | None,
-        model: str | None,
-        limit: int | None,
-        votes: int | None,
-        no_cache: bool,
-        checklist: bool,
-        **rest: Any,
-    ) -> Any:
-        chosen = EvalChoice(eval_file, dataset, model, limit, votes, no_cache, checklist)
-        return command(chosen, **rest)
-
-    return run
+def offline(chosen: EvalChoice, out: Path | None = None) -> ReadyRun:
+    """The chosen eval, checked and made ready with judges that never send (no key needed),
+    writing its results to `out` when given."""
+    prepared = chosen.prepared(batch=f"{chosen.eval_file}: batch files")
+    return chosen.ready(prepared, offline=True, out=out)
 
 
 @batch_group.command("prepare")
@@ -97,8 +55,7 @@ def prepare_command(chosen: EvalChoice, to: str) -> None:
     from rubriclib.evals.batch_run import aprepare
 
     target = writable(to, "--to")
-    ev, judges = chosen.offline()
-    prepared = asyncio.run(aprepare(ev, judges, chosen.limit))
+    prepared = asyncio.run(aprepare(offline(chosen)))
     files = write_requests(prepared.requests, target)
     models = sorted({str(body.get("model")) for body in prepared.requests.values()})
     click.echo(
@@ -134,23 +91,19 @@ def collect_command(
     listed on stderr, one line each; a judgment that needs a corrective turn is an error."""
     import asyncio
 
-    from rubriclib.cli.evaluate import finish
     from rubriclib.evals.batch_run import acollect
     from rubriclib.judging.engine import interruptible
     from rubriclib.reports.pages import is_html
 
     results = writable(out, "--out")
     report_target = writable(report_path, "--report") if report_path else None
-    ev, judges = chosen.offline()
+    ready = offline(chosen, results)
 
     async def run(interrupt: Interrupted) -> Any:
         with interrupt.cancelling_current_task():
             return await acollect(
-                ev,
-                judges,
+                ready,
                 [Path(source) for source in sources],
-                out=results,
-                limit=chosen.limit,
                 keep_cases=report_format == "junit" or is_html(report_path),
                 interrupt=interrupt,
             )

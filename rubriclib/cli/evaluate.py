@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,10 +32,81 @@ if TYPE_CHECKING:
     from rubriclib.evals.formats import Eval
     from rubriclib.evals.plan import Plan
     from rubriclib.evals.run import EvalReport
+    from rubriclib.evals.setup import Prepared, ReadyRun
+
+
+@dataclass(frozen=True)
+class EvalChoice:
+    """The eval a command judges, and how, as `app.eval_options` name it."""
+
+    eval_file: str
+    dataset: str | None
+    model: str | None
+    limit: int | None
+    votes: int | None
+    no_cache: bool
+    checklist: bool
+
+    def prepared(self, *, frozen: bool = False, batch: str | None = None) -> Prepared:
+        """The eval, checked (`setup.prepare`): no key read, no request sent."""
+        from rubriclib.evals.setup import prepare
+
+        return prepare(
+            self.eval_file, self.dataset, frozen=frozen, batch=batch, checklist=self.checklist
+        )
+
+    def ready(
+        self,
+        prepared: Prepared,
+        *,
+        offline: bool = False,
+        concurrency: int | None = None,
+        out: Path | None = None,
+        resume: bool = False,
+    ) -> ReadyRun:
+        """The checked eval made runnable as chosen (`setup.ready_run`), with the configured
+        verdict cache; `offline` judges never send (batch files), so need no key."""
+        from rubriclib.config import cache_setting, capabilities_setting
+        from rubriclib.evals.setup import ready_run
+
+        return ready_run(
+            prepared,
+            model=self.model,
+            cache=cache_setting(self.no_cache),
+            votes=self.votes,
+            checklist=self.checklist,
+            capabilities=capabilities_setting(),
+            offline=offline,
+            limit=self.limit,
+            concurrency=concurrency,
+            out=out,
+            resume=resume,
+        )
+
+
+def with_eval_choice(command: Any) -> Any:
+    """`app.eval_options` on `command`, which receives them as one EvalChoice, `chosen`."""
+
+    @with_eval_options
+    @functools.wraps(command)
+    def run(
+        eval_file: str,
+        dataset: str | None,
+        model: str | None,
+        limit: int | None,
+        votes: int | None,
+        no_cache: bool,
+        checklist: bool,
+        **rest: Any,
+    ) -> Any:
+        chosen = EvalChoice(eval_file, dataset, model, limit, votes, no_cache, checklist)
+        return command(chosen, **rest)
+
+    return run
 
 
 @main.command("eval")
-@with_eval_options
+@with_eval_choice
 @CONCURRENCY_OPTION
 @click.option("--out", help="Append one JSON line per row and grader here, as each finishes.")
 @click.option(
@@ -72,25 +145,19 @@ if TYPE_CHECKING:
 )
 @FROZEN_OPTION
 def eval_command(
-    eval_file: str,
-    dataset: str | None,
-    model: str | None,
+    chosen: EvalChoice,
     concurrency: int | None,
     out: str | None,
     report_path: str | None,
     report_format: str,
     resume: bool,
-    limit: int | None,
     dry_run: bool,
     show_prompts: bool,
-    no_cache: bool,
-    votes: int | None,
     use_batch: bool,
     poll_seconds: float,
     price_per_million: float | None,
     batch_discount: float,
     frozen: bool,
-    checklist: bool,
 ) -> None:
     """Judge a dataset with an eval file's graders (rubriclib, waza or letta-evals shape).
 
@@ -105,9 +172,8 @@ def eval_command(
       rubriclib eval eval.yaml --out results.jsonl --resume
       rubriclib eval eval.yaml --out results.jsonl --batch      (then --batch --resume)
     """
-    from rubriclib.config import cache_setting, capabilities_setting
     from rubriclib.evals.run import arun_eval
-    from rubriclib.evals.setup import make_judges, make_target, open_eval_batch, prepare
+    from rubriclib.evals.setup import open_eval_batch
     from rubriclib.judging.engine import interruptible
     from rubriclib.reports.pages import is_html
 
@@ -116,50 +182,39 @@ def eval_command(
     if use_batch and out is None and not dry_run:
         raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
     # every refusal before the plan, any key or request, and before a state file is touched
-    batch_use = "--batch" if use_batch else None
-    ready = prepare(eval_file, dataset, frozen=frozen, batch=batch_use, checklist=checklist)
-    ev = ready.eval
+    prepared = chosen.prepared(frozen=frozen, batch="--batch" if use_batch else None)
     if dry_run:
-        _dry_run(ev, limit, votes, show_prompts, use_batch, (price_per_million, batch_discount))
+        prices = (price_per_million, batch_discount)
+        _dry_run(prepared.eval, chosen, show_prompts, use_batch, prices)
         return
-    results = writable(out, "--out") if out else None
-    report_target = writable(report_path, "--report") if report_path else None
-    if results and report_target:
-        apart(report_target, results)
-    cache, capabilities = cache_setting(no_cache), capabilities_setting()
-    judges = make_judges(ev, model, cache, votes, capabilities=capabilities, checklist=checklist)
-    target = make_target(ev)  # a missing key stops here, as for the judges
-    total = ready.judgments(limit)
+    results, report_target = _destinations(out, report_path)
+    ready = chosen.ready(prepared, concurrency=concurrency, out=results, resume=resume)
     batch = None
     if use_batch and results:
-        batch = open_eval_batch(ev, judges, results, resume, poll_seconds, say)
+        ready, batch = open_eval_batch(ready, resume, poll_seconds, say)
+    keep_cases = report_format == "junit" or is_html(report_path)
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
 
         def run(progress: Progress | None) -> Coroutine[Any, Any, EvalReport]:
-            return arun_eval(
-                ev,
-                batch.judges if batch else judges,
-                concurrency=concurrency,
-                out=results,
-                resume=resume,
-                limit=limit,
-                keep_cases=report_format == "junit" or is_html(report_path),
-                on_result=progress,
-                interrupt=interrupt,
-                target=target,
-                batch_size=batch.in_flight(total) if batch else None,
-                planned_rows=ready.rows,
-            )
+            return arun_eval(ready, keep_cases=keep_cases, on_result=progress, interrupt=interrupt)
 
-        report = judging(total, run, interrupt, [batch] if batch else [])
+        report = judging(ready.judgments, run, interrupt, [batch] if batch else [])
         stop_if_refused(batch)
         finish(report, report_format, report_path, report_target, results)
 
 
+def _destinations(out: str | None, report_path: str | None) -> tuple[Path | None, Path | None]:
+    """The --out results file and the --report file, each writable, and not one file."""
+    results = writable(out, "--out") if out else None
+    report_target = writable(report_path, "--report") if report_path else None
+    if results and report_target:
+        apart(report_target, results)
+    return results, report_target
+
+
 def _dry_run(
     ev: Eval,
-    limit: int | None,
-    votes: int | None,
+    chosen: EvalChoice,
     show_prompts: bool,
     use_batch: bool,
     prices: tuple[float | None, float],
@@ -167,10 +222,10 @@ def _dry_run(
     """`eval --dry-run`: the plan, and the batch-vs-live estimate when asked."""
     from rubriclib.evals.plan import plan_eval
 
-    plan = plan_eval(ev, limit)
-    _print_plan(ev, plan, votes, show_prompts)
+    plan = plan_eval(ev, chosen.limit)
+    _print_plan(ev, plan, chosen.votes, show_prompts)
     if use_batch or prices[0] is not None:
-        _print_estimate(ev, plan, votes, *prices)
+        _print_estimate(ev, plan, chosen.votes, *prices)
 
 
 def finish(

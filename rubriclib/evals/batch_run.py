@@ -6,8 +6,8 @@ its requests to travel (`batch.Recorder`, `batch.Answerer`, `batch_api.BatchTran
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,11 +15,14 @@ from rubriclib.batch.files import Answerer, OutputFile, Recorder, estimated_toke
 from rubriclib.batch.judges import batch_judges
 
 if TYPE_CHECKING:
-    from rubriclib.evals.formats import Eval
     from rubriclib.evals.run import EvalReport
+    from rubriclib.evals.setup import ReadyRun
     from rubriclib.judging.engine import Interrupted
     from rubriclib.judging.grader import Grader
     from rubriclib.judging.result import GradeResult
+
+IN_FLIGHT = 256
+"""Judgments a batch-file run starts at once: it sends nothing, so no spacing either."""
 
 
 @dataclass
@@ -45,12 +48,14 @@ def _cached_votes(result: GradeResult) -> int:
     return int(bool(details.get("judge", {}).get("cached")))
 
 
-async def aprepare(ev: Eval, judges: dict[str, Grader], limit: int | None = None) -> Prepared:
-    """Every first-turn request (every vote's) the eval's judgments would send, unsent."""
+async def aprepare(ready: ReadyRun) -> Prepared:
+    """Every first-turn request (every vote's) the eval's judgments would send, unsent (no
+    results file written, whatever `ready` names)."""
     from rubriclib.evals.run import arun_eval
 
     recorder = Recorder()
-    judges = {**batch_judges(judges, recorder)}
+    judges = batch_judges(ready.judges, recorder)
+    recording = replace(ready, out=None).through(judges, IN_FLIGHT)
     cached = not_judged = 0
 
     def count(result: GradeResult) -> None:
@@ -58,7 +63,7 @@ async def aprepare(ev: Eval, judges: dict[str, Grader], limit: int | None = None
         cached += _cached_votes(result)
         not_judged += result.reason.startswith("not judged: row ")
 
-    report = await arun_eval(ev, judges, limit=limit, on_result=count, batch_size=256)
+    report = await arun_eval(recording, on_result=count)
     judgments = sum(stats.judged for stats in report.graders)
     return Prepared(recorder.requests, judgments, cached, not_judged)
 
@@ -76,37 +81,28 @@ class Collected:
 
 
 async def acollect(
-    ev: Eval,
-    judges: dict[str, Grader],
+    ready: ReadyRun,
     outputs: list[Path],
     *,
-    out: Path | None = None,
-    limit: int | None = None,
     keep_cases: bool = False,
     on_result: Callable[[GradeResult], None] | None = None,
     interrupt: Interrupted | None = None,
 ) -> Collected:
-    """Judge the eval from a batch output file: the same results file and report a live run
-    writes. The requests a `prepare` would write are worked out first, to tell an unknown
-    answer from a needed one."""
+    """Judge the eval from batch output files: the same results file (`ready.out`) and report a
+    live run writes. The requests a `prepare` would write are worked out first, to tell an
+    unknown answer from a needed one."""
     from rubriclib.evals.run import arun_eval
 
     read = OutputFile()
     for output in outputs:
         read_output(output.read_bytes(), output.name, read)
     names = " and ".join(output.name for output in outputs)
-    expected = set((await aprepare(ev, judges, limit)).requests)
+    expected = set((await aprepare(ready)).requests)
     answerer = Answerer(read, expected, names)
-    judges = {**batch_judges(judges, answerer)}
+    judges = batch_judges(ready.judges, answerer)
+    answering = ready.through(judges, IN_FLIGHT)
     report = await arun_eval(
-        ev,
-        judges,
-        out=out,
-        limit=limit,
-        keep_cases=keep_cases,
-        on_result=on_result,
-        interrupt=interrupt,
-        batch_size=256,
+        answering, keep_cases=keep_cases, on_result=on_result, interrupt=interrupt
     )
     problems = list(read.problems)
     unknown = [custom_id for custom_id in read.answers if custom_id not in expected]
@@ -124,7 +120,7 @@ async def acollect(
 
 
 def changed_since_prepare(
-    read: OutputFile, unknown: list[str], missing: int, judges: dict[str, Grader], names: str
+    read: OutputFile, unknown: list[str], missing: int, judges: Mapping[str, Grader], names: str
 ) -> str:
     """Why the answers match other requests than this run's: what a prepare depends on changed
     (named when the answers' model is none this run asks)."""

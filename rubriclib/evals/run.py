@@ -14,20 +14,17 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from rubriclib.config import resolve
-from rubriclib.errors import EvalError
 from rubriclib.evals.formats import Condition, Eval, Grader
 from rubriclib.evals.judgments import judgments, row_rubric
-from rubriclib.evals.plan import max_prompt_tokens, prompt_tokens, too_large
-from rubriclib.evals.results import ResultsFile, read_resumable, result_line
-from rubriclib.evals.setup import check_dataset, make_judges, make_target
+from rubriclib.evals.plan import prompt_tokens, too_large
+from rubriclib.evals.results import ResultsFile, result_line
+from rubriclib.evals.setup import ReadyRun, check_eval, ready_run
 from rubriclib.item import Item, missing_fields
 from rubriclib.judging.result import GradeResult, combine_turns, not_judged
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
     from rubriclib.judging.engine import Interrupted
-    from rubriclib.judging.grader import Grader as AnyJudge  # `Grader` here is an eval's grader
     from rubriclib.judging.target import Target
 
 Status = Literal["passed", "failed", "undecided", "interrupted"]
@@ -169,52 +166,33 @@ class EvalReport:
 
 
 async def arun_eval(
-    ev: Eval,
-    judges: Mapping[str, AnyJudge],
+    ready: ReadyRun,
     *,
-    concurrency: int | None = None,
-    out: Path | None = None,
-    resume: bool = False,
-    limit: int | None = None,
     keep_cases: bool = False,
     on_result: Callable[[GradeResult], None] | None = None,
     interrupt: Interrupted | None = None,
-    target: Target | None = None,
-    batch_size: int | None = None,
-    planned_rows: int | None = None,
 ) -> EvalReport:
-    """Judge every row with every grader; see `run_eval`. With `target`, each row's output is
-    written by that model first (once per row, whatever the number of graders). `batch_size`
-    (judges whose requests go to a batch) puts that many judgments in flight at once, with no
-    requests-per-minute spacing: one wave of requests per batch. `planned_rows` (the dataset's
-    rows within the limit, from `check_dataset`) lets an interrupted run say what it left."""
+    """Judge every row with every grader, as `ready_run` made the eval ready; see `run_eval`.
+    With a target, each row's output is written by that model first (once per row, whatever the
+    number of graders). `keep_cases` keeps every result in the report (JUnit needs them);
+    `on_result` is called with each; an `interrupt` signal ends the run with what it judged."""
     from rubriclib.judging.engine import Job, judge_stream
 
+    ev, judges, target, kept = ready.eval, ready.judges, ready.target, ready.kept
     report = EvalReport(
         ev,
         [
             GraderStats(g, judges[g.name].model, judges[g.name].votes, judges[g.name].checklist)
             for g in ev.graders
         ],
+        planned_rows=ready.rows,
     )
     report.cases = [] if keep_cases else None
-    report.planned_rows = planned_rows
-    rows_to_read = limit if limit is not None else ev.limit
-    if planned_rows is not None and rows_to_read is not None:
-        report.planned_rows = min(planned_rows, rows_to_read)
     awaited: Counter[str] = Counter()
     """Results each row read still waits for; a row is judged when it waits for none."""
     row_numbers: dict[str, int] = {}
-    token_limit = max_prompt_tokens(ev)
     stats = {s.grader.name: s for s in report.graders}
-    kept = {}
-    if resume and out is not None:
-        expected = {
-            s.grader.name: (s.grader.rubric.digest, s.model, s.votes, s.checklist)
-            for s in report.graders
-        }
-        kept = read_resumable(out, expected, own_rubrics(ev))
-    results = ResultsFile(out, list(kept.values())) if out is not None else None
+    results = ResultsFile(ready.out, list(kept.values())) if ready.out is not None else None
     pending: dict[int, tuple[Row, Grader, int, int]] = {}
     """Each job's row, grader, turn and number of turns (1 unless letta grades per turn)."""
     turns_so_far: dict[tuple[str, str], dict[int, GradeResult]] = {}
@@ -242,7 +220,7 @@ async def arun_eval(
 
     def jobs() -> Iterator[Job]:
         index = 0  # the engine numbers jobs in the order they are pulled
-        for row in islice(ev.dataset.rows(), rows_to_read):
+        for row in islice(ev.dataset.rows(), ready.limit):
             report.rows += 1
             row_numbers[row.id] = report.rows
             graders = [grader for grader in ev.graders if grader.judges(row.item)]
@@ -256,7 +234,7 @@ async def arun_eval(
                 elif missing := missing_fields(grader.rubric.requires, row.item):
                     cause = f"row {row.id} has no {' and no '.join(missing)}"
                     record(row, grader, not_judged(grader.rubric, judges[grader.name].model, cause))
-                elif target is None and (why := _too_large(row, grader, token_limit)) is not None:
+                elif target is None and (why := _too_large(row, grader, ready.token_limit)):
                     record(row, grader, not_judged(grader.rubric, judges[grader.name].model, why))
                 else:
                     parts = judgments(row, grader)
@@ -270,8 +248,8 @@ async def arun_eval(
     stream = judge_stream(
         first,
         jobs(),
-        concurrency=batch_size or concurrency or ev.concurrency or resolve("concurrency").value,
-        requests_per_minute=None if batch_size else ev.requests_per_minute,
+        concurrency=ready.concurrency,
+        requests_per_minute=ready.requests_per_minute,
     )
     try:
         async for index, result in stream:
@@ -291,7 +269,7 @@ async def arun_eval(
         asyncio.current_task().uncancel()  # type: ignore[union-attr]
         report.interrupted = interrupt.signal
         if report.cases is not None:
-            report.not_judged = _not_judged(ev, rows_to_read, report.cases)
+            report.not_judged = _not_judged(ev, ready.limit, report.cases)
     finally:
         if results is not None:
             results.close()
@@ -336,33 +314,28 @@ def run_eval(
     """Judge every row of `ev` with every grader through the engine, appending each result to
     `out` (JSONL) as it finishes; with `resume`, keep the results already in `out` whose row,
     grader, rubric digest, judge model and votes still match, and judge only the rest. `votes`
-    overrides every grader's. Every row is checked first (`check_dataset`): EvalError, no request
-    sent."""
-    problems, rows = check_dataset(ev)
-    if problems:
-        raise EvalError(problems)
-    judges = make_judges(ev, model, cache, votes)
-    writer = make_target(ev)
-    destination = Path(out) if out is not None else None
-    return asyncio.run(
-        arun_eval(
-            ev,
-            judges,
-            concurrency=concurrency,
-            out=destination,
-            resume=resume,
-            limit=limit,
-            target=writer,
-            planned_rows=rows,
-        )
+    overrides every grader's. Every row is checked first (`setup.check_eval`): EvalError, no
+    request sent."""
+    ready = ready_run(
+        check_eval(ev),
+        model=model,
+        cache=cache,
+        votes=votes,
+        limit=limit,
+        concurrency=concurrency,
+        out=Path(out) if out is not None else None,
+        resume=resume,
     )
+    return asyncio.run(arun_eval(ready))
 
 
 class _Outputs:
     """Each row's output: the row's own, one kept from a resumed run, or the target's, asked
     once per row however many graders wait for it."""
 
-    def __init__(self, target: Target | None, kept: dict[tuple[str, str], dict[str, Any]]) -> None:
+    def __init__(
+        self, target: Target | None, kept: Mapping[tuple[str, str], dict[str, Any]]
+    ) -> None:
         self.target = target
         self.written: dict[str, str] = {
             row: line["output"]
@@ -386,16 +359,3 @@ class _Outputs:
             return row.item.model_copy(update={"output": output})
 
         return produce
-
-
-def own_rubrics(ev: Eval) -> dict[tuple[str, str], str]:
-    """The digest of each letta row's own rubric, by row and prompt grader (for --resume)."""
-    graders = [grader for grader in ev.graders if grader.rubric.template == "letta"]
-    if not graders or ev.dataset.letta_base is None:
-        return {}
-    return {
-        (row.id, grader.name): row_rubric(row, grader).digest
-        for row in ev.dataset.rows()
-        if row.sample is not None and row.sample.rubric is not None
-        for grader in graders
-    }

@@ -1,18 +1,22 @@
-"""An eval made ready to run: loaded, its dataset checked, refused when the lock or a batch
-forbids it (`prepare`), before any key is read or request sent; then its judges (or panels)
-built from its judge settings, and its target model."""
+"""An eval made ready to run, in one place: loaded, its dataset checked, refused when the lock or
+a batch forbids it (`prepare`, `check_eval`), before any key is read or request sent; then
+(`ready_run`) its judges (or panels) built from its judge settings, its target model, and
+everything else the run needs worked out, so that running it goes back for nothing."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from rubriclib.config import resolve
 from rubriclib.errors import BatchRefused, EvalError, Problem, RubricError
 from rubriclib.evals.formats import Eval, Grader, JudgeSettings
-from rubriclib.evals.judgments import letta_row_checker
+from rubriclib.evals.judgments import letta_row_checker, row_rubric
+from rubriclib.evals.plan import max_prompt_tokens
+from rubriclib.evals.results import read_resumable
 from rubriclib.judging.checklist_protocol import no_checklist
 
 if TYPE_CHECKING:
@@ -26,15 +30,59 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Prepared:
-    """An eval checked and ready to run, and the rows of its dataset."""
+    """An eval checked, and the rows of its dataset: what `ready_run` makes runnable."""
 
     eval: Eval
     rows: int
 
+    def rows_to_read(self, limit: int | None = None) -> int | None:
+        """The rows a run reads: `limit`, else the eval's own limit (None: every row)."""
+        return limit if limit is not None else self.eval.limit
+
+    def planned_rows(self, limit: int | None = None) -> int:
+        """The rows a run judges within `limit` (else the eval's own limit)."""
+        read = self.rows_to_read(limit)
+        return self.rows if read is None else min(self.rows, read)
+
     def judgments(self, limit: int | None = None) -> int:
         """Row x grader judgments a run makes within `limit` (else the eval's own limit)."""
-        rows = min(self.rows, limit or self.eval.limit or self.rows)
-        return rows * len(self.eval.graders)
+        return self.planned_rows(limit) * len(self.eval.graders)
+
+
+@dataclass(frozen=True)
+class ReadyRun:
+    """An eval ready to run (`ready_run`): all the engine needs (`run.arun_eval`), worked out
+    before the first request."""
+
+    eval: Eval
+    rows: int
+    """The rows the run sets out to judge: the dataset's, within the limit."""
+    limit: int | None
+    """The rows it reads (None: every row)."""
+    judges: Mapping[str, AnyJudge]
+    """Each grader's judge (or panel), by grader name."""
+    target: Target | None
+    """The model that writes each row's output first, when the eval has one."""
+    concurrency: int
+    """Judgments in flight at once."""
+    requests_per_minute: float | None
+    """How far apart requests start (None: no spacing)."""
+    token_limit: int
+    """The largest prompt a judgment may send (`plan.max_prompt_tokens`)."""
+    out: Path | None = None
+    """The results file the run writes (JSONL), when it writes one."""
+    kept: Mapping[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    """The lines of `out` a resumed run keeps, by row and grader (`results.read_resumable`)."""
+
+    @property
+    def judgments(self) -> int:
+        """Row x grader judgments the run makes at most (its progress bar's length)."""
+        return self.rows * len(self.eval.graders)
+
+    def through(self, judges: Mapping[str, AnyJudge], in_flight: int) -> ReadyRun:
+        """The same run with `judges` whose requests go to a batch: `in_flight` judgments at
+        once, with no requests-per-minute spacing (one wave of requests per batch)."""
+        return replace(self, judges=judges, concurrency=in_flight, requests_per_minute=None)
 
 
 def prepare(
@@ -52,7 +100,15 @@ def prepare(
     `checklist` (--checklist), EvalError naming each grader whose rubric has no checklist."""
     from rubriclib.evals.formats import load_eval  # looked up at each call (tests replace it)
 
-    ev = load_eval(eval_file, dataset)
+    return check_eval(
+        load_eval(eval_file, dataset), frozen=frozen, batch=batch, checklist=checklist
+    )
+
+
+def check_eval(
+    ev: Eval, *, frozen: bool = False, batch: str | None = None, checklist: bool = False
+) -> Prepared:
+    """An eval already loaded, checked as `prepare` checks one (`run_eval` is given these)."""
     if frozen:
         from rubriclib.rubrics.lockfile import frozen_problems
 
@@ -120,21 +176,79 @@ OFFLINE_ENDPOINT = "http://offline-batch-file.invalid/v1"
 cache keys, whatever OPENAI_BASE_URL says: a file prepared here is collected anywhere."""
 
 
-def make_judges(
-    ev: Eval,
+def ready_run(
+    prepared: Prepared,
+    *,
     model: str | None = None,
     cache: bool | str | os.PathLike[str] = False,
     votes: int | None = None,
-    *,
-    offline: bool = False,
-    capabilities: bool | str | os.PathLike[str] = False,
     checklist: bool = False,
+    capabilities: bool | str | os.PathLike[str] = False,
+    offline: bool = False,
+    limit: int | None = None,
+    concurrency: int | None = None,
+    out: Path | None = None,
+    resume: bool = False,
+) -> ReadyRun:
+    """A prepared eval made runnable, the one place an eval becomes so: its judges (`model`,
+    `votes` and `checklist` mode override every grader's; `cache`, `capabilities` and
+    `offline` as `_make_judges` takes them) and its target (a missing key is a
+    JudgeConfigError here, before any request); the rows it reads, within `limit` (else the
+    eval's own); its concurrency (`concurrency`, else the eval's, else the config's); its
+    prompt-size limit; and with `resume` the lines of `out` whose row, grader, rubric digest,
+    judge model, votes and checklist mode still match (a letta row's own rubric digest for
+    its prompt graders)."""
+    ev = prepared.eval
+    mode = True if checklist else None  # the flag turns checklist mode on, never off
+    over = JudgeSettings(model=model, votes=votes, checklist=mode)
+    judges = _make_judges(ev, over, cache, capabilities, offline)
+    target = _make_target(ev)
+    kept = {}
+    if resume and out is not None:
+        expected = {}
+        for g in ev.graders:
+            judge = judges[g.name]
+            expected[g.name] = (g.rubric.digest, judge.model, judge.votes, judge.checklist)
+        kept = read_resumable(out, expected, own_rubrics(ev))
+    return ReadyRun(
+        ev,
+        rows=prepared.planned_rows(limit),
+        limit=prepared.rows_to_read(limit),
+        judges=judges,
+        target=target,
+        concurrency=int(concurrency or ev.concurrency or resolve("concurrency").value),
+        requests_per_minute=ev.requests_per_minute,
+        token_limit=max_prompt_tokens(ev),
+        out=out,
+        kept=kept,
+    )
+
+
+def own_rubrics(ev: Eval) -> dict[tuple[str, str], str]:
+    """The digest of each letta row's own rubric, by row and prompt grader (for --resume)."""
+    graders = [grader for grader in ev.graders if grader.rubric.template == "letta"]
+    if not graders or ev.dataset.letta_base is None:
+        return {}
+    return {
+        (row.id, grader.name): row_rubric(row, grader).digest
+        for row in ev.dataset.rows()
+        if row.sample is not None and row.sample.rubric is not None
+        for grader in graders
+    }
+
+
+def _make_judges(
+    ev: Eval,
+    over: JudgeSettings,
+    cache: bool | str | os.PathLike[str],
+    capabilities: bool | str | os.PathLike[str],
+    offline: bool,
 ) -> dict[str, AnyJudge]:
-    """One Judge (or Panel) per grader (graders with the same settings share one); `model`,
-    `votes` and `checklist` (checklist mode) override every grader's; `capabilities` is where
-    endpoint quirks are remembered (see Judge). Credentials come only from the environment;
-    `offline` judges never send (batch files), so they need none, are given none, and all
-    name OFFLINE_ENDPOINT."""
+    """One Judge (or Panel) per grader (graders with the same settings share one), what `over`
+    sets (the flags) replacing every grader's setting (but a panel member's model: a model
+    names one judge); `capabilities` is where endpoint quirks are remembered (see Judge).
+    Credentials come only from the environment; `offline` judges never send (batch files), so
+    they need none, are given none, and all name OFFLINE_ENDPOINT."""
     from rubriclib.judging.judge import Judge
 
     built: dict[JudgeSettings, Judge] = {}
@@ -151,33 +265,28 @@ def make_judges(
                 )
         return built[settings]
 
-    mode = True if checklist else None  # the flag turns checklist mode on, never off
     for grader in ev.graders:
-        if grader.panel is not None:  # `model` names one judge: a panel keeps its members
-            judges[grader.name] = _make_panel(grader, judge_for, votes, ev, mode)
-            continue
-        settings = grader.judge.merge(model=model, votes=votes, checklist=mode)
-        judges[grader.name] = judge_for(settings)
+        if grader.panel is not None:
+            judges[grader.name] = _make_panel(grader, judge_for, over, ev)
+        else:
+            judges[grader.name] = judge_for(grader.judge.merge(over))
     return judges
 
 
 def _make_panel(
-    grader: Grader,
-    judge_for: Callable[[JudgeSettings], Judge],
-    votes: int | None,
-    ev: Eval,
-    mode: bool | None,
+    grader: Grader, judge_for: Callable[[JudgeSettings], Judge], over: JudgeSettings, ev: Eval
 ) -> Panel:
-    """A grader's judge panel (`votes` and checklist `mode` override each member's)."""
+    """A grader's judge panel (the votes and checklist mode `over` sets replace each
+    member's; the members keep their models)."""
     from rubriclib.judging.panel import Panel
 
     assert grader.panel is not None
-    judges = grader.panel.judges
-    members = [judge_for(member.merge(votes=votes, checklist=mode)) for member in judges]
+    flags = JudgeSettings(votes=over.votes, checklist=over.checklist)
+    members = [judge_for(member.merge(flags)) for member in grader.panel.judges]
     return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
 
 
-def make_target(ev: Eval) -> Target | None:
+def _make_target(ev: Eval) -> Target | None:
     """The eval's target model, if it has one (a missing key is a JudgeConfigError here)."""
     from rubriclib.judging.target import Target
 
@@ -185,22 +294,22 @@ def make_target(ev: Eval) -> Target | None:
 
 
 def open_eval_batch(
-    ev: Eval,
-    judges: Mapping[str, AnyJudge],
-    results: Path,
-    resume: bool,
-    poll_seconds: float,
-    progress: Callable[[str], None],
-) -> BatchRun:
-    """`eval --batch`: the eval's judges rebuilt to send through the Batch API (the state file
-    beside `results`), each batch recording the variable its key came from."""
+    ready: ReadyRun, resume: bool, poll_seconds: float, progress: Callable[[str], None]
+) -> tuple[ReadyRun, BatchRun]:
+    """`eval --batch`: the run with its judges rebuilt to send through the Batch API (the state
+    file beside its results file), each batch recording the variable its key came from; and the
+    batch run, to follow and close."""
     from rubriclib.batch.api import open_batch_run
 
-    return open_batch_run(
-        judges,
-        results,
+    assert ready.out is not None, "a batch run keeps its state beside its results file"
+    batch = open_batch_run(
+        ready.judges,
+        ready.out,
         resume=resume,
         poll_seconds=poll_seconds,
         progress=progress,
-        api_key_envs={g.name: g.judge.api_key_env for g in ev.graders if g.judge.api_key_env},
+        api_key_envs={
+            g.name: g.judge.api_key_env for g in ready.eval.graders if g.judge.api_key_env
+        },
     )
+    return ready.through(batch.judges, batch.in_flight(ready.judgments)), batch

@@ -1,4 +1,5 @@
-"""An eval made ready to run: load, dataset check, lock and batch refusals, before any request."""
+"""An eval made ready to run: load, dataset check, lock and batch refusals, before any request;
+then its judges, target and what the run needs, in one step."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from judge_server import JudgeServer
 
-from rubriclib.errors import BatchRefused, EvalError, RubricError
-from rubriclib.evals.setup import batch_refusals, prepare
+from rubriclib.errors import BatchRefused, EvalError, JudgeConfigError, RubricError
+from rubriclib.evals.setup import batch_refusals, check_eval, prepare, ready_run
 
 EVAL = """\
 name: demo
@@ -62,3 +64,61 @@ def test_prepare_frozen_refuses_a_rubric_the_lock_does_not_hold(eval_file: Path)
     with pytest.raises(RubricError, match="rubriclib.lock"):
         prepare(eval_file, frozen=True)
     assert prepare(eval_file).rows == 5  # not frozen: the lock is not asked
+
+
+def test_check_eval_checks_a_loaded_eval_as_prepare_does(
+    eval_file: Path, write_file: Callable[..., Path]
+) -> None:
+    from rubriclib.evals.formats import load_eval
+
+    assert check_eval(load_eval(eval_file)).rows == 5
+    write_file("rows.jsonl", '{"id": "a"}\n')
+    with pytest.raises(EvalError, match="rows.jsonl"):
+        check_eval(load_eval(eval_file))
+
+
+def test_ready_run_works_out_what_the_run_needs(
+    eval_file: Path, endpoint: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUBRICLIB_CONCURRENCY", "3")
+    monkeypatch.setenv("RUBRICLIB_MAX_PROMPT_TOKENS", "900")
+    ready = ready_run(prepare(eval_file), model="m1", limit=2)
+    assert (ready.rows, ready.limit, ready.judgments) == (2, 2, 2)
+    assert ready.judges["kw"].model == "m1" and ready.target is None
+    assert (ready.concurrency, ready.token_limit) == (3, 900)
+    assert ready.out is None and not ready.kept
+    whole = ready_run(prepare(eval_file), concurrency=7)
+    assert (whole.rows, whole.limit, whole.judgments, whole.concurrency) == (5, None, 5, 7)
+    batched = whole.through({"kw": ready.judges["kw"]}, 40)
+    assert batched.judges["kw"].model == "m1" and batched.concurrency == 40
+    assert batched.requests_per_minute is None and batched.rows == 5
+
+
+def test_ready_run_with_resume_keeps_the_lines_that_still_match(
+    eval_file: Path, endpoint: JudgeServer
+) -> None:
+    ready = ready_run(prepare(eval_file), model="m1")
+    digest = ready.eval.graders[0].rubric.digest
+    out = eval_file.parent / "results.jsonl"
+
+    def line(row: str, model: str) -> str:
+        details = {"rubric": {"digest": digest}, "judge": {"model": model}}
+        result = {"verdict": "pass", "details": details}
+        return json.dumps({"row": row, "grader": "kw", "verdict": "pass", "result": result})
+
+    out.write_text(line("r0", "m1") + "\n" + line("r1", "another model") + "\n")
+    resumed = ready_run(prepare(eval_file), model="m1", out=out, resume=True)
+    assert list(resumed.kept) == [("r0", "kw")] and resumed.out == out
+    assert not ready_run(prepare(eval_file), model="m1", out=out).kept  # no resume: none kept
+
+
+def test_ready_run_reads_the_key_after_the_checks(
+    eval_file: Path, write_file: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("JUDGE_KEY", raising=False)
+    write_file("eval.yaml", EVAL + "judge: {api_key_env: JUDGE_KEY}\n")
+    prepared = prepare(eval_file)  # no key needed to check
+    with pytest.raises(JudgeConfigError, match="JUDGE_KEY is not set"):
+        ready_run(prepared)
+    monkeypatch.setenv("JUDGE_KEY", "sk-judge")
+    assert ready_run(prepared).judges["kw"].api_key == "sk-judge"
