@@ -159,25 +159,19 @@ HTML_REPORT_OPTION = click.option(
 )
 
 
-def html_destination(path: str | None, out: Path | None) -> Path | None:
-    """Where --report writes the HTML report, checked before any judge call: a writable
-    FILE.html that is not --out."""
+def report_destinations(
+    out: str | None, report: str | None, *, html_only: bool = True
+) -> tuple[Path | None, Path | None]:
+    """The --out and --report files (None when not given), each writable and not one file,
+    checked before any judge call; with `html_only`, --report must name a FILE.html."""
     from rubriclib.reports.pages import is_html
 
-    if path is None:
-        return None
-    if not is_html(path):
-        raise click.UsageError(f"--report writes the HTML report: name a FILE.html, not {path}")
-    return apart(writable(path, "--report"), out)
-
-
-def report_destinations(
-    out: str | None, html_report: str | None
-) -> tuple[Path | None, Path | None]:
-    """Where --out writes the report and --report the HTML one (None when not given), both
-    checked before any judge call."""
     destination = writable(out, "--out") if out else None
-    return destination, html_destination(html_report, destination)
+    if report is None:
+        return destination, None
+    if html_only and not is_html(report):
+        raise click.UsageError(f"--report writes the HTML report: name a FILE.html, not {report}")
+    return destination, apart(writable(report, "--report"), destination)
 
 
 def apart(report: Path, out: Path | None) -> Path:

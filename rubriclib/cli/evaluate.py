@@ -18,13 +18,12 @@ from rubriclib.cli.app import (
     POLL_SECONDS_OPTION,
     SIGNAL_EXIT_CODES,
     Progress,
-    apart,
     judging,
     main,
+    report_destinations,
     say,
     stop_if_refused,
     with_eval_options,
-    writable,
 )
 from rubriclib.files import write_atomically
 
@@ -187,7 +186,7 @@ def eval_command(
         prices = (price_per_million, batch_discount)
         _dry_run(prepared.eval, chosen, show_prompts, use_batch, prices)
         return
-    results, report_target = _destinations(out, report_path)
+    results, report_target = report_destinations(out, report_path, html_only=False)
     ready = chosen.ready(prepared, concurrency=concurrency, out=results, resume=resume)
     batch = None
     if use_batch and results:
@@ -201,15 +200,6 @@ def eval_command(
         report = judging(ready.judgments, run, interrupt, [batch] if batch else [])
         stop_if_refused(batch)
         finish(report, report_format, report_path, report_target, results)
-
-
-def _destinations(out: str | None, report_path: str | None) -> tuple[Path | None, Path | None]:
-    """The --out results file and the --report file, each writable, and not one file."""
-    results = writable(out, "--out") if out else None
-    report_target = writable(report_path, "--report") if report_path else None
-    if results and report_target:
-        apart(report_target, results)
-    return results, report_target
 
 
 def _dry_run(
