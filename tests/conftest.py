@@ -4,7 +4,10 @@ rubric library folder, and rubric-file helpers."""
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import subprocess
+import sys
 import threading
 import time
 import unicodedata
@@ -20,6 +23,7 @@ from rubriclib.rubrics.registry import load_rubric
 from rubriclib.rubrics.rubric import Rubric
 
 SECRET_KEY = "sk-test-SECRET-0123456789abcdef"
+RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
 README = Path(__file__).parent.parent / "README.md"
 INTEGRATIONS = Path(__file__).parent.parent / ".integrations"
 """Where `make integrations` installs the real tools the tests in tests/integrations drive."""
@@ -247,3 +251,103 @@ def page(browser: Any) -> Iterator[Any]:
     tab.on("pageerror", lambda error: tab.errors.append(str(error)))
     yield tab
     tab.close()
+
+
+PAIRWISE_TOOL = "set_pairwise_winner"
+VERSUS = """\
+---
+name: versus
+version: 1.0.0
+scale: pairwise
+description: Test pairwise rubric; the scripted judge prefers the response saying GOOD.
+requires: [input]
+goldens:
+  - name: output-good
+    input: q
+    output: GOOD answer
+    baseline: plain answer
+    expected_winner: output
+  - name: baseline-good
+    input: q
+    output: plain answer
+    baseline: GOOD answer
+    expected_winner: baseline
+  - name: both-plain
+    input: q
+    output: plain one
+    baseline: plain two
+    expected_winner: tie
+---
+Pick the response that better answers the input. Call `set_pairwise_winner`.
+"""
+
+
+def responses(body: dict[str, Any]) -> tuple[str, str]:
+    """The fenced text of Response A and Response B in a request."""
+    user = body["messages"][1]["content"]
+    first, second = user.split("## Response A", 1)[1].split("## Response B", 1)
+    return first, second
+
+
+def prefers(word: str) -> Callable[[dict[str, Any]], Reply]:
+    """A consistent judge: the response containing `word` wins, in whichever position."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        first, second = responses(body)
+        winner = "A" if word in first else "B" if word in second else "tie"
+        return tool_reply(
+            PAIRWISE_TOOL, {"reason": f"more correct: {winner} says {word}", "winner": winner}
+        )
+
+    return respond
+
+
+def start(arguments: list[str], server: JudgeServer, library: Path) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": server.url,
+        "OPENAI_API_KEY": SECRET_KEY,
+        "RUBRICLIB_PATH": str(library),
+    }
+    return subprocess.Popen(
+        [RUBRICLIB, *arguments],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_requests(server: JudgeServer, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while len(server.requests) < count:
+        assert time.monotonic() < deadline, "the run never started judging"
+        time.sleep(0.02)
+
+
+def sections(user_message: str) -> tuple[list[str], dict[str, str]]:
+    """Split a rendered user message the way a CommonMark reader would.
+
+    Returns the headers seen outside any fence and each header's fenced value.
+    """
+    lines = user_message.split("\n")
+    headers: list[str] = []
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("## "):
+            headers.append(line)
+        opening = re.fullmatch(r"(`{3,})", line)
+        if opening:
+            ticks = opening[1]
+            end = index + 1
+            while end < len(lines) and not re.fullmatch(
+                rf"\s{{0,3}}`{{{len(ticks)},}}\s*", lines[end]
+            ):
+                end += 1
+            if headers:
+                values[headers[-1]] = "\n".join(lines[index + 1 : end])
+            index = end
+        index += 1
+    return headers, values

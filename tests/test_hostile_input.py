@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import VALID_RUBRIC, without_lines
+from conftest import VALID_RUBRIC, sections, without_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_render import sections
 
 from rubriclib import RubricError, load_rubric, render
 from rubriclib.cli import main

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rubriclib.cli.app import FORMAT_OPTION, BadInput, main, writable
+from rubriclib.cli.app import BadInput, main, writable
 from rubriclib.cli.evaluate import EvalChoice, finish, with_eval_choice
+from rubriclib.cli.options import FORMAT_OPTION
 
 if TYPE_CHECKING:
     from rubriclib.evals.setup import ReadyRun

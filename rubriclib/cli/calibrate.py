@@ -10,6 +10,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import (
+    BadInput,
+    Progress,
+    ReportFiles,
+    interrupted_exit,
+    judging,
+    main,
+    writable,
+)
+from rubriclib.cli.options import (
     CHECKLIST_OPTION,
     CONCURRENCY_OPTION,
     FROZEN_OPTION,
@@ -17,18 +26,9 @@ from rubriclib.cli.app import (
     MODEL_OPTION,
     NO_CACHE_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
-    BadInput,
-    Progress,
     concurrency_setting,
     flag_judge,
-    interrupted_exit,
-    judging,
-    main,
-    print_report,
     refuse_unlocked,
-    report_destinations,
-    writable,
-    write_html,
 )
 from rubriclib.files import write_atomically
 
@@ -108,8 +108,8 @@ def calibrate(
     from rubriclib.measure.calibration import load_labels, run_calibration
     from rubriclib.rubrics.registry import load_rubric
 
-    destination, page = report_destinations(out, html_report)
-    goldens_path = _goldens_destination(goldens_out, force, destination)
+    reports = ReportFiles.checked(out, html_report)
+    goldens_path = _goldens_destination(goldens_out, force, reports)
     rubric = load_rubric(ref)
     if frozen:
         refuse_unlocked([rubric])
@@ -131,16 +131,15 @@ def calibrate(
             )
 
         calibration = judging(len(rows), run, interrupt, [judge])
-        _finish(calibration, report_format, (destination, out), (goldens_path, goldens_out), page)
+        _finish(calibration, report_format, reports, (goldens_path, goldens_out))
         sys.exit(_exit_code(calibration, min_kappa))
 
 
 def _finish(
     calibration: Calibration,
     report_format: str,
-    report: tuple[Path | None, str | None],
+    reports: ReportFiles,
     goldens: tuple[Path | None, str | None],
-    page: Path | None,
 ) -> None:
     """Print (or write) the report, write the disagreements as goldens and the HTML report
     when asked."""
@@ -150,21 +149,21 @@ def _finish(
     text = FORMATTERS[report_format](calibration)
     if goldens[0] is not None:
         _write_goldens(goldens[0], goldens_yaml(calibration))
-    print_report(text, *report, last_line(calibration))
+    reports.write(text, last_line(calibration), lambda: calibration_page(calibration))
     if goldens[0] is not None:
         count = len(calibration.disagreements)
         click.echo(f"rubriclib: wrote {count} disagreement(s) as goldens to {goldens[1]}", err=True)
-    write_html(page, lambda: calibration_page(calibration))
 
 
-def _goldens_destination(path: str | None, force: bool, out: Path | None) -> Path | None:
-    """Where --to-goldens writes, checked before any judge call: writable, not --out, and not
-    an existing file unless --force."""
+def _goldens_destination(path: str | None, force: bool, reports: ReportFiles) -> Path | None:
+    """Where --to-goldens writes, checked before any judge call: writable, neither --out nor
+    --report (one would replace the other), and not an existing file unless --force."""
     if path is None:
         return None
     target = writable(path, "--to-goldens")
-    if out is not None and target.resolve() == out.resolve():
-        raise BadInput("--to-goldens: names the same file as --out")
+    for option, other in (("--out", reports.destination), ("--report", reports.page)):
+        if other is not None and target.resolve() == other.resolve():
+            raise BadInput(f"--to-goldens: names the same file as {option}")
     if target.exists() and not force:
         raise BadInput(f"--to-goldens: {target} exists; pass --force to replace it")
     return target

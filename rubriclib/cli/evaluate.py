@@ -12,10 +12,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import (
-    CONCURRENCY_OPTION,
-    FORMAT_OPTION,
-    FROZEN_OPTION,
-    POLL_SECONDS_OPTION,
     SIGNAL_EXIT_CODES,
     Progress,
     judging,
@@ -23,6 +19,12 @@ from rubriclib.cli.app import (
     report_destinations,
     say,
     stop_if_refused,
+)
+from rubriclib.cli.options import (
+    CONCURRENCY_OPTION,
+    FORMAT_OPTION,
+    FROZEN_OPTION,
+    POLL_SECONDS_OPTION,
     with_eval_options,
 )
 from rubriclib.files import write_atomically
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class EvalChoice:
-    """The eval a command judges, and how, as `app.eval_options` name it."""
+    """The eval a command judges, and how, as `options.eval_options` name it."""
 
     eval_file: str
     dataset: str | None
@@ -84,7 +86,7 @@ class EvalChoice:
 
 
 def with_eval_choice(command: Any) -> Any:
-    """`app.eval_options` on `command`, which receives them as one EvalChoice, `chosen`."""
+    """`options.eval_options` on `command`, which receives them as one EvalChoice, `chosen`."""
 
     @with_eval_options
     @functools.wraps(command)

@@ -11,13 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rubriclib.cli.app import (
-    BadInput,
-    JudgedInputs,
-    main,
-    source_label,
-    with_judged_inputs,
-)
+from rubriclib.cli.app import BadInput, main, source_label
+from rubriclib.cli.options import JudgedInputs, with_judged_inputs
 from rubriclib.errors import RubricError
 
 if TYPE_CHECKING:

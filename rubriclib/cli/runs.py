@@ -11,6 +11,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import (
+    SIGNAL_EXIT_CODES,
+    Progress,
+    ReportFiles,
+    interrupted_exit,
+    judging,
+    main,
+    say,
+    stop_if_refused,
+)
+from rubriclib.cli.options import (
     CHECKLIST_OPTION,
     CONCURRENCY_OPTION,
     FORMAT_OPTION,
@@ -20,23 +30,13 @@ from rubriclib.cli.app import (
     NO_CACHE_OPTION,
     POLL_SECONDS_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
-    SIGNAL_EXIT_CODES,
     TEMPERATURE_OPTION,
     JudgedInputs,
-    Progress,
     concurrency_setting,
     flag_judge,
-    interrupted_exit,
-    judging,
-    main,
-    print_report,
     refuse_unlocked,
-    report_destinations,
-    say,
-    stop_if_refused,
     votes_option,
     with_judged_inputs,
-    write_html,
 )
 
 if TYPE_CHECKING:
@@ -195,16 +195,15 @@ def test_goldens(
     from rubriclib.measure.goldens import plan_run, run_goldens
 
     _refuse_batch_flags(use_batch, resume, out)
-    destination, page = report_destinations(out, html_report)
+    reports = ReportFiles.checked(out, html_report)
     plan = plan_run(refs, goldens_file, trials)  # every bad golden: exit 2 before any request
     rubrics = [rubric for rubric, _ in plan.rubrics]
     if frozen:
         refuse_unlocked(rubrics)
     judge = flag_judge(rubrics, model, checklist, no_cache, votes=votes, temperature=temperature)
     in_flight = concurrency_setting(concurrency)
-    batch = (
-        _batch_run(judge, destination, resume, poll_seconds) if destination and use_batch else None
-    )
+    state = reports.destination  # a batch's state file sits beside the report
+    batch = _batch_run(judge, state, resume, poll_seconds) if state and use_batch else None
     if batch is not None:  # every judgment at once, unpaced: the provider runs the batch
         judge, in_flight = batch.judges["judge"], batch.in_flight(plan.judgments)
         requests_per_minute = None
@@ -218,7 +217,7 @@ def test_goldens(
 
         run_report = judging(plan.judgments, run, interrupt, [judge, *([batch] if batch else [])])
         stop_if_refused(batch)
-        _finish(run_report, report_format, destination, out, page)
+        _finish(run_report, report_format, reports)
 
 
 def _refuse_batch_flags(use_batch: bool, resume: bool, out: str | None) -> None:
@@ -238,15 +237,12 @@ def _batch_run(judge: Judge, destination: Path, resume: bool, poll: float) -> Ba
     )
 
 
-def _finish(
-    run: RunReport, report_format: str, destination: Path | None, out: str | None, page: Path | None
-) -> None:
+def _finish(run: RunReport, report_format: str, reports: ReportFiles) -> None:
     """Print (or write) the report, and the HTML one when asked; exit by what the run found."""
     from rubriclib.reports.goldens import FORMATTERS, last_line
     from rubriclib.reports.pages import goldens_page
 
-    write_html(page, lambda: goldens_page(run))
-    print_report(FORMATTERS[report_format](run), destination, out, last_line(run))
+    reports.write(FORMATTERS[report_format](run), last_line(run), lambda: goldens_page(run))
     sys.exit(_exit_code(run))
 
 

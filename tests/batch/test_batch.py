@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from batch_server import BatchServer
 from click.testing import CliRunner
-from conftest import SECRET_KEY, keyword_responder
+from conftest import SECRET_KEY, VERSUS, keyword_responder, prefers
 from judge_server import JudgeServer, Reply, tool_reply
 
 from rubriclib.batch.files import Recorder
@@ -386,7 +386,6 @@ PAIRWISE_ROWS = [
 
 @pytest.fixture
 def pairwise_eval(library: Path, write_file: Callable[..., Path]) -> Path:
-    from test_pairwise import VERSUS
 
     (library / "versus.md").write_text(VERSUS)
     write_file("pairs.jsonl", "".join(json.dumps(row) + "\n" for row in PAIRWISE_ROWS))
@@ -407,7 +406,6 @@ def winners(path: Path) -> dict[str, tuple[str, Any]]:
 def test_prepare_then_collect_judges_a_pairwise_rubric_in_both_orders(
     pairwise_eval: Path, tmp_path: Path, endpoint: JudgeServer
 ) -> None:
-    from test_pairwise import prefers
 
     endpoint.responder = prefers("GOOD")
     live = tmp_path / "live.jsonl"

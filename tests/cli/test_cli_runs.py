@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, keyword_responder
+from conftest import keyword_responder, start, wait_for_requests
 from judge_server import JudgeServer
 
 from rubriclib.cli import main
-
-RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
 
 
 def goldens_file(write_file: Callable[..., Path], outputs: list[str], expected: str) -> Path:
@@ -114,29 +109,6 @@ def test_two_options_reading_stdin_is_a_usage_error(endpoint: JudgeServer, comma
     )
     assert result.exit_code == 2 and "only one option can read stdin" in result.stderr
     assert endpoint.requests == []
-
-
-def start(arguments: list[str], server: JudgeServer, library: Path) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "OPENAI_BASE_URL": server.url,
-        "OPENAI_API_KEY": SECRET_KEY,
-        "RUBRICLIB_PATH": str(library),
-    }
-    return subprocess.Popen(
-        [RUBRICLIB, *arguments],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def wait_for_requests(server: JudgeServer, count: int) -> None:
-    deadline = time.monotonic() + 30
-    while len(server.requests) < count:
-        assert time.monotonic() < deadline, "the run never started judging"
-        time.sleep(0.02)
 
 
 @pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY
+from conftest import PAIRWISE_TOOL as TOOL
+from conftest import SECRET_KEY, VERSUS, prefers, responses
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 
 import rubriclib
@@ -23,53 +24,6 @@ from rubriclib.measure.goldens import run_goldens
 from rubriclib.reports.goldens import format_json, format_table
 from rubriclib.rubrics.registry import load_goldens
 from rubriclib.rubrics.rubric import Rubric, parse_rubric
-
-TOOL = "set_pairwise_winner"
-
-VERSUS = """\
----
-name: versus
-version: 1.0.0
-scale: pairwise
-description: Test pairwise rubric; the scripted judge prefers the response saying GOOD.
-requires: [input]
-goldens:
-  - name: output-good
-    input: q
-    output: GOOD answer
-    baseline: plain answer
-    expected_winner: output
-  - name: baseline-good
-    input: q
-    output: plain answer
-    baseline: GOOD answer
-    expected_winner: baseline
-  - name: both-plain
-    input: q
-    output: plain one
-    baseline: plain two
-    expected_winner: tie
----
-Pick the response that better answers the input. Call `set_pairwise_winner`.
-"""
-
-
-def responses(body: dict[str, Any]) -> tuple[str, str]:
-    """The fenced text of Response A and Response B in a request."""
-    user = body["messages"][1]["content"]
-    first, second = user.split("## Response A", 1)[1].split("## Response B", 1)
-    return first, second
-
-
-def prefers(word: str) -> Callable[[dict[str, Any]], Reply]:
-    """A consistent judge: the response containing `word` wins, in whichever position."""
-
-    def respond(body: dict[str, Any]) -> Reply:
-        first, second = responses(body)
-        winner = "A" if word in first else "B" if word in second else "tie"
-        return tool_reply(TOOL, {"reason": f"more correct: {winner} says {word}", "winner": winner})
-
-    return respond
 
 
 def always(position: str) -> Callable[[dict[str, Any]], Reply]:

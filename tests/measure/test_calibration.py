@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, keyword_responder
+from conftest import SECRET_KEY, keyword_responder, start, wait_for_requests
 from judge_server import JudgeServer, Reply, tool_reply
-from test_cli_runs import start, wait_for_requests
 
 from rubriclib.cli import main
 from rubriclib.evals.datasets import Row
@@ -186,6 +185,18 @@ def test_an_existing_goldens_file_is_refused_before_any_request(
     missing = calibrate("--labels", str(labels), "--out", str(existing.parent / "no/such.json"))
     assert missing.exit_code == 2 and "does not exist" in missing.stderr
     assert endpoint.requests == []
+
+
+def test_goldens_that_would_replace_a_report_are_refused_before_any_request(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    labels = jsonl(write_file, LABELLED, "labels.jsonl")
+    same = labels.parent / "calibration.html"
+    for option in ("--out", "--report"):
+        result = calibrate("--labels", str(labels), option, str(same), "--to-goldens", str(same))
+        assert result.exit_code == 2, result.output
+        assert f"--to-goldens: names the same file as {option}" in result.output
+    assert endpoint.requests == [] and not same.exists()
 
 
 def test_bad_labels_are_named_by_line_and_field_before_any_request(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY
+from conftest import SECRET_KEY, VERSUS, prefers
 from judge_server import JudgeServer
 from results_lines import results_line, write_results
 from test_html_report import embedded_data
@@ -236,7 +236,6 @@ def test_a_pairwise_judgment_shows_both_orders_it_sent(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from test_pairwise import VERSUS, prefers
 
     write_file("library/versus.md", VERSUS)
     monkeypatch.setenv("RUBRICLIB_PATH", str(tmp_path / "library"))
