@@ -4,6 +4,7 @@ rubric library folder, and rubric-file helpers."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -351,3 +352,12 @@ def sections(user_message: str) -> tuple[list[str], dict[str, str]]:
             index = end
         index += 1
     return headers, values
+
+
+def embedded_data(page: str) -> dict[str, Any]:
+    """The JSON data block an HTML report embeds."""
+    found = re.search(
+        r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S
+    )
+    assert found, "no data block"
+    return json.loads(found.group(1))  # type: ignore[no-any-return]

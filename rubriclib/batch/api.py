@@ -342,7 +342,7 @@ def open_batch_run(
     api_key_envs: Mapping[str, str] | None = None,
 ) -> BatchRun:
     """The graders of a run writing `results`, built to judge through the Batch API (`eval
-    --batch` and `test-goldens --batch` alike): its state file opened (`batch.open_state`: the
+    --batch` and `test-goldens --batch` alike): its state file opened (`files.open_state`: the
     recorded one with `resume`), a judge panel refused (`judges.batch_judges`).
     `api_key_envs` names, by grader, the variable holding a judge's key, for the record."""
     state = open_state(results, resume)

@@ -1,6 +1,8 @@
 """The `rubriclib` console script: parse arguments, call the library, print. No logic of its own.
 
-`app` holds the group and what commands share; each other module registers its commands.
+`app` holds the group and what commands share, `options` the options several commands take;
+each other module registers its commands. The top room: no other room imports it (`main` is
+the console script's entry point).
 """
 
 from rubriclib.cli import (  # noqa: F401 - registers commands

@@ -1,7 +1,7 @@
 """Driving an eval's judgments through batch files (`batch prepare`, `batch collect`) and the
 judges a batch run sends with. Every judgment still runs on the one engine through a `Judge`
 (never a Panel: `batch_judges`) built with a batch transport; a batch is only another way for
-its requests to travel (`batch.Recorder`, `batch.Answerer`, `batch_api.BatchTransport`).
+its requests to travel (`batch.files.Recorder`, `batch.files.Answerer`, `batch.api.BatchTransport`).
 """
 
 from __future__ import annotations

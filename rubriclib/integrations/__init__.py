@@ -1,6 +1,10 @@
-"""Adapters for the eval tools people already run: promptfoo, inspect_ai and letta-evals.
+"""Adapters for the tools people already run: the pytest plugin (`pytest_plugin`, the pytest11
+entry point) and `testing.assert_rubric`, promptfoo (`promptfoo.get_assert`), inspect_ai
+(`inspect.rubric_scorer`) and letta-evals (`letta.rubric_grader`), each a thin layer over the
+rooms below; `chosen_judge` is what they share.
 
-Each adapter imports its tool only when used; `import rubriclib` imports none of them.
+Each adapter imports its tool only when used; `import rubriclib` imports none of them. Only the
+`cli` room imports this one (to write the promptfoo and letta-evals shims).
 """
 
 from __future__ import annotations

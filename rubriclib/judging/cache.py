@@ -88,7 +88,7 @@ class VerdictCache:
         )
 
     def known_quirks(self, endpoint: str, model: str) -> set[str]:
-        """The quirks `endpoint` showed for `model` in earlier runs (see `failures.QUIRKS`)."""
+        """The quirks `endpoint` showed for `model` in earlier runs (see `protocol.QUIRKS`)."""
         rows = self._run(
             "SELECT quirk FROM quirks WHERE endpoint = ? AND model = ?", (endpoint, model), "all"
         )

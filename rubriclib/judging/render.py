@@ -7,7 +7,7 @@ import string
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # kept light: `import rubriclib` imports this module eagerly
+if TYPE_CHECKING:  # kept light: the public `rubriclib.render` loads this module on first use
     from rubriclib.item import Item
     from rubriclib.rubrics.rubric import Rubric
 

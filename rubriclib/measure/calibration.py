@@ -1,6 +1,6 @@
 """Calibration: how well a judge agrees with human labels. The labels file read into labelled
 rows, the run that judges them on the engine, and its agreement numbers (the statistics are
-agreement.py's; the reports are calibration_reports.py's).
+`agreement`'s; the reports are `reports.calibration`'s).
 
 A labels row holds the judged fields and a human `label` (pass or fail) or, for a 1-5 rubric,
 a `score` from 1 to 5 (it passes at the rubric's threshold); `tags` (a list, or text split at

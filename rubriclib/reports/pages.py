@@ -192,7 +192,7 @@ def sent_messages(
 
 
 def goldens_page(run: RunReport) -> str:
-    """The page of a test-goldens run: its JSON report (goldens_reports.to_json), shown."""
+    """The page of a test-goldens run: its JSON report (reports.goldens.to_json), shown."""
     from rubriclib.reports.goldens import to_json
 
     found = to_json(run)
@@ -202,7 +202,7 @@ def goldens_page(run: RunReport) -> str:
 
 
 def calibration_page(calibration: Calibration) -> str:
-    """The page of a calibration: its JSON report (calibration_reports.to_json), shown."""
+    """The page of a calibration: its JSON report (reports.calibration.to_json), shown."""
     from rubriclib.reports.calibration import to_json
 
     found = to_json(calibration)

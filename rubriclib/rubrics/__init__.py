@@ -1,10 +1,14 @@
 """Rubrics: what a rubric is and where it comes from. The first room of the pipeline.
 
-Reading a user's file safely (`reading`), one rubric file as models (`rubric`, its `checklist`),
-resolving a name, a pin or a path (`registry`: built-ins, the project's rubrics/, packs), the
-project's lock (`lockfile`) and new rubrics and packs (`scaffold`).
+In pipeline order: `reading` (a user's file read safely) -> `checklist` (a rubric's checklist
+items and their verdict) -> `rubric` (one file as models: Rubric, Golden) -> `registry` (a name,
+a pin or a path -> a rubric: the project's rubrics/, configured folders, packs, built-ins) ->
+`lockfile` (rubriclib.lock) and `scaffold` (new rubrics and packs, `validate --strict`).
 
-Other rooms use: `rubric.Rubric`, `rubric.Golden`, `registry.load_rubric`, `registry.load_goldens`,
-`registry.list_rubrics`, `checklist.ChecklistItem`, `reading.read_text` / `load_yaml`, `lockfile`'s
-`read_lock`, `check` and `frozen_problems`. This room imports only the root leaves.
+Other rooms use: `rubric.Rubric` / `Golden` (and the tool names, `parse_rubric_text`,
+`judged_digest`), `registry.load_rubric` / `load_goldens` / `list_rubrics` / `project_root`,
+`checklist.ChecklistItem` / `checklist_verdict`, `reading.read_text` / `load_yaml`,
+`lockfile`'s `lock_entries`, `write_lock`, `read_lock`, `check` and `frozen_problems`,
+`scaffold`'s `new_rubric`, `new_pack` and `strict_problems`. This room imports only the root
+leaves.
 """

@@ -55,7 +55,7 @@ def dataset_source(
 
 def dataset_problems(source: Dataset) -> list[Problem]:
     """Every problem of the rows, for an eval file that has problems of its own, so that all
-    come at once (a good file's rows are checked by `evals.check_dataset`)."""
+    come at once (a good file's rows are checked by `evals.setup.check_dataset`)."""
     try:
         return source.check()[0]
     except InputError as error:

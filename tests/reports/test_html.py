@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import embedded_data
 from judge_server import JudgeServer
 from results_lines import HOSTILE_REASONS, results_line, write_results
 
@@ -42,14 +43,6 @@ ROWS = [
     {"id": "r3", "input": "q", "output": "verdict:pass"},  # no context: grounded errors
     {"id": "r10", "input": "q", "context": "c", "output": "verdict:pass"},
 ]
-
-
-def embedded_data(page: str) -> dict[str, Any]:
-    found = re.search(
-        r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S
-    )
-    assert found, "no data block"
-    return json.loads(found.group(1))  # type: ignore[no-any-return]
 
 
 def report_of(*arguments: str) -> Any:

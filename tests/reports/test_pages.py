@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, VERSUS, prefers
+from conftest import SECRET_KEY, VERSUS, embedded_data, prefers
 from judge_server import JudgeServer
 from results_lines import results_line, write_results
-from test_html_report import embedded_data
 
 from rubriclib.cli import main
 from rubriclib.reports.data import read_results, report_data
