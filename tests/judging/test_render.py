@@ -2,43 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import VALID_RUBRIC
+from conftest import VALID_RUBRIC, sections
 
 from rubriclib import Rubric, load_rubric, render
 
 HEADERS = ["## Task input", "## Source context", "## Reference answer", "## Candidate output"]
-
-
-def sections(user_message: str) -> tuple[list[str], dict[str, str]]:
-    """Split a rendered user message the way a CommonMark reader would.
-
-    Returns the headers seen outside any fence and each header's fenced value.
-    """
-    lines = user_message.split("\n")
-    headers: list[str] = []
-    values: dict[str, str] = {}
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        if line.startswith("## "):
-            headers.append(line)
-        opening = re.fullmatch(r"(`{3,})", line)
-        if opening:
-            ticks = opening[1]
-            end = index + 1
-            while end < len(lines) and not re.fullmatch(
-                rf"\s{{0,3}}`{{{len(ticks)},}}\s*", lines[end]
-            ):
-                end += 1
-            if headers:
-                values[headers[-1]] = "\n".join(lines[index + 1 : end])
-            index = end
-        index += 1
-    return headers, values
 
 
 def test_layout_system_then_body_then_sections_in_order(rubric: Rubric) -> None:
