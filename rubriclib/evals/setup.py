@@ -44,10 +44,6 @@ class Prepared:
         read = self.rows_to_read(limit)
         return self.rows if read is None else min(self.rows, read)
 
-    def judgments(self, limit: int | None = None) -> int:
-        """Row x grader judgments a run makes within `limit` (else the eval's own limit)."""
-        return self.planned_rows(limit) * len(self.eval.graders)
-
 
 @dataclass(frozen=True)
 class ReadyRun:

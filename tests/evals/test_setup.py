@@ -30,10 +30,10 @@ def eval_file(library: Path, write_file: Callable[..., Path]) -> Path:
     return write_file("eval.yaml", EVAL)
 
 
-def test_prepare_loads_and_counts_the_rows_and_judgments(eval_file: Path) -> None:
+def test_prepare_loads_and_counts_the_rows(eval_file: Path) -> None:
     ready = prepare(eval_file)
     assert ready.eval.name == "demo" and ready.rows == 5
-    assert ready.judgments() == 5 and ready.judgments(limit=2) == 2
+    assert ready.planned_rows() == 5 and ready.planned_rows(limit=2) == 2
 
 
 def test_prepare_names_every_bad_row(eval_file: Path, write_file: Callable[..., Path]) -> None:
