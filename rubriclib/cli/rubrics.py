@@ -211,7 +211,9 @@ def render_command(ref: str, inputs: JudgedInputs, as_json: bool) -> None:
     \b
     Example:
       rubriclib render groundedness --output @answer.txt --context @source.txt
+      rubriclib render task-completion --transcript run.json
     """
+    from rubriclib.config import resolve
     from rubriclib.judging.render import render
     from rubriclib.rubrics.registry import load_rubric
 
@@ -220,7 +222,8 @@ def render_command(ref: str, inputs: JudgedInputs, as_json: bool) -> None:
         raise BadInput(
             f"--baseline: {rubric.name} is a pairwise rubric: give the output to compare with"
         )
-    messages = render(rubric, **inputs.read(rubric))
+    limit = int(resolve("max_prompt_tokens").value)
+    messages = render(rubric, **inputs.read(rubric), max_prompt_tokens=limit)
     if as_json:
         click.echo(json.dumps(messages, indent=2))
         return

@@ -5,7 +5,8 @@ Row keys: `id` (else the row number), `input` (text, or a list of chat messages 
 transcript), `context` (text, or a list of passages shown numbered), `reference` (or
 `ground_truth`, `expected_output`), `output` (or `submission`, `response`, `actual_output`),
 `baseline` (or `output_b`: the second output a pairwise rubric compares with; other rubrics
-ignore it). Every other key is kept as the row's metadata.
+ignore it), `transcript` (or `messages`: an agent run; without an output, its final answer is
+the output). Every other key is kept as the row's metadata.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from rubriclib.errors import EvalError, Problem
 from rubriclib.evals.letta_rows import USED_KEYS, LettaSample, read_sample
 from rubriclib.item import Item, field_text
+from rubriclib.item.transcript import Transcript, TranscriptError, read_transcript
 from rubriclib.rubrics.reading import load_yaml, not_utf8
 
 ALIASES = {
@@ -28,6 +30,8 @@ ALIASES = {
     "output": ("output", "submission", "response", "actual_output"),
     "baseline": ("baseline", "output_b"),
 }
+TRANSCRIPT_KEYS = ("transcript", "messages")
+"""A row's agent run: a list of messages in OpenAI chat, Anthropic or Responses shape."""
 SUFFIXES = (".jsonl", ".json", ".csv", ".yaml", ".yml")
 MAX_PROBLEMS = 200
 """A dataset check stops collecting after this many problems (and says how many it skipped)."""
@@ -176,9 +180,11 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
         except ValueError as error:
             problems.append(Problem(where, present[0], str(error)))
             fields[field] = ""  # reported; not also "is required"
-    if needs_output and fields.get("output") is None:
+    transcript = _row_transcript(raw, where, used, problems)
+    has_run = any(raw.get(name) is not None for name in TRANSCRIPT_KEYS)  # else it says why
+    if needs_output and fields.get("output") is None and not has_run:
         others = ", ".join(ALIASES["output"][1:])
-        problems.append(Problem(where, "output", f"is required (or {others})"))
+        problems.append(Problem(where, "output", f"is required (or {others}, or a transcript)"))
     row_id = raw.get("id", number)
     if isinstance(row_id, bool) or not isinstance(row_id, str | int) or str(row_id) == "":
         problems.append(Problem(where, "id", "must be a string or an integer"))
@@ -186,7 +192,8 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
         return problems
     metadata = {key: value for key, value in raw.items() if key not in used and key != "id"}
     item = Item(
-        output=fields["output"] or "",
+        output=fields["output"] if transcript is not None else fields["output"] or "",
+        transcript=transcript,
         input=fields["input"],
         context=fields["context"],
         reference=fields["reference"],
@@ -195,6 +202,33 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
         metadata=metadata,
     )
     return Row(number, where, item)
+
+
+def _row_transcript(
+    raw: Mapping[str, Any], where: str, used: set[str], problems: list[Problem]
+) -> Transcript | None:
+    """The row's agent run (`transcript`, or `messages`), read; its problems added, each naming
+    the message (`transcript[N]`)."""
+    present = [name for name in TRANSCRIPT_KEYS if raw.get(name) is not None]
+    used.update(name for name in TRANSCRIPT_KEYS if name in raw)
+    if not present:
+        return None
+    if len(present) > 1:
+        problems.append(Problem(where, present[1], f"given twice, as {' and '.join(present)}"))
+    value = raw[present[0]]
+    if isinstance(value, str):  # a CSV cell holds the run as JSON
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as error:
+            problems.append(
+                Problem(where, present[0], f"is not a JSON list of messages ({error.msg})")
+            )
+            return None
+    try:
+        return read_transcript(value, present[0])
+    except TranscriptError as error:
+        problems.extend(Problem(where, place, why) for place, why in error.problems)
+        return None
 
 
 def _lines(path: Path, field: str = "row") -> Iterator[tuple[int, str | Problem]]:

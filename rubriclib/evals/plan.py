@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 from rubriclib.config import resolve
 from rubriclib.evals.judgments import judgments
 from rubriclib.item import Item, missing_fields
+from rubriclib.judging.render import CHARACTERS_PER_TOKEN
 
 if TYPE_CHECKING:
     from rubriclib.evals.formats import Eval
     from rubriclib.rubrics.rubric import Rubric
 
-CHARACTERS_PER_TOKEN = 4
 SHOWN_CHARACTERS = 2_000
 """How much of each field `--show-prompts` shows; the rest is named by its size."""
 
@@ -28,11 +28,12 @@ def max_prompt_tokens(ev: Eval) -> int:
     return int(resolve("max_prompt_tokens", ev.max_prompt_tokens).value)
 
 
-def prompt_tokens(rubric: Rubric, item: Item) -> int:
-    """One request's estimated prompt tokens: its messages and its verdict tools."""
+def prompt_tokens(rubric: Rubric, item: Item, limit: int) -> int:
+    """One request's estimated prompt tokens (an agent run cut to fit `limit`): its messages
+    and its verdict tools."""
     from rubriclib.judging.protocol import verdict_tools
 
-    characters = sum(len(message["content"]) for message in _messages(rubric, item))
+    characters = sum(len(message["content"]) for message in _messages(rubric, item, limit))
     characters += len(json.dumps(verdict_tools(rubric, "required")))
     return characters // CHARACTERS_PER_TOKEN
 
@@ -42,7 +43,7 @@ def too_large(tokens: int, limit: int) -> str | None:
     return f"prompt too large: about {tokens:,} tokens > {limit:,}" if tokens > limit else None
 
 
-def _messages(rubric: Rubric, item: Item) -> list[dict[str, str]]:
+def _messages(rubric: Rubric, item: Item, limit: int) -> list[dict[str, str]]:
     from rubriclib.judging.render import render
 
     return render(
@@ -53,6 +54,8 @@ def _messages(rubric: Rubric, item: Item) -> list[dict[str, str]]:
         item.reference,
         baseline=item.baseline,
         variables=item.variables,
+        transcript=item.transcript,
+        max_prompt_tokens=limit,
     )
 
 
@@ -63,13 +66,14 @@ def _cut(text: str | None) -> str | None:
     return f"{text[:SHOWN_CHARACTERS]}... [cut: {size}]"
 
 
-def shown_prompt(rubric: Rubric, item: Item) -> list[dict[str, str]]:
-    """The prompt with each field cut to SHOWN_CHARACTERS and the size it was cut from."""
+def shown_prompt(rubric: Rubric, item: Item, limit: int) -> list[dict[str, str]]:
+    """The prompt with each field cut to SHOWN_CHARACTERS and the size it was cut from (an
+    agent run's blocks as the judge is shown them)."""
     fields = ("output", "input", "context", "reference", "baseline")
     cut: dict[str, Any] = {name: _cut(getattr(item, name)) for name in fields}
     if item.variables is not None:
         cut["variables"] = {key: _cut(value) for key, value in item.variables.items()}
-    return _messages(rubric, item.model_copy(update=cut))
+    return _messages(rubric, item.model_copy(update=cut), limit)
 
 
 @dataclass
@@ -109,8 +113,10 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
                 continue
             for part in judgments(row, grader):
                 if grader.name not in plan.first_prompts:
-                    plan.first_prompts[grader.name] = shown_prompt(part.rubric, part.item)
-                tokens = prompt_tokens(part.rubric, part.item)
+                    plan.first_prompts[grader.name] = shown_prompt(
+                        part.rubric, part.item, plan.limit
+                    )
+                tokens = prompt_tokens(part.rubric, part.item, plan.limit)
                 if (why := too_large(tokens, plan.limit)) is not None:
                     plan.too_large.append(f"{row.where}: {grader.name}: {why}")
                     plan.problem_rows.add(row.where)

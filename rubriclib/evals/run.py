@@ -283,7 +283,7 @@ async def arun_eval(
 
 def _too_large(row: Row, grader: Grader, limit: int) -> str | None:
     """Why the row's prompt for `grader` is not sent: over `limit` tokens (None: it fits)."""
-    sizes = [prompt_tokens(part.rubric, part.item) for part in judgments(row, grader)]
+    sizes = [prompt_tokens(part.rubric, part.item, limit) for part in judgments(row, grader)]
     return too_large(max(sizes, default=0), limit)
 
 

@@ -249,15 +249,18 @@ def _make_judges(
 
     built: dict[JudgeSettings, Judge] = {}
     judges: dict[str, AnyJudge] = {}
+    limit = max_prompt_tokens(ev)
 
     def judge_for(settings: JudgeSettings) -> Judge:
         if settings not in built:
             if offline:
                 where = settings.merge(base_url=OFFLINE_ENDPOINT)
-                built[settings] = Judge.from_settings(where, cache=cache, api_key="offline-no-key")
+                built[settings] = Judge.from_settings(
+                    where, cache=cache, api_key="offline-no-key", max_prompt_tokens=limit
+                )
             else:
                 built[settings] = Judge.from_settings(
-                    settings, cache=cache, capabilities=capabilities
+                    settings, cache=cache, capabilities=capabilities, max_prompt_tokens=limit
                 )
         return built[settings]
 

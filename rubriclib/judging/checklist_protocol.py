@@ -22,7 +22,7 @@ from rubriclib.judging.protocol import (
     function_tool,
     tool_call,
 )
-from rubriclib.judging.render import SECTIONS, fence
+from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, SECTIONS, fence, run_sections
 from rubriclib.judging.result import GradeResult, make_result, summed_judge, with_details
 from rubriclib.rubrics.checklist import ChecklistItem, ItemAnswer, checklist_verdict
 from rubriclib.rubrics.rubric import Rubric
@@ -39,12 +39,17 @@ def no_checklist(rubric: Rubric) -> str:
     )
 
 
-def question_messages(rubric: Rubric, item: Item) -> list[list[dict[str, str]]]:
-    """The messages of each checklist item's request about `item`, in checklist order."""
-    return [_messages(rubric, check, item) for check in rubric.checklist]
+def question_messages(
+    rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
+) -> list[list[dict[str, str]]]:
+    """The messages of each checklist item's request about `item`, in checklist order (an
+    agent run shown as `render` shows it, within `max_prompt_tokens`)."""
+    return [_messages(rubric, check, item, max_prompt_tokens) for check in rubric.checklist]
 
 
-def _messages(rubric: Rubric, check: ChecklistItem, item: Item) -> list[dict[str, str]]:
+def _messages(
+    rubric: Rubric, check: ChecklistItem, item: Item, max_prompt_tokens: int
+) -> list[dict[str, str]]:
     """One item's prompt: the question, the rubric's description (its scope), the fields the
     item requires (else those the rubric requires), and the candidate, fenced as data."""
     system = (
@@ -61,7 +66,9 @@ def _messages(rubric: Rubric, check: ChecklistItem, item: Item) -> list[dict[str
     ]
     for key, header in SECTIONS:
         value = item.output if key == "output" else values[key] if key in needed else None
-        if value is not None:
+        if key == "output" and item.transcript is not None:
+            parts.extend(run_sections(item.transcript, item.output, max_prompt_tokens))
+        elif value is not None:
             parts.append(f"## {header}\n\n{fence(value)}")
     parts.append(f"Answer the question about the candidate output with `{ANSWER_TOOL}`.")
     return [

@@ -28,31 +28,36 @@ class ManyJudgments:
     def grade(
         self: _SyncGrader,
         rubric: Rubric | str,
-        output: str,
+        output: str | None = None,
         input: str | None = None,  # noqa: A002
         context: str | None = None,
         reference: str | None = None,
         *,
         baseline: str | None = None,
+        transcript: Any = None,
     ) -> GradeResult:
         """Judge `output` against `rubric` (a Rubric or a reference such as "groundedness@^1");
         failures come back as verdict `error`. A pairwise rubric compares `output` with
-        `baseline` (required there, ignored elsewhere): pass means the output won."""
-        rubric, item = prepare_item(rubric, output, input, context, reference, baseline)
+        `baseline` (required there, ignored elsewhere): pass means the output won. An agent
+        run is judged whole when given as `transcript` (a list of messages in OpenAI chat,
+        Anthropic or Responses shape); without `output`, its last assistant text is the
+        output."""
+        rubric, item = prepare_item(rubric, output, input, context, reference, baseline, transcript)
         return self.grade_item(rubric, item)
 
     async def agrade(
         self: Grader,
         rubric: Rubric | str,
-        output: str,
+        output: str | None = None,
         input: str | None = None,  # noqa: A002
         context: str | None = None,
         reference: str | None = None,
         *,
         baseline: str | None = None,
+        transcript: Any = None,
     ) -> GradeResult:
         """The async form of `grade`."""
-        rubric, item = prepare_item(rubric, output, input, context, reference, baseline)
+        rubric, item = prepare_item(rubric, output, input, context, reference, baseline, transcript)
         return await self.agrade_item(rubric, item)
 
     def grade_many(
@@ -100,20 +105,23 @@ class ManyJudgments:
 
 def prepare_item(
     rubric: Rubric | str,
-    output: str,
+    output: str | None,
     input: str | None,  # noqa: A002
     context: str | None,
     reference: str | None,
     baseline: str | None = None,
+    transcript: Any = None,
 ) -> tuple[Rubric, Item]:
     """The rubric (resolved when given as a reference) and the fields as an Item; a RubricError
-    for a bad reference, a TypeError for a field that is not text."""
+    for a bad reference, a TypeError for a field that is not text or a run that cannot be
+    read."""
     fields = {
         "output": output,
         "input": input,
         "context": context,
         "reference": reference,
         "baseline": baseline,
+        "transcript": transcript,
     }
     item = as_item({key: value for key, value in fields.items() if value is not None}, "grade")
     return (load_rubric(rubric) if isinstance(rubric, str) else rubric), item

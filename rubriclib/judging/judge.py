@@ -41,7 +41,7 @@ from rubriclib.judging.protocol import (
     sampling,
     usage_of,
 )
-from rubriclib.judging.render import item_messages
+from rubriclib.judging.render import item_messages, run_details
 from rubriclib.judging.result import (
     GradeResult,
     combine_orders,
@@ -86,6 +86,7 @@ class Judge(ManyJudgments):
         votes: int = 1,
         capabilities: bool | str | os.PathLike[str] = False,
         mode: Literal["holistic", "checklist"] = "holistic",
+        max_prompt_tokens: int | None = None,
     ) -> None:
         if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
             raise JudgeConfigError(f"votes must be a whole number of at least 1, not {votes!r}")
@@ -101,6 +102,9 @@ class Judge(ManyJudgments):
         wins, a tie never passes, and voting stops once a majority is decided."""
         self._determinism_checked = False
         self.model = resolve("model", model or None).value
+        self.max_prompt_tokens = int(resolve("max_prompt_tokens", max_prompt_tokens).value)
+        """The prompt-size limit an agent run's blocks are cut to fit (half of it is the
+        run's); None takes RUBRICLIB_MAX_PROMPT_TOKENS, the project's config or 128,000."""
         self.base_url = checked_base_url(base_url)
         self._endpoint = display_url(self.base_url)
         self._api_key = judge_key(api_key, self.base_url)
@@ -204,6 +208,7 @@ class Judge(ManyJudgments):
         capabilities: bool | str | os.PathLike[str] = False,
         api_key: str | None = None,
         named_by: str = "api_key_env",
+        max_prompt_tokens: int | None = None,
     ) -> Judge:
         """A Judge as `settings` say (an eval file's, a promptfoo assertion's, the command
         line's): fields left None take the environment, rubriclib.toml or the Judge's defaults.
@@ -222,6 +227,7 @@ class Judge(ManyJudgments):
             api_key,
             cache=cache,
             capabilities=capabilities,
+            max_prompt_tokens=max_prompt_tokens,
             **options,
         )
 
@@ -270,14 +276,18 @@ class Judge(ManyJudgments):
         checklist = self.mode == "checklist"
         if checklist and not rubric.checklist:
             return not_judged(rubric, self.model, no_checklist(rubric))
-        rendered = question_messages(rubric, item) if checklist else item_messages(rubric, item)
+        messages = question_messages if checklist else item_messages
+        rendered = messages(rubric, item, self.max_prompt_tokens)
         cast = self._checklist_vote if checklist else self._vote
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
             votes.append((yield from cast(rubric, rendered, trial, vote)))
             if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
                 break
-        return self._combined(rubric, votes)
+        result = self._combined(rubric, votes)
+        if item.transcript is None or rubric.scale == "pairwise":
+            return result
+        return with_details(result, transcript=run_details(item, self.max_prompt_tokens))
 
     def _vote(
         self, rubric: Rubric, rendered: list[list[dict[str, Any]]], trial: int, vote: int

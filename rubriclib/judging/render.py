@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # kept light: the public `rubriclib.render` loads this module on first use
     from rubriclib.item import Item
+    from rubriclib.item.transcript import Message, Transcript
     from rubriclib.rubrics.rubric import Rubric
 
 SECTIONS = (
@@ -28,6 +30,13 @@ PLACEHOLDERS = {
 }
 """Placeholders a body may use to place a value itself (letta-evals style)."""
 
+CHARACTERS_PER_TOKEN = 4
+"""How prompt sizes are estimated (and an agent run's share of the limit turned into text)."""
+DEFAULT_MAX_PROMPT_TOKENS = 128_000
+"""The prompt-size limit when none is given (`config.DEFAULTS["max_prompt_tokens"]`)."""
+TRANSCRIPT_SHARE = 0.5
+"""The part of `max_prompt_tokens` an agent run may fill; past it, the longest blocks are cut."""
+
 _PLACEHOLDER = re.compile("|".join(re.escape(token) for token in PLACEHOLDERS))
 _BACKTICK_RUN = re.compile(r"`+")
 
@@ -42,13 +51,20 @@ def render(
     baseline: str | None = None,
     swapped: bool = False,
     variables: Mapping[str, str] | None = None,
+    transcript: Transcript | None = None,
+    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
 ) -> list[dict[str, str]]:
     """The system and user messages for judging `output` against `rubric`.
 
+    An agent run (`transcript`) is shown before the candidate output as blocks with ids
+    (`transcript_section`), each cut to its share of `max_prompt_tokens`; when `output` is the
+    run's final answer it is named by its block, not shown twice.
+
     On a pairwise rubric the output and `baseline` are shown last as `## Response A` and
     `## Response B` (output first), or the other way round when `swapped`; other rubrics
-    ignore `baseline`. A letta template rubric is filled from `variables` alone and sent as
-    the whole user message (a placeholder with no value is a KeyError, as in letta-evals)."""
+    ignore `baseline` (and a pairwise rubric the run). A letta template rubric is filled from
+    `variables` alone and sent as the whole user message (a placeholder with no value is a
+    KeyError, as in letta-evals)."""
     if rubric.template == "letta":
         user = letta_fill(rubric.body, variables or {})
         return [
@@ -66,7 +82,9 @@ def render(
     parts = [body]
     for key, header in SECTIONS:
         value = values[key]
-        if value is not None and key not in placed:
+        if key == "output" and transcript is not None and not pairwise:
+            parts.extend(run_sections(transcript, output, max_prompt_tokens, key in placed))
+        elif value is not None and key not in placed:
             parts.append(f"## {header}\n\n{fence(value)}")
     if pairwise:
         first, second = (baseline, output) if swapped else (output, baseline)
@@ -79,16 +97,130 @@ def render(
     ]
 
 
-def item_messages(rubric: Rubric, item: Item) -> list[list[dict[str, str]]]:
+def item_messages(
+    rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
+) -> list[list[dict[str, str]]]:
     """The messages of each request a vote on `item` starts with: one list, or on a pairwise
     rubric two (the output as Response A, then the baseline as Response A)."""
     fields = (item.input, item.context, item.reference)
     if rubric.scale != "pairwise":
-        return [render(rubric, item.output, *fields, variables=item.variables)]
+        run = {"transcript": item.transcript, "max_prompt_tokens": max_prompt_tokens}
+        return [render(rubric, item.output, *fields, variables=item.variables, **run)]
     return [
         render(rubric, item.output, *fields, baseline=item.baseline, swapped=swapped)
         for swapped in (False, True)
     ]
+
+
+def run_sections(
+    transcript: Transcript, output: str, max_prompt_tokens: int, output_placed: bool = False
+) -> list[str]:
+    """The agent run's section, then (unless the body places the output itself) the candidate
+    output's: the block of the run's final answer, or the output when it is another text."""
+    budget = int(max_prompt_tokens * TRANSCRIPT_SHARE) * CHARACTERS_PER_TOKEN
+    sections = [transcript_section(transcript, budget)[0]]
+    if not output_placed:
+        sections.append(f"## Candidate output\n\n{final_answer(transcript, output)}")
+    return sections
+
+
+def transcript_section(transcript: Transcript, budget: int) -> tuple[str, list[dict[str, Any]]]:
+    """The run as one fenced section of blocks, `[M1]` on, each cut in the middle to its fair
+    share of `budget` characters, and what was cut (`{block, characters, cut}` per block)."""
+    blocks = [_block_body(message) for message in transcript.messages]
+    shares = fair_shares([len(body) for body in blocks], budget)
+    shown, cuts = [], []
+    for index, (message, body, share) in enumerate(
+        zip(transcript.messages, blocks, shares, strict=True)
+    ):
+        if len(body) > share:
+            cuts.append(
+                {"block": f"M{index + 1}", "characters": len(body), "cut": len(body) - share}
+            )
+            body = cut_middle(body, share)
+        shown.append(f"{_block_head(index, message, transcript)}\n{body}".rstrip("\n"))
+    section = "## Agent run\n\n" + fence("\n\n".join(shown))
+    return section, cuts
+
+
+def run_details(item: Item, max_prompt_tokens: int) -> dict[str, Any]:
+    """A result's `details.transcript` for `item`'s run: its shape, its messages, the prompt
+    limit it was rendered for and what was cut from which block."""
+    assert item.transcript is not None
+    budget = int(max_prompt_tokens * TRANSCRIPT_SHARE) * CHARACTERS_PER_TOKEN
+    return {
+        "shape": item.transcript.shape,
+        "messages": len(item.transcript.messages),
+        "max_prompt_tokens": max_prompt_tokens,
+        "cut": transcript_section(item.transcript, budget)[1],
+    }
+
+
+def final_answer(transcript: Transcript, output: str) -> str:
+    """The candidate output section's text beside a run: the block of the run's final answer
+    when that is the output, else the output itself."""
+    for index in range(len(transcript.messages) - 1, -1, -1):
+        message = transcript.messages[index]
+        if message.role == "assistant" and message.text.strip():
+            if message.text == output:
+                return f"The agent's final answer, block [M{index + 1}] of the run."
+            break
+    if not output.strip():
+        return "(none: the run ends without a final answer from the agent)"
+    return fence(output)
+
+
+def fair_shares(lengths: list[int], budget: int) -> list[int]:
+    """Each block's character limit: blocks shorter than an equal share keep their length and
+    leave the rest to the longer ones, which share what is left equally."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    shares = list(lengths)
+    left = budget
+    for position, index in enumerate(order):
+        share = left // (len(order) - position)
+        if lengths[index] > share:
+            for longer in order[position:]:
+                shares[longer] = share
+            return shares
+        left -= lengths[index]
+    return shares
+
+
+def cut_middle(text: str, keep: int) -> str:
+    """`text` cut to about `keep` characters, its start and end kept, a marker saying how many
+    characters were cut in between (whole characters: never inside a UTF-8 sequence)."""
+    head = keep // 2
+    tail = keep - head
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut:,} characters cut ...]\n{text[len(text) - tail :]}"
+
+
+def _block_head(index: int, message: Message, transcript: Transcript) -> str:
+    """`[M4] tool result for get_order (call_1, made in [M3])`, or `[M2] user`."""
+    head = f"[M{index + 1}] {message.role}"
+    if message.answers is None:
+        return head
+    found = transcript.call(message.answers)
+    label = "tool error" if message.is_error else "tool result"
+    if found is None:  # a reader refuses this; kept readable for a hand-built Transcript
+        return f"[M{index + 1}] {label} for call {message.answers}"
+    at, call = found
+    return f"[M{index + 1}] {label} for {call.name} ({call.id}, called in [M{at + 1}])"
+
+
+def _block_body(message: Message) -> str:
+    """A block's content: thinking (marked), text, then each tool call with its arguments."""
+    lines = []
+    if message.thinking:
+        lines.append(f"(thinking)\n{message.thinking}\n(end of thinking)")
+    if message.text:
+        lines.append(message.text)
+    for call in message.tool_calls:
+        arguments = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
+        if len(arguments) > 100:
+            arguments = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True, indent=2)
+        lines.append(f"tool call {call.name} ({call.id}): {arguments}")
+    return "\n".join(lines)
 
 
 def system_message(rubric: Rubric, mode: str | None = None) -> str:

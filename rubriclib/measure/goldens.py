@@ -327,6 +327,7 @@ def golden_item(golden: Golden) -> Item:
         context=golden.context,
         reference=golden.reference,
         baseline=golden.baseline,
+        transcript=golden.transcript,
         id=golden.name,
     )
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from rubriclib.errors import Problem
 from rubriclib.validation import NAME_PATTERN
 
-FieldName = Literal["input", "context", "reference", "baseline"]
+FieldName = Literal["input", "context", "reference", "baseline", "transcript"]
 """The fields of an item a rubric (or a checklist item) can require."""
 Answer = Literal["yes", "no"]
 CHECKLIST_SCALES = ("pass-fail", "1-5")

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from rubriclib.errors import Problem, RubricError
+from rubriclib.item.transcript import Transcript, read_transcript
 from rubriclib.rubrics.checklist import ChecklistItem, FieldName, checklist_problems
 from rubriclib.rubrics.reading import load_yaml, read_text
 from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
@@ -40,6 +41,9 @@ SCORE_TOOL = "set_grade_score"
 """The one tool of a 1-5 rubric (`reason`, `score`)."""
 PAIRWISE_TOOL = "set_pairwise_winner"
 """The one tool of a pairwise rubric (`reason`, `winner`: A, B or tie); waza's name for it."""
+RUN_RENDERING = 1
+"""How `judging.render` shows an agent run (blocks with ids, cut to fit): counted in the digest
+of a rubric that requires a transcript; raise it whenever that rendering changes."""
 
 _FRONTMATTER = frontmatter.default_handlers.YAMLHandler()
 
@@ -56,6 +60,9 @@ class Golden(BaseModel):
     context: str | None = None
     reference: str | None = None
     output: str
+    """The candidate; a golden with a `transcript` may leave it out (its final answer is it)."""
+    transcript: Transcript | None = None
+    """An agent run, in any shape `read_transcript` reads."""
     baseline: str | None = None
     expected: Literal["pass", "fail"]
     expected_winner: Literal["output", "baseline", "tie"] | None = None
@@ -68,6 +75,22 @@ class Golden(BaseModel):
     def _expected_from_winner(cls, data: Any) -> Any:
         if isinstance(data, dict) and "expected" not in data and "expected_winner" in data:
             return {**data, "expected": "pass" if data["expected_winner"] == "output" else "fail"}
+        return data
+
+    @field_validator("transcript", mode="before")
+    @classmethod
+    def _read_run(cls, value: Any) -> Any:
+        return None if value is None else read_transcript(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _output_from_run(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("output") is None and data.get("transcript"):
+            try:
+                answer = read_transcript(data["transcript"]).final_answer
+            except ValueError:
+                answer = None  # the transcript's own validator says why
+            return {**data, "output": answer or ""}
         return data
 
     @model_validator(mode="after")
@@ -241,7 +264,8 @@ def judged_digest(
     """sha256 hex of what decides a verdict, as canonical JSON: the scale, the pass threshold,
     the required fields, the verdict tool names, the body and, when there is one, the
     checklist (each item's `ChecklistItem.judged`, in order; a rubric without one has no
-    `checklist` key, so its digest is the one it had before checklists existed). Goldens, the
+    `checklist` key, so its digest is the one it had before checklists existed) and, when it
+    requires a transcript, how runs are rendered (`RUN_RENDERING`). Goldens, the
     description and how the YAML is written do not count; any change to the judged text does."""
     judged: dict[str, Any] = {
         "scale": scale,
@@ -252,6 +276,8 @@ def judged_digest(
     }
     if checklist:
         judged["checklist"] = [item.judged() for item in checklist]
+    if "transcript" in requires:
+        judged["run_rendering"] = RUN_RENDERING
     text = json.dumps(judged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -71,7 +71,7 @@ def test_bad_rows_are_all_reported_with_line_and_field(write_file: Callable[...,
     problems, rows = Dataset(path=path).check()
     assert rows == 8
     assert [str(p) for p in problems] == [
-        f"{path}:2: output: is required (or submission, response, actual_output)",
+        f"{path}:2: output: is required (or submission, response, actual_output, or a transcript)",
         f"{path}:3: row: invalid JSON: Expecting property name enclosed in double quotes (column 2)",
         f"{path}:4: response: given twice, as output and response",
         f"{path}:5: context: must be text or a list of passages (texts), not dict",
@@ -175,7 +175,7 @@ def test_one_problem_per_field_and_the_true_aliases() -> None:
 
     missing = parse_row({"input": "q"}, 1, "rows.jsonl:1")
     assert [str(p) for p in missing] == [  # type: ignore[union-attr]
-        "rows.jsonl:1: output: is required (or submission, response, actual_output)"
+        "rows.jsonl:1: output: is required (or submission, response, actual_output, or a transcript)"
     ]
     wrong = parse_row({"output": {"a": 1}}, 1, "rows.jsonl:1")
     assert [str(p) for p in wrong] == ["rows.jsonl:1: output: must be text, not dict"]  # type: ignore[union-attr]

@@ -95,13 +95,13 @@ def test_too_large_says_the_size_and_the_limit() -> None:
 
 
 def test_prompt_tokens_grow_with_the_output_at_four_characters_a_token(rubric: Rubric) -> None:
-    short = prompt_tokens(rubric, Item(output="x"))
-    longer = prompt_tokens(rubric, Item(output="x" * 4001))
+    short = prompt_tokens(rubric, Item(output="x"), 128_000)
+    longer = prompt_tokens(rubric, Item(output="x" * 4001), 128_000)
     assert longer - short == 4000 // CHARACTERS_PER_TOKEN
 
 
 def test_a_shown_prompt_cuts_long_fields_and_names_their_size(rubric: Rubric) -> None:
     item = Item(output="o" * 10_000, input="short question")
-    user = shown_prompt(rubric, item)[-1]["content"]
+    user = shown_prompt(rubric, item, 128_000)[-1]["content"]
     assert "o" * SHOWN_CHARACTERS + "... [cut: 10,000 characters, about 2,500 tokens]" in user
     assert "o" * (SHOWN_CHARACTERS + 1) not in user and "short question" in user

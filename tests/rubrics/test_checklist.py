@@ -184,7 +184,7 @@ checklist:
         f"{path}:13: checklist[1].fail_if: 'maybe' is not allowed; input should be 'yes' or 'no'",
         f"{path}:14: checklist[2].id: 'Bad_Id' must be kebab-case (lowercase letters, digits and hyphens)",
         f"{path}:14: checklist[2].fail_if: is required",
-        f"{path}:16: checklist[2].requires[1]: 'colour' is not allowed; input should be 'input', 'context', 'reference' or 'baseline'",
+        f"{path}:16: checklist[2].requires[1]: 'colour' is not allowed; input should be 'input', 'context', 'reference', 'baseline' or 'transcript'",
         f"{path}:20: checklist[3].weight: applies only to scale 1-5 (on pass-fail any failed item fails the output)",
         f"{path}:21: checklist[3].requires: context is not in the rubric's requires: a row may lack it; add it there too",
         f"{path}:22: checklist[3].colour: unknown key; known keys: id, question, fail_if, requires, weight",

@@ -1,21 +1,27 @@
-"""Item: one output to judge, with the fields a rubric may use."""
+"""Item: one output to judge, with the fields a rubric may use; an agent run is a Transcript
+(`rubriclib.item.transcript`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from rubriclib.item.transcript import Transcript, TranscriptError, read_transcript
 
 
 class Item(BaseModel):
     """One candidate output and its optional task input, source context, reference answer and
     baseline (the second output a pairwise rubric compares it with; other rubrics ignore it).
-    `id` and `metadata` are carried for the caller and never sent to the judge."""
+    A candidate may be an agent run (`transcript`): its output is then the run's last
+    assistant text unless given. `id` and `metadata` are carried for the caller and never sent
+    to the judge."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     output: str
+    transcript: Transcript | None = None
     input: str | None = None
     context: str | None = None
     reference: str | None = None
@@ -31,6 +37,23 @@ class Item(BaseModel):
     def _as_text(cls, value: Any, info: Any) -> Any:
         """The same rule as a dataset row: numbers, chat messages and passages are text."""
         return field_text(info.field_name, value)
+
+    @field_validator("transcript", mode="before")
+    @classmethod
+    def _as_transcript(cls, value: Any) -> Any:
+        return None if value is None else read_transcript(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _output_from_transcript(cls, data: Any) -> Any:
+        """A run without an `output` is judged on its final answer (empty when it has none)."""
+        if isinstance(data, Mapping) and data.get("output") is None and data.get("transcript"):
+            try:
+                transcript = read_transcript(data["transcript"])
+            except TranscriptError:
+                return {**data, "output": ""}  # the transcript's own validator says why
+            return {**data, "transcript": transcript, "output": transcript.final_answer or ""}
+        return data
 
 
 class ItemError(TypeError):
@@ -56,13 +79,17 @@ def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
             field = ".".join(str(part) for part in problem["loc"]) or "item"
             if problem["type"] == "extra_forbidden":
                 message = (
-                    "unknown key; items have output, input, context, reference, baseline, id, "
-                    "metadata, variables"
+                    "unknown key; items have output, transcript, input, context, reference, "
+                    "baseline, id, metadata, variables"
                 )
             elif problem["type"] == "missing":
                 message = "is required"
             elif problem["type"] == "value_error":
-                message = str(problem["ctx"]["error"])
+                error = problem["ctx"]["error"]
+                if isinstance(error, TranscriptError):
+                    problems.extend(f"{where}.{place}: {why}" for place, why in error.problems)
+                    continue
+                message = str(error)
             else:
                 message = f"must be {_expected(field)}, not {type(problem['input']).__name__}"
             problems.append(f"{where}.{field}: {message}")
@@ -75,6 +102,7 @@ def _expected(field: str) -> str:
         "metadata": "a dict",
         "id": "a string, an integer or None",
         "variables": "a dict of strings or None",
+        "transcript": "a list of messages (an agent run) or None",
     }
     return kinds.get(field, "a string or None")
 
@@ -85,7 +113,8 @@ def missing_fields(requires: Sequence[str], item: Item) -> list[str]:
     return [
         name
         for name in requires
-        if getattr(item, name) is None or (name != "baseline" and not getattr(item, name).strip())
+        if getattr(item, name) is None
+        or (name not in ("baseline", "transcript") and not getattr(item, name).strip())
     ]
 
 
@@ -106,7 +135,10 @@ def field_text(field: str, value: Any) -> str | None:
         for message in value:
             role, content = message.get("role"), message.get("content")
             if not isinstance(role, str) or not isinstance(content, str):
-                raise ValueError("chat messages need a 'role' and a text 'content'")
+                raise ValueError(
+                    "chat messages need a 'role' and a text 'content' (an agent run, with tool "
+                    "calls, is a `transcript`)"
+                )
             lines.append(f"{role}: {content}")
         return "\n".join(lines)
     if is_list and field == "context" and all(isinstance(passage, str) for passage in value):
