@@ -87,6 +87,8 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
     `{system, messages}`) as a Transcript; a TranscriptError naming every problem."""
     if isinstance(value, Transcript):
         return value
+    if isinstance(value, Mapping) and set(value) == {"messages", "shape"}:
+        return Transcript.model_validate(value)  # the canonical model, as a result stores it
     system: Any = None
     where = field
     if isinstance(value, Mapping) and "messages" in value:
@@ -120,9 +122,12 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
         )
         places.append(f"{field}.system")
     for place, entry in entries:
-        read = reader(entry, place, problems)
-        messages.extend(read)
-        places.extend(place for _ in read)
+        for message in reader(entry, place, problems):
+            if shape == "openai-responses" and messages and _same_turn(messages[-1], message):
+                messages[-1] = _joined(messages[-1], message)
+            else:
+                messages.append(message)
+                places.append(place)
     problems.extend(_unanswered(messages, places))
     if problems:
         raise TranscriptError(problems)
@@ -342,6 +347,25 @@ def _responses(entry: Mapping[str, Any], place: str, problems: list) -> list[Mes
         (f"{place}.type", f"unknown item type {kind!r}; items are {', '.join(RESPONSES_ITEMS)}")
     )
     return []
+
+
+def _same_turn(previous: Message, item: Message) -> bool:
+    """Whether a Responses item continues the assistant's turn in `previous` (its reasoning,
+    then its text, then its calls: one block, as chat and Anthropic record a turn)."""
+    if previous.role != "assistant" or item.role != "assistant":
+        return False
+    return bool(item.tool_calls) or (not previous.text and not previous.tool_calls)
+
+
+def _joined(previous: Message, item: Message) -> Message:
+    thinking = "\n".join(filter(None, [previous.thinking, item.thinking]))
+    return previous.model_copy(
+        update={
+            "thinking": thinking,
+            "text": previous.text or item.text,
+            "tool_calls": previous.tool_calls + item.tool_calls,
+        }
+    )
 
 
 def _unanswered(messages: list[Message], places: list[str]) -> list[tuple[str, str]]:

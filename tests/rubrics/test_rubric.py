@@ -140,6 +140,46 @@ def test_golden_rules(write_file: Callable[..., Path]) -> None:
     assert "goldens[1].name: duplicate golden name 'one'" in text
 
 
+def test_a_golden_run_is_read_and_a_broken_one_named_by_line_and_message(
+    write_file: Callable[..., Path],
+) -> None:
+    goldens = """requires: [transcript]
+goldens:
+  - name: run
+    expected: pass
+    transcript:
+      - {role: user, content: hi}
+      - {role: assistant, content: hello}
+  - name: broken
+    expected: fail
+    transcript:
+      - {role: user, content: hi}
+      - {role: tool, tool_call_id: nowhere, content: x}
+  - name: none
+    expected: fail
+"""
+    problems = problems_of(write_file("g.md", with_header(BASE + goldens)))
+    assert [problem.split(": ", 1)[1] for problem in problems] == [
+        "goldens[1].transcript[1]: answers call 'nowhere', which is not earlier in the run",
+        "goldens[2].output: is required",
+        "goldens[2].transcript: is required by the rubric (requires)",
+    ]
+    assert problems[0].split(": ", 1)[0].endswith("g.md:17")
+    fixed = goldens.split("  - name: broken")[0]
+    rubric = load_rubric(str(write_file("ok.md", with_header(BASE + fixed))))
+    [golden] = rubric.goldens
+    assert golden.output == "hello" and golden.transcript is not None
+
+
+def test_how_runs_are_rendered_counts_in_the_digest_of_a_rubric_that_judges_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = [judged_digest("pass-fail", None, needs, "Judge.") for needs in (["transcript"], [])]
+    monkeypatch.setattr("rubriclib.rubrics.rubric.RUN_RENDERING", 2)
+    after = [judged_digest("pass-fail", None, needs, "Judge.") for needs in (["transcript"], [])]
+    assert before[0] != after[0] and before[1] == after[1]
+
+
 def test_golden_optional_fields_load(write_file: Callable[..., Path]) -> None:
     golden = """goldens:
   - name: full
