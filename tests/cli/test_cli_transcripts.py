@@ -156,3 +156,27 @@ def test_goldens_that_are_runs_are_judged_as_runs(
     assert result.exit_code == 0, result.output
     user = endpoint.requests[0]["messages"][1]["content"]
     assert 'tool call act (c1): {"n": 1}' in user and "block [M4] of the run" in user
+
+
+def test_a_missed_golden_run_shows_its_blocks_to_the_ci_reader(
+    runs_library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    from xml.etree import ElementTree
+
+    extra = write_file(
+        "extra.yaml",
+        "- name: missed\n  expected: fail\n  why: the judge is scripted to pass it\n"
+        f"  transcript: {json.dumps(RUN)}\n",
+    )
+    result = CliRunner().invoke(
+        main, ["test-goldens", "runs", "--goldens", str(extra), "--format", "junit"]
+    )
+    assert result.exit_code == 1
+    [missed] = [
+        case
+        for case in ElementTree.fromstring(result.output).iter("testcase")
+        if "missed" in case.get("name", "")
+    ]
+    shown = missed.findtext("system-out") or ""
+    assert "--- agent run ---\n```\n[M1] user\ncancel order 5\n\n[M2] assistant\n" in shown
+    assert "--- output ---\nverdict:pass Order 5 is cancelled." in shown
