@@ -239,7 +239,8 @@ def message_lines(text: str) -> list[int]:
     position = len(text) - len(text.lstrip())
     if not text[position:].startswith("["):
         return []
-    starts, position = [], position + 1
+    starts: list[int] = []
+    position += 1
     while True:
         position = len(text) - len(text[position:].lstrip(" \t\r\n,"))
         if position >= len(text) or text[position] == "]":

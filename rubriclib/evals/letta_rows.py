@@ -75,9 +75,12 @@ class LettaSample:
         output = self.submission
         if isinstance(output, list):  # as letta-evals records a per-turn submission
             output = " | ".join(f"[Turn {n}] {answer}" for n, answer in enumerate(output))
+        fields = rubric_fields(self.input, self.ground_truth, self.context)
         return Item(
             output=output or "",
-            **rubric_fields(self.input, self.ground_truth, self.context),
+            input=fields["input"],
+            context=fields["context"],
+            reference=fields["reference"],
             id=row_id,
             metadata=metadata,
             variables=self.substitutions(),

@@ -18,6 +18,8 @@ SHAPE_NAMES = {
     "anthropic": "Anthropic Messages",
     "openai-responses": "OpenAI Responses",
 }
+Problems = list[tuple[str, str]]
+"""`(where, what is wrong)` for each problem of a run."""
 RESPONSES_ITEMS = ("message", "function_call", "function_call_output", "reasoning")
 ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking")
 
@@ -103,7 +105,7 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
         raise TranscriptError(
             [(field, f"must be a non-empty list of messages (an agent run), not {kind}")]
         )
-    problems: list[tuple[str, str]] = []
+    problems: Problems = []
     entries = [(f"{where}[{index}]", entry) for index, entry in enumerate(value)]
     for place, entry in entries:
         if not isinstance(entry, Mapping):
@@ -135,11 +137,11 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
 
 
 def _shape(
-    entries: list[tuple[str, Any]], has_system: bool, field: str, problems: list[tuple[str, str]]
-) -> str:
+    entries: list[tuple[str, Any]], has_system: bool, field: str, problems: Problems
+) -> Shape:
     """The one shape the run's entries show (OpenAI chat when none shows any); a problem at
     the first entry of a second shape."""
-    first: tuple[str, str] | None = ("anthropic", f"{field}.system") if has_system else None
+    first: tuple[Shape, str] | None = ("anthropic", f"{field}.system") if has_system else None
     for place, entry in entries:
         for shape, sign in _signs(entry):
             if first is None:
@@ -156,7 +158,7 @@ def _shape(
     return first[0] if first else "openai-chat"
 
 
-def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[Shape, str]]:
     """What marks `entry` as one shape: `(shape, the key or block that shows it)`."""
     if entry.get("type") in RESPONSES_ITEMS:
         yield "openai-responses", f"type {entry['type']!r}"
@@ -173,7 +175,7 @@ def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             yield "openai-chat", f"an {kind!r} part"
 
 
-def _role(entry: Mapping[str, Any], place: str, allowed: Sequence[str], problems: list) -> Any:
+def _role(entry: Mapping[str, Any], place: str, allowed: Sequence[str], problems: Problems) -> Any:
     role = entry.get("role")
     if role not in allowed:
         shown = "no role" if role is None else f"unknown role {role!r}"
@@ -182,7 +184,7 @@ def _role(entry: Mapping[str, Any], place: str, allowed: Sequence[str], problems
     return role
 
 
-def _parts_text(content: Any, place: str, problems: list) -> str:
+def _parts_text(content: Any, place: str, problems: Problems) -> str:
     """Text content, or text parts joined; an image or file part is named, never dropped."""
     if content is None or isinstance(content, str):
         return content or ""
@@ -213,7 +215,7 @@ def _parts_text(content: Any, place: str, problems: list) -> str:
     return "\n".join(texts)
 
 
-def _arguments(raw: Any, place: str, problems: list) -> Any:
+def _arguments(raw: Any, place: str, problems: Problems) -> Any:
     """Arguments recorded as a JSON string (OpenAI), parsed; not JSON is a problem."""
     if not isinstance(raw, str):
         problems.append((place, f"must be a JSON string, not {type(raw).__name__}"))
@@ -225,7 +227,7 @@ def _arguments(raw: Any, place: str, problems: list) -> Any:
         return None
 
 
-def _chat(entry: Mapping[str, Any], place: str, problems: list) -> list[Message]:
+def _chat(entry: Mapping[str, Any], place: str, problems: Problems) -> list[Message]:
     """One OpenAI Chat Completions message."""
     role = _role(entry, place, ("system", "developer", "user", "assistant", "tool"), problems)
     text = _parts_text(entry.get("content"), place, problems)
@@ -258,7 +260,7 @@ def _chat(entry: Mapping[str, Any], place: str, problems: list) -> list[Message]
     return [Message(role=role, text=text, tool_calls=tuple(calls))]
 
 
-def _anthropic(entry: Mapping[str, Any], place: str, problems: list) -> list[Message]:
+def _anthropic(entry: Mapping[str, Any], place: str, problems: Problems) -> list[Message]:
     """One Anthropic message: its tool results become tool messages (in order), the rest one
     message of its role."""
     role = _role(entry, place, ("system", "user", "assistant"), problems)
@@ -311,7 +313,7 @@ def _anthropic(entry: Mapping[str, Any], place: str, problems: list) -> list[Mes
     return messages
 
 
-def _responses(entry: Mapping[str, Any], place: str, problems: list) -> list[Message]:
+def _responses(entry: Mapping[str, Any], place: str, problems: Problems) -> list[Message]:
     """One OpenAI Responses API item (a message without `type` is a message)."""
     kind = entry.get("type", "message")
     if kind == "message":

@@ -188,10 +188,10 @@ def sent_messages(
             if message["role"] == "system":  # the rubric's own: the same in every row
                 pool.bodies.add(text)
             split = bool(body) and text.startswith(body)
-            parts = [body, text[len(body) :]] if split else [text]
+            texts = [body, text[len(body) :]] if split else [text]
             if item.transcript is not None:  # each block a piece: each shown up to TEXT_LIMIT
-                parts = [piece for part in parts for piece in _BLOCK_START.split(part)]
-            request.append((message["role"], parts))
+                texts = [piece for part in texts for piece in _BLOCK_START.split(part)]
+            request.append((message["role"], texts))
             if split:
                 pool.bodies.add(body)
         requests.append(request)

@@ -386,12 +386,13 @@ def pairwise_golden_problems(
 def required_field_problems(
     goldens: list[Golden], requires: Sequence[str], label: str, field: str = "goldens"
 ) -> list[Problem]:
-    """A problem for every golden that lacks a field its rubric requires."""
+    """A problem for every golden that lacks a field its rubric requires (a run gives the
+    input: the request is in it)."""
     return [
         Problem(label, f"{field}[{index}].{name}", "is required by the rubric (requires)")
         for index, golden in enumerate(goldens)
         for name in requires
-        if getattr(golden, name) is None
+        if getattr(golden, name) is None and not (name == "input" and golden.transcript)
     ]
 
 

@@ -177,3 +177,20 @@ def test_a_bad_run_in_an_item_names_the_message_and_nothing_else() -> None:
         "items[3].transcript[0].role: unknown role 'robot'; roles here are system, developer, "
         "user, assistant, tool"
     )
+
+
+def test_a_run_gives_the_input_a_rubric_requires_when_it_holds_a_request() -> None:
+    from rubriclib.item import missing_fields
+
+    requires = ["input", "transcript", "context"]
+    assert missing_fields(requires, Item(transcript=run("responses.json"))) == ["context"]
+    no_request = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "assistant", "content": "Hi"},
+    ]
+    assert missing_fields(requires, Item(transcript=no_request)) == ["input", "context"]
+    assert missing_fields(requires, Item(output="x", input=" ")) == [
+        "input",
+        "transcript",
+        "context",
+    ]
