@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -80,6 +80,10 @@ class Golden(BaseModel):
     @field_validator("transcript", mode="before")
     @classmethod
     def _read_run(cls, value: Any) -> Any:
+        if isinstance(value, Mapping) and set(value) == {"messages", "shape"}:
+            # A Transcript's own dump, read back: the Rubric built from its validated
+            # frontmatter, and `new --from` writing a copy's goldens.
+            return Transcript.model_validate(value)
         return None if value is None else read_transcript(value)
 
     @model_validator(mode="before")
