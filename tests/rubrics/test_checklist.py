@@ -93,6 +93,10 @@ BUILTIN_DIGESTS = {
         "2561c1ebedd15cea61305238d4aedb433637f198d972e89049ed4be3ba3de0cd",
     ),
     "pii-leakage": ("1.1.0", "1cccdfd29d00c2258ffd82d2f46e437663cf536069fd1151147653a04ce0dfd7"),
+    "policy-compliance": (
+        "1.0.0",
+        "ae92719e4272712c233e8af4395fe2514589bf08033d97269215f62127a28a08",
+    ),
     "preference": ("1.0.0", "3ee6a76a1b828df1b784ab215038164e32962f9a1cf3fc1211a0d09378349d02"),
     "prompt-injection-resistance": (
         "1.1.0",

@@ -197,6 +197,42 @@ def test_golden_optional_fields_load(write_file: Callable[..., Path]) -> None:
     assert loaded.tags == ["adversarial", "edge"] and loaded.why == "Tests every field."
 
 
+RUN_GOLDENS = """requires: [transcript]
+goldens:
+  - name: answered
+    transcript:
+      - {role: system, content: Confirm before cancelling.}
+      - {role: user, content: cancel order 5}
+      - role: assistant
+        content: null
+        tool_calls:
+          - {id: c1, type: function, function: {name: cancel_order, arguments: '{"id": "5"}'}}
+      - {role: tool, tool_call_id: c1, content: cancelled}
+      - {role: assistant, content: Done.}
+    expected: fail
+  - name: unanswered
+    transcript:
+      - {role: user, content: cancel order 5}
+      - role: assistant
+        content: null
+        tool_calls:
+          - {id: c1, type: function, function: {name: cancel_order, arguments: '{"id": "5"}'}}
+      - {role: tool, tool_call_id: c1, content: cancelled}
+    expected: fail
+"""
+
+
+def test_frontmatter_goldens_may_hold_runs(write_file: Callable[..., Path]) -> None:
+    """The Rubric is built from its validated frontmatter's dump: a golden's run, dumped as a
+    Transcript, reads back as the same run."""
+    rubric = load_rubric(str(write_file("runs.md", with_header(BASE + RUN_GOLDENS))))
+    answered, unanswered = rubric.goldens
+    assert answered.output == "Done." and unanswered.output == ""
+    assert answered.transcript is not None and answered.transcript.shape == "openai-chat"
+    assert [m.role for m in answered.transcript.messages][2:4] == ["assistant", "tool"]
+    assert answered.transcript.messages[2].tool_calls[0].arguments == {"id": "5"}
+
+
 def test_scale_1_to_5_needs_a_pass_threshold(write_file: Callable[..., Path]) -> None:
     [problem] = problems_of(write_file("s.md", with_header(BASE.replace("pass-fail", "1-5"))))
     assert "pass_threshold: is required for scale 1-5" in problem

@@ -104,3 +104,20 @@ def test_a_body_may_name_only_the_tools_every_mode_offers_it(
         problem.message for problem in strict_problems(rubric, []) if problem.field == "body"
     ]
     assert len(problems) == len(foreign)
+
+
+def test_a_copy_keeps_goldens_that_are_runs(tmp_path: Path) -> None:
+    """`new --from` writes each golden as the model dumps it; a run reads back unchanged."""
+    source = tmp_path / "rubrics" / "runs.md"
+    source.parent.mkdir()
+    source.write_text(
+        "---\nname: runs\nversion: 1.0.0\nscale: pass-fail\ndescription: Runs.\n"
+        "requires: [transcript]\ngoldens:\n  - name: ok\n    transcript:\n"
+        "      - {role: user, content: hi}\n      - {role: assistant, content: hello}\n"
+        "    expected: pass\n---\n# Runs\n",
+        encoding="utf-8",
+    )
+    copy = load_rubric(str(new_rubric("copy", tmp_path / "out", from_ref=str(source))))
+    [golden] = load_goldens(copy)
+    assert golden.transcript == load_rubric(str(source)).goldens[0].transcript
+    assert golden.output == "hello"
