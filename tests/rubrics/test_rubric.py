@@ -157,6 +157,32 @@ def test_golden_optional_fields_load(write_file: Callable[..., Path]) -> None:
     assert loaded.tags == ["adversarial", "edge"] and loaded.why == "Tests every field."
 
 
+def test_a_frontmatter_golden_may_be_a_run(write_file: Callable[..., Path]) -> None:
+    """A golden's run is read once, as it is in a goldens file: its final answer is the output
+    (empty when the run ends without one)."""
+    golden = """requires: [transcript]
+goldens:
+  - name: answered
+    transcript:
+      - {role: user, content: cancel order 5}
+      - role: assistant
+        content: null
+        tool_calls:
+          - {id: c1, type: function, function: {name: cancel, arguments: '{"order": 5}'}}
+      - {role: tool, tool_call_id: c1, content: '{"status": "cancelled"}'}
+      - {role: assistant, content: Done.}
+    expected: pass
+  - name: unanswered
+    transcript: [{role: user, content: cancel order 5}]
+    expected: fail
+"""
+    rubric = load_rubric(str(write_file("r.md", with_header(BASE + golden))))
+    answered, unanswered = rubric.goldens
+    assert answered.output == "Done." and answered.transcript is not None
+    assert answered.transcript.messages[1].tool_calls[0].arguments == {"order": 5}
+    assert unanswered.output == ""
+
+
 def test_scale_1_to_5_needs_a_pass_threshold(write_file: Callable[..., Path]) -> None:
     [problem] = problems_of(write_file("s.md", with_header(BASE.replace("pass-fail", "1-5"))))
     assert "pass_threshold: is required for scale 1-5" in problem
