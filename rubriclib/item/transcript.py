@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 Shape = Literal["openai-chat", "anthropic", "openai-responses", "inspect", "letta"]
@@ -89,8 +89,8 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
     `{system, messages}`) as a Transcript; a TranscriptError naming every problem."""
     if isinstance(value, Transcript):
         return value
-    if isinstance(value, Mapping) and set(value) == {"messages", "shape"}:
-        return Transcript.model_validate(value)  # the canonical model, as a result stores it
+    if isinstance(value, Mapping) and "shape" in value:
+        return _canonical(value, field)
     system: Any = None
     where = field
     if isinstance(value, Mapping) and "messages" in value:
@@ -134,6 +134,21 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
     if problems:
         raise TranscriptError(problems)
     return Transcript(messages=tuple(messages), shape=shape)
+
+
+def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
+    """A run as a Transcript writes itself (`{messages, shape}`, from `model_dump`): what
+    `rubriclib new --from` copies into a golden and a goldens report holds."""
+    try:
+        return Transcript.model_validate(dict(value))
+    except ValidationError as error:
+        problems: Problems = []
+        for problem in error.errors():
+            where = field + "".join(
+                f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"]
+            )
+            problems.append((where, problem["msg"]))
+        raise TranscriptError(problems) from None
 
 
 def _shape(

@@ -235,7 +235,9 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         raise RubricError(header_problems + body_problems)
     judged_body = body.strip("\n")
     return Rubric(
-        **fields.model_dump(),
+        # goldens as read: a dumped Transcript ({messages, shape}) is no run read_transcript takes
+        **fields.model_dump(exclude={"goldens"}),
+        goldens=fields.goldens,
         body=judged_body,
         source=source,
         path=path,

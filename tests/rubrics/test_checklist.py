@@ -110,6 +110,10 @@ BUILTIN_DIGESTS = {
         "1.1.0",
         "39bc36758550e78e4bb5d002c67c843d40cbd63e3f733c647ba153eb4c5cb00f",
     ),
+    "task-completion": (
+        "1.0.0",
+        "d75b9bddd66902a7a6ae9708a9fc01d3a3da0e34149d53c26bc8239970100f52",
+    ),
     "tool-use-appropriateness": (
         "1.2.0",
         "7f52fb1cab4910bbfa5d3333138b925866bdb0882f887da310013968fdc92df5",
