@@ -70,7 +70,8 @@ def _messages(
             parts.extend(run_sections(item.transcript, item.output, max_prompt_tokens))
         elif value is not None:
             parts.append(f"## {header}\n\n{fence(value)}")
-    parts.append(f"Answer the question about the candidate output with `{ANSWER_TOOL}`.")
+    about = "the agent run" if item.transcript is not None else "the candidate output"
+    parts.append(f"Answer the question about {about} with `{ANSWER_TOOL}`.")
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": "\n\n".join(parts) + "\n"},

@@ -12,7 +12,7 @@ from typing import Any
 from rubriclib.errors import printable
 from rubriclib.item.transcript import Transcript
 from rubriclib.judging.checklist_protocol import failed_items, failed_items_text
-from rubriclib.judging.render import transcript_section
+from rubriclib.judging.render import fence, run_blocks
 from rubriclib.judging.result import GradeResult, pairwise_stats
 from rubriclib.measure.agreement import kappa_band
 from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport, answer_of
@@ -235,7 +235,7 @@ def run_text(transcript: Transcript | None) -> str | None:
     """A golden's run as the judge is shown it (blocks [M1] on), for a CI reader."""
     if transcript is None:
         return None
-    return transcript_section(transcript, budget=sys.maxsize)[0].split("\n\n", 1)[1]
+    return fence(run_blocks(transcript, budget=sys.maxsize)[0])
 
 
 def _case(

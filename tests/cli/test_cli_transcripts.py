@@ -180,3 +180,39 @@ def test_a_missed_golden_run_shows_its_blocks_to_the_ci_reader(
     shown = missed.findtext("system-out") or ""
     assert "--- agent run ---\n```\n[M1] user\ncancel order 5\n\n[M2] assistant\n" in shown
     assert "--- output ---\nverdict:pass Order 5 is cancelled." in shown
+
+
+def test_the_readme_s_agent_run_examples_are_what_happens(
+    endpoint: JudgeServer, write_file: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import readme_snippet
+
+    from rubriclib.item.transcript import read_transcript
+    from rubriclib.judging.render import run_blocks
+
+    sample = (Path(__file__).parents[1] / "data/runs/openai_chat.json").read_text()
+    blocks = run_blocks(read_transcript(json.loads(sample)), 10**6)[0]
+    assert f"{blocks}\n" == readme_snippet("agent-run-blocks")
+
+    run = write_file("run.json", sample)
+    monkeypatch.chdir(run.parent)
+    exec(readme_snippet("agent-run"), {})  # noqa: S102 - the README's own example, run as written
+    assert "[M9] assistant\nDone: $12.50" in endpoint.requests[-1]["messages"][1]["content"]
+    assert "order A-17 refunded" in endpoint.requests[-1]["messages"][1]["content"]
+
+    call = {"id": "c", "function": {"name": "f", "arguments": "x"}}
+    rows = [
+        {"transcript": RUN},
+        {"transcript": [RUN[0], {"role": "tool", "tool_call_id": "zz", "content": "x"}]},
+        {"transcript": [RUN[0], {"role": "assistant", "tool_calls": [call]}]},
+        {"transcript": [RUN[0], RUN[3], {"role": "robot", "content": "x"}]},
+    ]
+    write_file("runs.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    write_file(
+        "agents.yaml", "name: a\ndataset: runs.jsonl\ngraders: [{name: g, rubric: helpfulness}]\n"
+    )
+    requests = len(endpoint.requests)
+    command, *expected = readme_snippet("agent-run-broken").splitlines()
+    result = CliRunner().invoke(main, command.split()[2:])
+    assert result.exit_code == 2 and len(endpoint.requests) == requests
+    assert [line.replace(f"{run.parent}/", "") for line in result.stderr.splitlines()] == expected

@@ -357,7 +357,7 @@ def test_a_run_is_judged_whole_its_blocks_sent_and_recorded_in_details(
     result = judge.grade(rubric, transcript=run)
     assert result.verdict == "pass"
     user = judge_server.requests[0]["messages"][1]["content"]
-    assert 'tool call refund (call_2): {"amount": 12.5, "order_id": "A-17"}' in user
+    assert 'tool call refund (call_2): {"order_id": "A-17", "amount": 12.5}' in user
     assert '[M8] tool result for refund (call_2, called in [M7])\n{"status": "refunded"}' in user
     assert result.details["transcript"] == {
         "shape": "openai-responses",
