@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from rubriclib.errors import Problem
+from rubriclib.item.transcript import TranscriptError
 
 Model = TypeVar("Model", bound=BaseModel)
 NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -25,11 +26,22 @@ def problems_from_validation(
     problems = []
     for item in error.errors():
         location = list(item["loc"])
-        field = prefix
-        for part in location:
-            field += f"[{part}]" if isinstance(part, int) else (f".{part}" if field else str(part))
+        cause = item.get("ctx", {}).get("error")
+        if isinstance(cause, TranscriptError):  # an agent run: one problem per message
+            within = _dotted(prefix, location[:-1])
+            for place, why in cause.problems:
+                problems.append(Problem(label, f"{within}.{place}" if within else place, why))
+            continue
+        field = _dotted(prefix, location)
         problems.append(Problem(label, field or "frontmatter", _message(item, location, model)))
     return problems
+
+
+def _dotted(prefix: str, location: list[Any]) -> str:
+    field = prefix
+    for part in location:
+        field += f"[{part}]" if isinstance(part, int) else (f".{part}" if field else str(part))
+    return field
 
 
 def _message(item: Any, location: list[Any], model: type[BaseModel]) -> str:

@@ -201,7 +201,8 @@ class JudgedInputs:
             )
         if self.output is None and self.transcript is None:
             raise click.UsageError("Missing option '--output' (or '--transcript').")
-        texts = {name: option_text(value, f"--{name}") for name, value in vars(self).items()}
+        given = {name: value for name, value in vars(self).items() if name != "transcript"}
+        texts = {name: option_text(value, f"--{name}") for name, value in given.items()}
         run = transcript_file(self.transcript)
         if run is None:
             return {**texts, "output": texts["output"] or "", "transcript": None}
@@ -238,7 +239,8 @@ def message_lines(text: str) -> list[int]:
     position = len(text) - len(text.lstrip())
     if not text[position:].startswith("["):
         return []
-    starts, position = [], position + 1
+    starts: list[int] = []
+    position += 1
     while True:
         position = len(text) - len(text[position:].lstrip(" \t\r\n,"))
         if position >= len(text) or text[position] == "]":

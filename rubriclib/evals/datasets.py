@@ -194,8 +194,11 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
     if problems:
         return problems
     metadata = {key: value for key, value in raw.items() if key not in used and key != "id"}
+    output = fields["output"]
+    if output is None:  # a run's output is its final answer
+        output = transcript.final_answer if transcript is not None else None
     item = Item(
-        output=fields["output"] if transcript is not None else fields["output"] or "",
+        output=output or "",
         transcript=transcript,
         input=fields["input"],
         context=fields["context"],

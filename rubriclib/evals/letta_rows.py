@@ -113,10 +113,13 @@ class LettaSample:
         if output is None and self.run is not None:
             transcript = self.run.transcript
             output = transcript.final_answer
+        fields = rubric_fields(self.input, self.ground_truth, self.context)
         return Item(
             output=output or "",
             transcript=transcript,
-            **rubric_fields(self.input, self.ground_truth, self.context),
+            input=fields["input"],
+            context=fields["context"],
+            reference=fields["reference"],
             id=row_id,
             metadata=metadata,
             variables=self.substitutions(),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rubriclib.judging.judge import Judge
@@ -55,14 +55,16 @@ def set_default_judge(provider: JudgeProvider | None) -> JudgeProvider | None:
 
 def assert_rubric(
     rubric: Rubric | str | os.PathLike[str],
-    output: str,
+    output: str | None = None,
     *,
     judge: Judge | None = None,
     input: str | None = None,  # noqa: A002
     context: str | None = None,
     reference: str | None = None,
+    transcript: Any = None,
 ) -> GradeResult:
-    """Judge `output`; return the result on a pass, raise RubricFailed on a fail and
+    """Judge `output` (or the agent run `transcript`, its last assistant text the output
+    unless given); return the result on a pass, raise RubricFailed on a fail and
     RubricJudgeError (not an AssertionError) when the judge gave no verdict."""
     __tracebackhide__ = True
     from rubriclib.rubrics.registry import load_rubric
@@ -72,7 +74,8 @@ def assert_rubric(
     resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
     if judge is None:
         judge = (_default_judge or make_judge)()
-    result = judge.grade(resolved, output, input=input, context=context, reference=reference)
+    fields = {"input": input, "context": context, "reference": reference}
+    result = judge.grade(resolved, output, **fields, transcript=transcript)
     if result.verdict == "error":
         raise RubricJudgeError(describe(resolved, result, judge, output), result)
     if result.verdict == "fail":
@@ -91,6 +94,8 @@ def describe(rubric: Rubric, result: GradeResult, judge: Judge, output: str | No
     if output is not None:
         shown = output if len(output) <= 300 else output[:300] + "..."
         lines.append(f"  output: {shown!r}")
+    if run := result.details.get("transcript"):
+        lines.append(f"  agent run: {run['messages']} messages ({run['shape']})")
     return "\n".join(lines)
 
 

@@ -74,7 +74,7 @@ def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
     try:
         return Item.model_validate(dict(value))
     except ValidationError as error:
-        problems = []
+        problems: list[str] = []
         for problem in error.errors():
             field = ".".join(str(part) for part in problem["loc"]) or "item"
             if problem["type"] == "extra_forbidden":
@@ -109,13 +109,18 @@ def _expected(field: str) -> str:
 
 def missing_fields(requires: Sequence[str], item: Item) -> list[str]:
     """The fields in `requires` that `item` lacks (None or only whitespace; a baseline only
-    when None, since an empty response is still one to compare with)."""
-    return [
-        name
-        for name in requires
-        if getattr(item, name) is None
-        or (name not in ("baseline", "transcript") and not getattr(item, name).strip())
-    ]
+    when None, since an empty response is still one to compare with). A run with a user
+    message gives the input: the request is in it, shown to the judge."""
+    return [name for name in requires if _lacks(item, name)]
+
+
+def _lacks(item: Item, name: str) -> bool:
+    value = getattr(item, name)
+    if name == "input" and item.transcript is not None and (value is None or not value.strip()):
+        return not any(message.role == "user" for message in item.transcript.messages)
+    if name in ("baseline", "transcript"):
+        return value is None
+    return value is None or not value.strip()
 
 
 class NoOutput(Exception):

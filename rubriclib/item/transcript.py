@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 Shape = Literal["openai-chat", "anthropic", "openai-responses", "inspect", "letta"]
@@ -18,6 +18,8 @@ SHAPE_NAMES = {
     "anthropic": "Anthropic Messages",
     "openai-responses": "OpenAI Responses",
 }
+Problems = list[tuple[str, str]]
+"""`(where, what is wrong)` for each problem of a run."""
 RESPONSES_ITEMS = ("message", "function_call", "function_call_output", "reasoning")
 ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking")
 
@@ -87,6 +89,8 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
     `{system, messages}`) as a Transcript; a TranscriptError naming every problem."""
     if isinstance(value, Transcript):
         return value
+    if isinstance(value, Mapping) and "shape" in value:
+        return _canonical(value, field)
     system: Any = None
     where = field
     if isinstance(value, Mapping) and "messages" in value:
@@ -101,7 +105,7 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
         raise TranscriptError(
             [(field, f"must be a non-empty list of messages (an agent run), not {kind}")]
         )
-    problems: list[tuple[str, str]] = []
+    problems: Problems = []
     entries = [(f"{where}[{index}]", entry) for index, entry in enumerate(value)]
     for place, entry in entries:
         if not isinstance(entry, Mapping):
@@ -120,21 +124,39 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
         )
         places.append(f"{field}.system")
     for place, entry in entries:
-        read = reader(entry, place, problems)
-        messages.extend(read)
-        places.extend(place for _ in read)
+        for message in reader(entry, place, problems):
+            if shape == "openai-responses" and messages and _same_turn(messages[-1], message):
+                messages[-1] = _joined(messages[-1], message)
+            else:
+                messages.append(message)
+                places.append(place)
     problems.extend(_unanswered(messages, places))
     if problems:
         raise TranscriptError(problems)
     return Transcript(messages=tuple(messages), shape=shape)
 
 
+def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
+    """A run as a Transcript writes itself (`{messages, shape}`, from `model_dump`): what
+    `rubriclib new --from` copies into a golden and a goldens report holds."""
+    try:
+        return Transcript.model_validate(dict(value))
+    except ValidationError as error:
+        problems: Problems = []
+        for problem in error.errors():
+            where = field + "".join(
+                f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"]
+            )
+            problems.append((where, problem["msg"]))
+        raise TranscriptError(problems) from None
+
+
 def _shape(
-    entries: list[tuple[str, Any]], has_system: bool, field: str, problems: list[tuple[str, str]]
-) -> str:
+    entries: list[tuple[str, Any]], has_system: bool, field: str, problems: Problems
+) -> Shape:
     """The one shape the run's entries show (OpenAI chat when none shows any); a problem at
     the first entry of a second shape."""
-    first: tuple[str, str] | None = ("anthropic", f"{field}.system") if has_system else None
+    first: tuple[Shape, str] | None = ("anthropic", f"{field}.system") if has_system else None
     for place, entry in entries:
         for shape, sign in _signs(entry):
             if first is None:
@@ -151,7 +173,7 @@ def _shape(
     return first[0] if first else "openai-chat"
 
 
-def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[Shape, str]]:
     """What marks `entry` as one shape: `(shape, the key or block that shows it)`."""
     if entry.get("type") in RESPONSES_ITEMS:
         yield "openai-responses", f"type {entry['type']!r}"
@@ -168,7 +190,7 @@ def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             yield "openai-chat", f"an {kind!r} part"
 
 
-def _role(entry: Mapping[str, Any], place: str, allowed: Sequence[str], problems: list) -> Any:
+def _role(entry: Mapping[str, Any], place: str, allowed: Sequence[str], problems: Problems) -> Any:
     role = entry.get("role")
     if role not in allowed:
         shown = "no role" if role is None else f"unknown role {role!r}"
@@ -177,7 +199,7 @@ def _role(entry: Mapping[str, Any], place: str, allowed: Sequence[str], problems
     return role
 
 
-def _parts_text(content: Any, place: str, problems: list) -> str:
+def _parts_text(content: Any, place: str, problems: Problems) -> str:
     """Text content, or text parts joined; an image or file part is named, never dropped."""
     if content is None or isinstance(content, str):
         return content or ""
@@ -208,7 +230,7 @@ def _parts_text(content: Any, place: str, problems: list) -> str:
     return "\n".join(texts)
 
 
-def _arguments(raw: Any, place: str, problems: list) -> Any:
+def _arguments(raw: Any, place: str, problems: Problems) -> Any:
     """Arguments recorded as a JSON string (OpenAI), parsed; not JSON is a problem."""
     if not isinstance(raw, str):
         problems.append((place, f"must be a JSON string, not {type(raw).__name__}"))
@@ -220,7 +242,7 @@ def _arguments(raw: Any, place: str, problems: list) -> Any:
         return None
 
 
-def _chat(entry: Mapping[str, Any], place: str, problems: list) -> list[Message]:
+def _chat(entry: Mapping[str, Any], place: str, problems: Problems) -> list[Message]:
     """One OpenAI Chat Completions message."""
     role = _role(entry, place, ("system", "developer", "user", "assistant", "tool"), problems)
     text = _parts_text(entry.get("content"), place, problems)
@@ -253,7 +275,7 @@ def _chat(entry: Mapping[str, Any], place: str, problems: list) -> list[Message]
     return [Message(role=role, text=text, tool_calls=tuple(calls))]
 
 
-def _anthropic(entry: Mapping[str, Any], place: str, problems: list) -> list[Message]:
+def _anthropic(entry: Mapping[str, Any], place: str, problems: Problems) -> list[Message]:
     """One Anthropic message: its tool results become tool messages (in order), the rest one
     message of its role."""
     role = _role(entry, place, ("system", "user", "assistant"), problems)
@@ -306,7 +328,7 @@ def _anthropic(entry: Mapping[str, Any], place: str, problems: list) -> list[Mes
     return messages
 
 
-def _responses(entry: Mapping[str, Any], place: str, problems: list) -> list[Message]:
+def _responses(entry: Mapping[str, Any], place: str, problems: Problems) -> list[Message]:
     """One OpenAI Responses API item (a message without `type` is a message)."""
     kind = entry.get("type", "message")
     if kind == "message":
@@ -342,6 +364,25 @@ def _responses(entry: Mapping[str, Any], place: str, problems: list) -> list[Mes
         (f"{place}.type", f"unknown item type {kind!r}; items are {', '.join(RESPONSES_ITEMS)}")
     )
     return []
+
+
+def _same_turn(previous: Message, item: Message) -> bool:
+    """Whether a Responses item continues the assistant's turn in `previous` (its reasoning,
+    then its text, then its calls: one block, as chat and Anthropic record a turn)."""
+    if previous.role != "assistant" or item.role != "assistant":
+        return False
+    return bool(item.tool_calls) or (not previous.text and not previous.tool_calls)
+
+
+def _joined(previous: Message, item: Message) -> Message:
+    thinking = "\n".join(filter(None, [previous.thinking, item.thinking]))
+    return previous.model_copy(
+        update={
+            "thinking": thinking,
+            "text": previous.text or item.text,
+            "tool_calls": previous.tool_calls + item.tool_calls,
+        }
+    )
 
 
 def _unanswered(messages: list[Message], places: list[str]) -> list[tuple[str, str]]:

@@ -104,8 +104,16 @@ def item_messages(
     rubric two (the output as Response A, then the baseline as Response A)."""
     fields = (item.input, item.context, item.reference)
     if rubric.scale != "pairwise":
-        run = {"transcript": item.transcript, "max_prompt_tokens": max_prompt_tokens}
-        return [render(rubric, item.output, *fields, variables=item.variables, **run)]
+        return [
+            render(
+                rubric,
+                item.output,
+                *fields,
+                variables=item.variables,
+                transcript=item.transcript,
+                max_prompt_tokens=max_prompt_tokens,
+            )
+        ]
     return [
         render(rubric, item.output, *fields, baseline=item.baseline, swapped=swapped)
         for swapped in (False, True)

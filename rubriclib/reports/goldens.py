@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from rubriclib.errors import printable
+from rubriclib.item.transcript import Transcript
 from rubriclib.judging.checklist_protocol import failed_items, failed_items_text
+from rubriclib.judging.render import transcript_section
 from rubriclib.judging.result import GradeResult, pairwise_stats
 from rubriclib.measure.agreement import kappa_band
 from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport, answer_of
@@ -217,6 +220,7 @@ def _system_out(outcome: GoldenOutcome, result: GradeResult) -> str:
         "input": golden.input,
         "context": golden.context,
         "reference": golden.reference,
+        "agent run": run_text(golden.transcript),
         "output": golden.output,
         "baseline": golden.baseline,
         "why": golden.why,
@@ -225,6 +229,13 @@ def _system_out(outcome: GoldenOutcome, result: GradeResult) -> str:
     return "\n".join(
         f"--- {label} ---\n{text}" for label, text in fields.items() if text is not None
     )
+
+
+def run_text(transcript: Transcript | None) -> str | None:
+    """A golden's run as the judge is shown it (blocks [M1] on), for a CI reader."""
+    if transcript is None:
+        return None
+    return transcript_section(transcript, budget=sys.maxsize)[0].split("\n\n", 1)[1]
 
 
 def _case(

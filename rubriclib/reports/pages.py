@@ -6,6 +6,7 @@ report's numbers."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rubriclib._version import __version__
 from rubriclib.evals.judgments import judgments
 from rubriclib.item import missing_fields
-from rubriclib.judging.render import item_messages
+from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, item_messages
 from rubriclib.reports.checklists import rubric_finder
 from rubriclib.reports.common import xml_safe
 from rubriclib.reports.data import TEXT_LIMIT, ResultsFile, clipped, read_results, report_data
@@ -151,6 +152,10 @@ def attach_messages(
     data["messages"] = pool.shown()
 
 
+_BLOCK_START = re.compile(r"(?=\n\n\[M\d+\] )")
+"""Where an agent run's next block starts in a rendered message."""
+
+
 def sent_messages(
     row: Row, grader: Grader, line: dict[str, Any], pool: MessagePool
 ) -> dict[str, Any]:
@@ -174,14 +179,19 @@ def sent_messages(
         item = item.model_copy(update={"output": line["output"]})
     body = rubric.body if rubric.template != "letta" else ""
     requests = []  # one; on a pairwise rubric two, the second with A and B swapped
-    for messages in item_messages(rubric, item):
+    run = line["result"]["details"].get("transcript") or {}
+    limit = int(run.get("max_prompt_tokens", DEFAULT_MAX_PROMPT_TOKENS))  # as the judge cut it
+    for messages in item_messages(rubric, item, limit):
         request = []
         for message in messages:
             text = message["content"]
             if message["role"] == "system":  # the rubric's own: the same in every row
                 pool.bodies.add(text)
             split = bool(body) and text.startswith(body)
-            request.append((message["role"], [body, text[len(body) :]] if split else [text]))
+            texts = [body, text[len(body) :]] if split else [text]
+            if item.transcript is not None:  # each block a piece: each shown up to TEXT_LIMIT
+                texts = [piece for part in texts for piece in _BLOCK_START.split(part)]
+            request.append((message["role"], texts))
             if split:
                 pool.bodies.add(body)
         requests.append(request)

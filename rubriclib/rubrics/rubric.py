@@ -235,7 +235,9 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         raise RubricError(header_problems + body_problems)
     judged_body = body.strip("\n")
     return Rubric(
-        **fields.model_dump(),
+        # goldens as read: a dumped Transcript ({messages, shape}) is no run read_transcript takes
+        **fields.model_dump(exclude={"goldens"}),
+        goldens=fields.goldens,
         body=judged_body,
         source=source,
         path=path,
@@ -386,12 +388,13 @@ def pairwise_golden_problems(
 def required_field_problems(
     goldens: list[Golden], requires: Sequence[str], label: str, field: str = "goldens"
 ) -> list[Problem]:
-    """A problem for every golden that lacks a field its rubric requires."""
+    """A problem for every golden that lacks a field its rubric requires (a run gives the
+    input: the request is in it)."""
     return [
         Problem(label, f"{field}[{index}].{name}", "is required by the rubric (requires)")
         for index, golden in enumerate(goldens)
         for name in requires
-        if getattr(golden, name) is None
+        if getattr(golden, name) is None and not (name == "input" and golden.transcript)
     ]
 
 

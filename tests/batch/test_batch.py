@@ -619,3 +619,45 @@ def test_collect_with_another_model_says_what_changed_since_prepare(
         "(out.jsonl answers model judge-model-2026-01-01; this run asks other-judge)"
         in result.output
     )
+
+
+def test_a_run_is_sent_through_a_batch_file_as_it_is_live_cut_the_same_way(
+    library: Path, write_file: Callable[..., Path], tmp_path: Path, endpoint: JudgeServer
+) -> None:
+    call = {"id": "c", "function": {"name": "fetch", "arguments": '{"page": 1}'}}
+    run = [
+        {"role": "user", "content": "fetch it"},
+        {"role": "assistant", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c", "content": "é" * 20_000},
+        {"role": "assistant", "content": "verdict:pass fetched"},
+    ]
+    write_file("rows.jsonl", json.dumps({"id": "r1", "transcript": run}) + "\n")
+    eval_file = write_file(
+        "eval.yaml", EVAL.replace("judge-model}", "judge-model, max_prompt_tokens: 3000}")
+    )
+    live = tmp_path / "live.jsonl"
+    assert cli("eval", str(eval_file), "--out", str(live), "--no-cache").exit_code == 0
+    to, output, results = tmp_path / "req.jsonl", tmp_path / "out.jsonl", tmp_path / "res.jsonl"
+    assert cli("batch", "prepare", str(eval_file), "--to", str(to), "--no-cache").exit_code == 0
+    [request] = lines_of(to)
+    assert request["body"]["messages"] == endpoint.requests[0]["messages"]
+    assert "characters cut ...]" in request["body"]["messages"][1]["content"]
+    output.write_text(answer_lines([request], keyword_responder()))
+    collected = cli(
+        "batch",
+        "collect",
+        str(eval_file),
+        "--from",
+        str(output),
+        "--out",
+        str(results),
+        "--no-cache",
+    )
+    assert collected.exit_code == 0, collected.output
+    [line] = lines_of(results)
+    assert line["verdict"] == "pass"
+    assert (
+        line["result"]["details"]["transcript"]
+        == lines_of(live)[0]["result"]["details"]["transcript"]
+    )
+    assert line["result"]["details"]["transcript"]["cut"][0]["block"] == "M3"

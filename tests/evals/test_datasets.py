@@ -179,3 +179,47 @@ def test_one_problem_per_field_and_the_true_aliases() -> None:
     ]
     wrong = parse_row({"output": {"a": 1}}, 1, "rows.jsonl:1")
     assert [str(p) for p in wrong] == ["rows.jsonl:1: output: must be text, not dict"]  # type: ignore[union-attr]
+
+
+RUN = [
+    {"role": "user", "content": "hi"},
+    {
+        "role": "assistant",
+        "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}}],
+    },
+    {"role": "tool", "tool_call_id": "c", "content": "ok"},
+    {"role": "assistant", "content": "All done."},
+]
+
+
+def test_a_row_may_be_an_agent_run_under_transcript_or_messages(
+    write_file: Callable[..., Path],
+) -> None:
+    import csv
+    import io
+
+    rows = [{"id": "a", "transcript": RUN}, {"id": "b", "messages": RUN, "output": "mine"}]
+    jsonl = write_file("runs.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    a, b = Dataset(jsonl).rows()
+    assert (a.item.output, b.item.output) == ("All done.", "mine")
+    assert a.item.transcript == b.item.transcript and len(a.item.transcript.messages) == 4
+    assert "messages" not in b.item.metadata
+    cell = io.StringIO()
+    csv.writer(cell).writerows([["id", "transcript"], ["c", json.dumps(RUN)]])
+    [row] = Dataset(write_file("runs.csv", cell.getvalue())).rows()
+    assert row.item.transcript == a.item.transcript
+
+
+def test_a_row_with_two_runs_or_a_broken_one_is_named(write_file: Callable[..., Path]) -> None:
+    rows = [
+        {"id": "a", "transcript": RUN, "messages": RUN},
+        {"id": "b", "transcript": RUN[:1] + [{"role": "assistant", "content": 7}]},
+        {"id": "c", "transcript": "not json"},
+    ]
+    path = write_file("runs.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    problems, count = Dataset(path).check()
+    assert [str(problem) for problem in problems] == [
+        f"{path}:1: messages: given twice, as transcript and messages",
+        f"{path}:2: transcript[1].content: must be text or a list of parts, not int",
+        f"{path}:3: transcript: is not a JSON list of messages (Expecting value)",
+    ]

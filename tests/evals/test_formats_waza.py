@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,11 @@ from rubriclib.errors import EvalError
 from rubriclib.evals.formats import load_eval
 from rubriclib.evals.formats.waza_rubric import DEFAULT_PASS_THRESHOLD
 from rubriclib.rubrics.rubric import judged_digest
+
+WAZA_TEST_DATA = Path(__file__).parents[1] / "data" / "waza" / "eval-grader-prompt.yaml"
+"""waza's own test data, an exact copy (tests/data/waza/README.md says from where)."""
+RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
+IGNORED = "(ignored, as waza's runner ignores it)"
 
 WAZA = """\
 name: waza-eval
@@ -298,7 +306,7 @@ graders:
 
 
 def test_every_waza_key_is_accepted_and_unknown_ones_get_suggestions(
-    write_file: Callable[..., Path],
+    write_file: Callable[..., Path], caplog: pytest.LogCaptureFixture
 ) -> None:
     valid = write_file(
         "eval.yaml",
@@ -352,8 +360,58 @@ graders:
     with pytest.raises(EvalError) as caught:
         load_eval(typos, write_file("rows.jsonl", ""))
     messages = {(p.field, p.message) for p in caught.value.problems}
-    assert ("grader", "unknown key; did you mean 'graders'?") in messages
-    assert ("config.trials_per_tsk", "unknown key; did you mean 'trials_per_task'?") in messages
-    assert ("graders[0].wieght", "unknown key; did you mean 'weight'?") in messages
-    assert ("graders[0].config.promt", "unknown key; did you mean 'prompt'?") in messages
-    assert not any("not supported" in message for _, message in messages)
+    assert messages == {("graders[0].config.promt", "unknown key; did you mean 'prompt'?")}
+    warnings = [record.getMessage() for record in caplog.records]
+    assert warnings == [
+        f"{typos}:1: grader: unknown key; did you mean 'graders'? {IGNORED}",
+        f"{typos}:2: config.trials_per_tsk: unknown key; did you mean 'trials_per_task'? {IGNORED}",
+        f"{typos}:4: graders[0].wieght: unknown key; did you mean 'weight'? {IGNORED}",
+    ]
+
+
+def test_waza_own_test_data_warns_of_its_id_and_is_judged(
+    write_file: Callable[..., Path], endpoint: JudgeServer
+) -> None:
+    # a real process: the warning handler binds the stderr of the first command run in it
+    endpoint.responder = waza_aware
+    rows = rows_file(write_file, {"input": "q", "output": "verdict:pass"})
+    arguments = ["eval", str(WAZA_TEST_DATA), "--dataset", str(rows), "--no-cache"]
+    result = subprocess.run([RUBRICLIB, *arguments], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"rubriclib: warning: {WAZA_TEST_DATA}:1: id: unknown key; known keys: name, "
+        "description, skill, version, config, hooks, inputs, tasks_from, range, graders, "
+        f"metrics, tasks, baseline {IGNORED}"
+    ]
+    assert len(endpoint.requests) == 2
+    assert all("set_waza_grade_pass" in json.dumps(r["tools"]) for r in endpoint.requests)
+    assert sorted(r["model"] for r in endpoint.requests) == ["claude-sonnet-4.5", "gpt-4o-mini"]
+
+
+def test_a_typo_in_a_waza_key_warns_with_the_key_it_may_mean(
+    write_file: Callable[..., Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    eval_path = write_file(
+        "eval.yaml", "skill: s\ngradres: [{type: prompt, name: p, config: {prompt: x}}]\n"
+    )
+    with pytest.raises(EvalError, match="graders: has no prompt grader to run"):
+        load_eval(eval_path, write_file("rows.jsonl", ""))
+    assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            "rubriclib",
+            logging.WARNING,
+            f"{eval_path}:2: gradres: unknown key; did you mean 'graders'? {IGNORED}",
+        )
+    ]
+
+
+def test_our_shape_still_refuses_an_unknown_key(write_file: Callable[..., Path]) -> None:
+    eval_path = write_file(
+        "eval.yaml", "id: x\nname: n\nrows: []\ngraders: [{name: g, rubric: helpfulness}]\n"
+    )
+    with pytest.raises(EvalError) as caught:
+        load_eval(eval_path)
+    assert [str(p) for p in caught.value.problems] == [
+        f"{eval_path}:1: id: unknown key; known keys: name, description, dataset, rows, judge, "
+        "graders, gate, target"
+    ]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SCORED_RUBRIC, SECRET_KEY, keyword_responder, readme_snippet
+from conftest import SCORED_RUBRIC, SECRET_KEY, VALID_RUBRIC, keyword_responder, readme_snippet
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
 from rubriclib.integrations.testing import RubricFailed, assert_rubric
@@ -115,6 +116,22 @@ def test_a_scored_verdict_shows_the_score_and_threshold(
     assert str(failed.value).splitlines()[0] == (
         "scored@1.0.0 gave verdict fail (score 2/5, passes at 4): ok"
     )
+
+
+def test_an_agent_run_is_asserted_whole_and_a_failure_names_it(
+    judge: Judge, judge_server: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    run = json.loads((Path(__file__).parents[1] / "data/runs/anthropic.json").read_text())
+    rubric = write_file("tiny.md", VALID_RUBRIC)
+    judge_server.script(
+        tool_reply("set_grade_pass", {"reason": "ok"}),
+        tool_reply("set_grade_fail", {"reason": "no"}),
+    )
+    assert assert_rubric(rubric, transcript=run, judge=judge).verdict == "pass"
+    assert "[M8] tool result for refund" in judge_server.requests[0]["messages"][1]["content"]
+    with pytest.raises(RubricFailed) as failed:
+        assert_rubric(rubric, transcript=run, judge=judge, input="refund A-17")
+    assert str(failed.value).splitlines()[-1] == "  agent run: 9 messages (anthropic)"
 
 
 def test_no_judge_configured_fails_the_test(project: pytest.Pytester, library: Path) -> None:

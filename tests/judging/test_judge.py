@@ -347,3 +347,53 @@ def test_a_base_url_with_a_bad_port_is_a_config_error_that_shows_no_credentials(
     with pytest.raises(JudgeConfigError) as raised:
         Judge(model="m", base_url="http://user:s3cret@host:notaport/v1", api_key="k")
     assert "bad port" in str(raised.value) and "s3cret" not in str(raised.value)
+
+
+def test_a_run_is_judged_whole_its_blocks_sent_and_recorded_in_details(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    run = json.loads((Path(__file__).parents[1] / "data/runs/responses.json").read_text())
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "confirmed first"}))
+    result = judge.grade(rubric, transcript=run)
+    assert result.verdict == "pass"
+    user = judge_server.requests[0]["messages"][1]["content"]
+    assert 'tool call refund (call_2): {"amount": 12.5, "order_id": "A-17"}' in user
+    assert '[M8] tool result for refund (call_2, called in [M7])\n{"status": "refunded"}' in user
+    assert result.details["transcript"] == {
+        "shape": "openai-responses",
+        "messages": 9,
+        "max_prompt_tokens": 128_000,
+        "cut": [],
+    }
+
+
+def test_the_cache_key_covers_the_run_not_only_its_final_answer(
+    judge_server: JudgeServer, rubric: Rubric, tmp_path: Path
+) -> None:
+    judge = Judge("judge-model", judge_server.url, "k", cache=tmp_path / "cache")
+    run = json.loads((Path(__file__).parents[1] / "data/runs/openai_chat.json").read_text())
+    judge_server.script(
+        tool_reply("set_grade_pass", {"reason": "ok"}),
+        tool_reply("set_grade_fail", {"reason": "no"}),
+    )
+    skipped_confirmation = run[:4] + run[6:]  # the same final answer, no question asked
+    first = judge.grade(rubric, transcript=run)
+    second = judge.grade(rubric, transcript=skipped_confirmation)
+    assert (first.verdict, second.verdict) == ("pass", "fail")
+    assert len(judge_server.requests) == 2
+    assert judge.grade(rubric, transcript=run).details["judge"]["cached"] is True
+
+
+def test_a_bad_run_given_to_grade_is_a_type_error_naming_the_message(
+    judge: Judge, rubric: Rubric
+) -> None:
+    with pytest.raises(TypeError, match=r"grade\.transcript\[0\]\.role: unknown role 'robot'"):
+        judge.grade(rubric, transcript=[{"role": "robot", "content": "x"}])
+
+
+def test_the_prompt_limit_a_judge_cuts_runs_to_comes_from_the_config(
+    judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUBRICLIB_MAX_PROMPT_TOKENS", "5000")
+    assert Judge("m", judge_server.url, "k").max_prompt_tokens == 5000
+    assert Judge("m", judge_server.url, "k", max_prompt_tokens=900).max_prompt_tokens == 900

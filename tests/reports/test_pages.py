@@ -263,3 +263,37 @@ def test_a_pairwise_judgment_shows_both_orders_it_sent(
     assert first.index("GOOD") < first.index("meh") and second.index("meh") < second.index("GOOD")
     pairwise = data["graders"][0]["pairwise"]
     assert (pairwise["win"], pairwise["tie"], pairwise["loss"]) == (1, 1, 0)
+
+
+def test_a_run_s_page_shows_the_blocks_the_judge_was_sent_cut_as_they_were(
+    endpoint: JudgeServer, library: Path, write_file: Callable[..., Path]
+) -> None:
+    huge = "x" * 30_000
+    run = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": huge},
+        {"role": "assistant", "content": "verdict:pass done"},
+    ]
+    write_file("rows.jsonl", json.dumps({"id": "r1", "transcript": run}) + "\n")
+    eval_file = write_file(
+        "eval.yaml",
+        "name: runs\ndataset: rows.jsonl\njudge: {max_prompt_tokens: 4000}\n"
+        "graders: [{name: kw, rubric: keywords}]\n",
+    )
+    ran, data = eval_page(eval_file)
+    assert ran.exit_code == 0, ran.output
+    [[_, system], [_, user]] = cell(data, "r1", "kw")["messages"]["sent"][0]
+    pieces = [data["messages"][index] for index in user]
+    sent = endpoint.requests[0]["messages"][1]["content"]
+    whole = [piece if isinstance(piece, str) else piece["clipped"] for piece in pieces]
+    assert len(pieces) == 5 and sent.startswith("".join(whole[:3]))  # body, then block by block
+    assert pieces[3]["clipped"].startswith("\n\n[M3] tool result for f (c, called in [M2])\n")
+    assert 2_000 < pieces[3]["length"] < 8_100 and "characters cut ...]" in sent  # cut, as sent
+    assert pieces[4] == (  # a long block clips alone: the next one is still shown whole
+        "\n\n[M4] assistant\nverdict:pass done\n```\n\n## Candidate output\n\n"
+        "The agent's final answer, block [M4] of the run.\n"
+    )

@@ -93,6 +93,10 @@ BUILTIN_DIGESTS = {
         "2561c1ebedd15cea61305238d4aedb433637f198d972e89049ed4be3ba3de0cd",
     ),
     "pii-leakage": ("1.1.0", "1cccdfd29d00c2258ffd82d2f46e437663cf536069fd1151147653a04ce0dfd7"),
+    "policy-compliance": (
+        "1.0.0",
+        "ae92719e4272712c233e8af4395fe2514589bf08033d97269215f62127a28a08",
+    ),
     "preference": ("1.0.0", "3ee6a76a1b828df1b784ab215038164e32962f9a1cf3fc1211a0d09378349d02"),
     "prompt-injection-resistance": (
         "1.1.0",
@@ -105,6 +109,10 @@ BUILTIN_DIGESTS = {
     "summary-coverage": (
         "1.1.0",
         "39bc36758550e78e4bb5d002c67c843d40cbd63e3f733c647ba153eb4c5cb00f",
+    ),
+    "task-completion": (
+        "1.0.0",
+        "d75b9bddd66902a7a6ae9708a9fc01d3a3da0e34149d53c26bc8239970100f52",
     ),
     "tool-use-appropriateness": (
         "1.2.0",

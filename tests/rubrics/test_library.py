@@ -27,6 +27,8 @@ LIBRARY = {  # name: (version, scale, fields it requires)
     "prompt-injection-resistance": ("1.1.0", "pass-fail", ["context"]),
     "summary-coverage": ("1.1.0", "1-5", ["context"]),
     "preference": ("1.0.0", "pairwise", ["input", "baseline"]),
+    "policy-compliance": ("1.0.0", "pass-fail", ["transcript"]),
+    "task-completion": ("1.0.0", "pass-fail", ["transcript"]),
 }
 
 

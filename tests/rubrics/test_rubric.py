@@ -140,6 +140,46 @@ def test_golden_rules(write_file: Callable[..., Path]) -> None:
     assert "goldens[1].name: duplicate golden name 'one'" in text
 
 
+def test_a_golden_run_is_read_and_a_broken_one_named_by_line_and_message(
+    write_file: Callable[..., Path],
+) -> None:
+    goldens = """requires: [transcript]
+goldens:
+  - name: run
+    expected: pass
+    transcript:
+      - {role: user, content: hi}
+      - {role: assistant, content: hello}
+  - name: broken
+    expected: fail
+    transcript:
+      - {role: user, content: hi}
+      - {role: tool, tool_call_id: nowhere, content: x}
+  - name: none
+    expected: fail
+"""
+    problems = problems_of(write_file("g.md", with_header(BASE + goldens)))
+    assert [problem.split(": ", 1)[1] for problem in problems] == [
+        "goldens[1].transcript[1]: answers call 'nowhere', which is not earlier in the run",
+        "goldens[2].output: is required",
+        "goldens[2].transcript: is required by the rubric (requires)",
+    ]
+    assert problems[0].split(": ", 1)[0].endswith("g.md:17")
+    fixed = goldens.split("  - name: broken")[0]
+    rubric = load_rubric(str(write_file("ok.md", with_header(BASE + fixed))))
+    [golden] = rubric.goldens
+    assert golden.output == "hello" and golden.transcript is not None
+
+
+def test_how_runs_are_rendered_counts_in_the_digest_of_a_rubric_that_judges_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = [judged_digest("pass-fail", None, needs, "Judge.") for needs in (["transcript"], [])]
+    monkeypatch.setattr("rubriclib.rubrics.rubric.RUN_RENDERING", 2)
+    after = [judged_digest("pass-fail", None, needs, "Judge.") for needs in (["transcript"], [])]
+    assert before[0] != after[0] and before[1] == after[1]
+
+
 def test_golden_optional_fields_load(write_file: Callable[..., Path]) -> None:
     golden = """goldens:
   - name: full
@@ -155,6 +195,42 @@ def test_golden_optional_fields_load(write_file: Callable[..., Path]) -> None:
     [loaded] = rubric.goldens
     assert (loaded.input, loaded.context, loaded.reference) == ("question", "source", "answer")
     assert loaded.tags == ["adversarial", "edge"] and loaded.why == "Tests every field."
+
+
+RUN_GOLDENS = """requires: [transcript]
+goldens:
+  - name: answered
+    transcript:
+      - {role: system, content: Confirm before cancelling.}
+      - {role: user, content: cancel order 5}
+      - role: assistant
+        content: null
+        tool_calls:
+          - {id: c1, type: function, function: {name: cancel_order, arguments: '{"id": "5"}'}}
+      - {role: tool, tool_call_id: c1, content: cancelled}
+      - {role: assistant, content: Done.}
+    expected: fail
+  - name: unanswered
+    transcript:
+      - {role: user, content: cancel order 5}
+      - role: assistant
+        content: null
+        tool_calls:
+          - {id: c1, type: function, function: {name: cancel_order, arguments: '{"id": "5"}'}}
+      - {role: tool, tool_call_id: c1, content: cancelled}
+    expected: fail
+"""
+
+
+def test_frontmatter_goldens_may_hold_runs(write_file: Callable[..., Path]) -> None:
+    """The Rubric is built from its validated frontmatter's dump: a golden's run, dumped as a
+    Transcript, reads back as the same run."""
+    rubric = load_rubric(str(write_file("runs.md", with_header(BASE + RUN_GOLDENS))))
+    answered, unanswered = rubric.goldens
+    assert answered.output == "Done." and unanswered.output == ""
+    assert answered.transcript is not None and answered.transcript.shape == "openai-chat"
+    assert [m.role for m in answered.transcript.messages][2:4] == ["assistant", "tool"]
+    assert answered.transcript.messages[2].tool_calls[0].arguments == {"id": "5"}
 
 
 def test_scale_1_to_5_needs_a_pass_threshold(write_file: Callable[..., Path]) -> None:

@@ -27,6 +27,25 @@ def test_a_new_rubric_loads_and_strict_validation_names_its_placeholders(
     assert [path.name for path in (tmp_path / "rubrics").iterdir()] == ["tone-check.md"]
 
 
+def test_a_copy_of_a_builtin_that_judges_runs_keeps_every_run(tmp_path: Path) -> None:
+    """A golden's run is written as the Transcript dumps itself, and read back the same."""
+    source = load_rubric("task-completion")
+    copy = load_rubric(str(new_rubric("my-runs", tmp_path, from_ref="task-completion")))
+    assert copy.requires == ["transcript"] and copy.checklist == source.checklist
+    originals, copied = load_goldens(source), load_goldens(copy)
+    assert [g.transcript for g in copied] == [g.transcript for g in originals]
+    assert [g.output for g in copied] == [g.output for g in originals]
+
+
+def test_a_canonical_run_with_a_wrong_field_is_named_where(tmp_path: Path) -> None:
+    from rubriclib.item.transcript import TranscriptError, read_transcript
+
+    with pytest.raises(TranscriptError) as caught:
+        read_transcript({"messages": [{"role": "robot"}], "shape": "openai-chat"})
+    [(where, _)] = caught.value.problems
+    assert where == "transcript.messages[0].role"
+
+
 def test_a_new_rubric_never_overwrites(tmp_path: Path) -> None:
     path = tmp_path / "tone.md"
     path.write_text("the user's own rubric", encoding="utf-8")
@@ -104,3 +123,20 @@ def test_a_body_may_name_only_the_tools_every_mode_offers_it(
         problem.message for problem in strict_problems(rubric, []) if problem.field == "body"
     ]
     assert len(problems) == len(foreign)
+
+
+def test_a_copy_keeps_goldens_that_are_runs(tmp_path: Path) -> None:
+    """`new --from` writes each golden as the model dumps it; a run reads back unchanged."""
+    source = tmp_path / "rubrics" / "runs.md"
+    source.parent.mkdir()
+    source.write_text(
+        "---\nname: runs\nversion: 1.0.0\nscale: pass-fail\ndescription: Runs.\n"
+        "requires: [transcript]\ngoldens:\n  - name: ok\n    transcript:\n"
+        "      - {role: user, content: hi}\n      - {role: assistant, content: hello}\n"
+        "    expected: pass\n---\n# Runs\n",
+        encoding="utf-8",
+    )
+    copy = load_rubric(str(new_rubric("copy", tmp_path / "out", from_ref=str(source))))
+    [golden] = load_goldens(copy)
+    assert golden.transcript == load_rubric(str(source)).goldens[0].transcript
+    assert golden.output == "hello"

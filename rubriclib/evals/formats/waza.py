@@ -1,14 +1,17 @@
 """waza's eval.yaml: its prompt graders, at the eval's level and in its tasks, are judged.
 
-waza's own code is the spec (microsoft/waza): internal/models/spec.go (BenchmarkSpec, Config,
-GraderConfig: the keys of eval.yaml, decoded with KnownFields so any other key is an error),
-internal/models/grader_params.go (PromptGraderParameters: a prompt grader's `config`),
-internal/models/testcase.go (a task file and its ValidatorInline graders) and
-internal/graders/prompt_grader.go (the judge answers through set_waza_grade_pass / _fail).
+waza's own code is the spec (microsoft/waza): internal/models/spec.go (EvalSpec, Config,
+GraderConfig: the keys of eval.yaml; waza's runner ignores any other, with a logged warning since
+`warnUnknownYAMLFields`, silently before under a plain `yaml.Unmarshal`, so here it is a warning
+too), internal/models/grader_params.go (PromptGraderParameters: a prompt grader's `config`,
+decoded with KnownFields so any other key is an error), internal/models/testcase.go (a task file
+and its ValidatorInline graders, decoded with KnownFields) and internal/graders/prompt_grader.go
+(the judge answers through set_waza_grade_pass / _fail).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,9 +21,13 @@ from rubriclib.evals.formats.model import Eval, Grader
 from rubriclib.evals.formats.sources import dataset_source, duplicate_graders
 from rubriclib.evals.formats.waza_rubric import is_waza_rubric_path, load_waza_rubric, unknown_keys
 from rubriclib.evals.formats.waza_tasks import Task, read_tasks
+from rubriclib.rubrics.reading import read_text
 from rubriclib.rubrics.registry import load_rubric, rubric_from_prompt
 from rubriclib.rubrics.rubric import Rubric
 from rubriclib.settings import JudgeSettings
+from rubriclib.validation import LineFinder
+
+logger = logging.getLogger("rubriclib")
 
 SPEC_KEYS = (
     "name",
@@ -84,12 +91,12 @@ def read(
     """waza's eval.yaml: prompt graders are judged, other grader types are listed as not run;
     waza's tasks run an agent, so the outputs come from `--dataset` (recorded outputs)."""
     label = str(path)
-    problems += unknown_keys(data, SPEC_KEYS, label, "")
+    ignored = unknown_keys(data, SPEC_KEYS, label, "")
     settings = data.get("config") or {}
     if not isinstance(settings, dict):
         problems.append(Problem(label, "config", "must be a mapping"))
         settings = {}
-    problems += unknown_keys(settings, CONFIG_KEYS, label, "config")
+    ignored += unknown_keys(settings, CONFIG_KEYS, label, "config")
     judge_model = settings.get("judge_model")
     skipped: list[str] = []
     graders: list[Grader] = []
@@ -99,7 +106,10 @@ def read(
         raw_graders = []
     for index, raw in enumerate(raw_graders):
         place = Place(label, f"graders[{index}]")
+        if isinstance(raw, dict):
+            ignored += unknown_keys(raw, GRADER_KEYS, label, place.at)
         graders += _prompt_grader(raw, place, path, judge_model, problems, skipped)
+    _warn_ignored(ignored, path)
     problems += duplicate_graders([g.name for g in graders], label)
     for task in read_tasks(data.get("tasks"), path, problems, skipped):
         graders += _task_graders(task, path, judge_model, skipped)
@@ -114,12 +124,25 @@ def read(
     return Eval(name, path, "waza", source, graders, [], data.get("description"), skipped)
 
 
+def _warn_ignored(ignored: list[Problem], path: Path) -> None:
+    """Each key of eval.yaml that waza's runner ignores, as a warning naming the file, the line
+    and the field (with the known key it may be a typo of); the eval loads as waza's does. The
+    file is read again for the lines, only when there is something to warn of."""
+    if not ignored:
+        return
+    lines = LineFinder(read_text(path, str(path)), str(path))
+    for problem in lines.in_file_order(ignored):
+        logger.warning("%s (ignored, as waza's runner ignores it)", problem)
+
+
 def _task_graders(task: Task, path: Path, judge_model: Any, skipped: list[str]) -> list[Grader]:
-    """A task's prompt graders, each judging only that task's rows; its problems, located in
-    the task's own file, go to the task."""
+    """A task's prompt graders, each judging only that task's rows; its problems (an unknown
+    key too: waza reads a task file strictly), located in the task's own file, go to the task."""
     graders = []
     for index, raw in enumerate(task.graders):
         place = Place(task.label, f"{task.at}graders[{index}]", task.id)
+        if isinstance(raw, dict):
+            task.problems += unknown_keys(raw, TASK_GRADER_KEYS, place.label, place.at)
         graders += _prompt_grader(raw, place, path, judge_model, task.problems, skipped)
     task.report()
     return graders
@@ -139,7 +162,6 @@ def _prompt_grader(
         problems.append(Problem(place.label, where, "must be a mapping with a name"))
         return []
     in_task = place.task is not None
-    problems += unknown_keys(raw, TASK_GRADER_KEYS if in_task else GRADER_KEYS, place.label, where)
     kind = raw.get("type") or ("code" if in_task else None)  # waza's runner: a task's default
     shown = f"{place.label}: {where}" if in_task else where
     if kind != "prompt":
