@@ -286,7 +286,11 @@ def _print_plan(ev: Eval, plan: Plan, votes: int | None, show_prompts: bool) -> 
     if ev.target is not None:
         click.echo(f"  outputs: written by the target {ev.target.model} from each row's input")
     headings = (
-        (plan.missing, "would be errors (a required field is missing; no request is sent)"),
+        (
+            plan.missing,
+            "would be errors (a required field is missing, or an extractor finds nothing; no "
+            "request is sent)",
+        ),
         (
             plan.too_large,
             f"with a prompt over {plan.limit:,} tokens (judged as errors, no request; "

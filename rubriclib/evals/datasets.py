@@ -151,8 +151,11 @@ def parse_letta_row(
     sample = read_sample(raw, where, base_dir, csv)
     if isinstance(sample, list):
         return sample
-    if sample.submission is None:
-        message = "is required: the agent's recorded answer (rubriclib runs no letta agent)"
+    if sample.submission is None and sample.run is None:
+        message = (
+            "is required: the agent's recorded answer, or its recorded messages (rubriclib "
+            "runs no letta agent)"
+        )
         return [Problem(where, "submission", message)]
     row_id = raw.get("sample_id", raw.get("id", number))
     if isinstance(row_id, bool) or not isinstance(row_id, str | int) or str(row_id) == "":

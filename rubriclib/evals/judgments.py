@@ -1,6 +1,8 @@
 """What a dataset row asks of a grader: the rubric (the grader's, or a letta row's own) and the
-item of each judgment (one, or one per turn of a per-turn letta row), and the row problems that
-keep a letta prompt from being filled, found before any request."""
+item of each judgment (one, or one per turn of a per-turn letta row; on a letta row that records
+messages, what the grader's extractor takes from them, or the whole run for a rubric that
+requires it), and the row problems that keep a letta prompt from being filled or an extractor
+from running, found before any request."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from pathlib import Path
 from rubriclib.errors import Problem
 from rubriclib.evals.datasets import Row
 from rubriclib.evals.formats import Grader
-from rubriclib.evals.letta_rows import template_error, template_problems
+from rubriclib.evals.letta_rows import LettaSample, template_error, template_problems
+from rubriclib.evals.letta_runs import Extractor, ExtractorError
 from rubriclib.item import Item
 from rubriclib.rubrics.registry import rubric_from_prompt
 from rubriclib.rubrics.rubric import Rubric
@@ -27,12 +30,43 @@ class Judgment:
 
 def judgments(row: Row, grader: Grader) -> list[Judgment]:
     """The row's judgments by `grader`: one per turn of a per-turn letta row (letta grades
-    each turn against its own ground truth), else one."""
+    each turn against its own ground truth), else one. On a letta row that records messages,
+    each is of what the grader's extractor takes from them (none when it takes nothing:
+    `not_extracted` says why), or one of the whole run when the rubric requires a transcript."""
     rubric = row_rubric(row, grader)
-    if row.sample is None or not row.sample.per_turn:
+    sample = row.sample
+    if sample is None or (sample.run is not None and judges_run(rubric)):
         return [Judgment(rubric, row.item)]
+    if sample.run is not None:
+        extracted = _extracted(sample, grader)
+        if isinstance(extracted, str):
+            return []
+        sample = extracted
     metadata = row.item.metadata
-    return [Judgment(rubric, turn.item(row.id, metadata)) for turn in row.sample.turns()]
+    if not sample.per_turn:
+        return [Judgment(rubric, sample.item(row.id, metadata))]
+    return [Judgment(rubric, turn.item(row.id, metadata)) for turn in sample.turns()]
+
+
+def judges_run(rubric: Rubric) -> bool:
+    """Whether `rubric` judges a whole agent run (it requires a transcript): on a letta row
+    it is given the recorded messages, not what an extractor takes from them."""
+    return "transcript" in rubric.requires
+
+
+def not_extracted(row: Row, grader: Grader) -> str | None:
+    """Why `grader` has nothing to judge on a letta row that records messages: letta-evals
+    would score it 0 without asking its grader (no message in a turn, an extractor that finds
+    nothing); None otherwise."""
+    sample = row.sample
+    if sample is None or sample.run is None or judges_run(row_rubric(row, grader)):
+        return None
+    extracted = _extracted(sample, grader)
+    return extracted if isinstance(extracted, str) else None
+
+
+def _extracted(sample: LettaSample, grader: Grader) -> LettaSample | str:
+    return sample.extracted(grader.extractor or Extractor())
 
 
 def row_rubric(row: Row, grader: Grader) -> Rubric:
@@ -54,10 +88,13 @@ def row_rubric(row: Row, grader: Grader) -> Rubric:
 
 
 def letta_row_checker(graders: list[Grader]) -> Callable[[Row], list[Problem]] | None:
-    """What keeps each row's letta prompts from being filled, as letta's `build_judge_prompt`
-    would raise it (one problem per row and variable); None when no grader is a letta prompt."""
+    """What keeps each letta row's prompts from being filled, as letta's `build_judge_prompt`
+    would raise it (one problem per row and variable), and each grader's extractor from running
+    on the messages a row records (`extractor_problems`); None when no grader is a letta
+    prompt or has an extractor."""
     templates = [grader for grader in graders if grader.rubric.template == "letta"]
-    if not templates:
+    extracting = [grader for grader in graders if grader.extractor is not None]
+    if not templates and not extracting:
         return None
     reported: set[str] = set()  # a grader's own prompt is reported once, by the first row using it
 
@@ -65,7 +102,9 @@ def letta_row_checker(graders: list[Grader]) -> Callable[[Row], list[Problem]] |
         sample = row.sample
         if sample is None:
             return []
-        found: list[Problem] = []
+        if sample.run is not None and (found := extractor_problems(row, extracting)):
+            return found
+        found = []
         if sample.rubric is not None and (why := template_error(sample.rubric)) is not None:
             field = (
                 "rubric" if (sample.rubric_source or "").startswith("prompt:") else "rubric_path"
@@ -83,6 +122,26 @@ def letta_row_checker(graders: list[Grader]) -> Callable[[Row], list[Problem]] |
                     found.append(problem)
         return found
 
+    return problems
+
+
+def extractor_problems(row: Row, graders: list[Grader]) -> list[Problem]:
+    """What keeps each grader's extractor from running on the messages `row` records: one that
+    needs the live agent or is Python letta loads, or one that raises as letta's would."""
+    problems = []
+    for grader in graders:
+        sample = row.sample
+        extractor = grader.extractor
+        if sample is None or extractor is None or judges_run(row_rubric(row, grader)):
+            continue
+        if (why := extractor.why_not_run()) is not None:
+            message = f"grader {grader.name}: {why}; record what it would take as the submission"
+            problems.append(Problem(row.where, "messages", message))
+            continue
+        try:
+            sample.extracted(extractor)
+        except ExtractorError as error:
+            problems.append(Problem(row.where, "messages", f"grader {grader.name}: {error}"))
     return problems
 
 

@@ -1,5 +1,6 @@
 """letta-evals dataset rows as letta-evals reads them (`datasets/loader.py`, `models/sample.py`),
-with the recorded submission rubriclib judges, and the prompt letta builds from them
+with what the agent did: its recorded submission, or its recorded messages (a run, which each
+grader's extractor reads as letta's does: `letta_runs`), and the prompt letta builds from them
 (`graders/prompt_utils.build_judge_prompt`): the rubric is a `str.format` template with
 `{input}`, `{ground_truth}`, `{submission}` and every key of the row's `rubric_vars`.
 """
@@ -14,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import InputError, Problem
+from rubriclib.evals.letta_runs import (
+    EMPTY_SUBMISSION,
+    EMPTY_TRAJECTORY,
+    Extractor,
+    LettaRun,
+    read_run,
+)
 from rubriclib.item import Item, field_text
+from rubriclib.item.transcript import TranscriptError
 from rubriclib.judging.render import letta_fill
 from rubriclib.rubrics.reading import read_text
 
@@ -23,7 +32,7 @@ RESERVED = ("input", "ground_truth", "submission")
 SUBMISSION_KEYS = ("submission", "output", "response", "actual_output")
 """Where a recorded row holds what the agent answered (letta's runs produce it)."""
 USED_KEYS = {"id", "sample_id", "input", "prompt", "ground_truth", "rubric_vars", "rubric"}
-USED_KEYS |= {"rubric_path", "context", *SUBMISSION_KEYS}
+USED_KEYS |= {"rubric_path", "context", "messages", *SUBMISSION_KEYS}
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,9 @@ class LettaSample:
     """`prompt:FILE:LINE` for an inline `rubric`, `file:PATH` for a `rubric_path`."""
     context: str | None = None
     """rubriclib's own: a top-level `context`, else `rubric_vars.context` (for rubrics)."""
+    run: LettaRun | None = None
+    """The agent's recorded messages (`messages`), when the row records them instead of a
+    submission: each grader's extractor takes its submission from them (`extracted`)."""
 
     @property
     def per_turn(self) -> bool:
@@ -47,11 +59,12 @@ class LettaSample:
         return isinstance(self.input, list) and isinstance(self.ground_truth, list)
 
     def turns(self) -> list[LettaSample]:
-        """What letta grades: each turn as a sample of its own, or the whole row."""
+        """What letta grades: each turn as a sample of its own, or the whole row (a turn of a
+        row that records messages has no submission until `extracted`)."""
         if not self.per_turn:
             return [self]
         assert isinstance(self.input, list) and isinstance(self.ground_truth, list)
-        answers = self.submission if isinstance(self.submission, list) else []
+        answers = self.submission if isinstance(self.submission, list) else [None] * len(self.input)
         return [
             replace(self, input=turn, ground_truth=truth, submission=answer)
             for turn, truth, answer in zip(self.input, self.ground_truth, answers, strict=True)
@@ -68,16 +81,42 @@ class LettaSample:
             "submission": self.submission if isinstance(self.submission, str) else "",
         }
 
+    def extracted(self, extractor: Extractor) -> LettaSample | str:
+        """The sample with the submission letta's grader would be given: `extractor` run on
+        the recorded messages (on a per-turn row, turn N's on the Nth turn of the run, as
+        letta grades it), or why letta would score it 0 without asking the grader. An
+        ExtractorError where letta's extractor raises."""
+        assert self.run is not None
+        turns = self.run.turns
+        if not self.per_turn:
+            submission, why = extractor.extract(turns)
+            if submission is None:
+                return _unextracted(str(why), extractor)
+            return replace(self, submission=submission)
+        submissions: list[str] = []
+        for index in range(len(self.input)):
+            submission, why = extractor.extract([turns[index]] if index < len(turns) else [])
+            if submission is None:
+                return f"turn {index}: {_unextracted(str(why), extractor, index)}"
+            submissions.append(submission)
+        return replace(self, submission=submissions)
+
     def item(self, row_id: str, metadata: dict[str, Any]) -> Item:
         """The row as a rubric sees it: input (turns as a `user:` transcript), ground_truth
-        as the reference, the context, the submission as the output, letta's substitutions as
-        the variables a letta template places."""
+        as the reference, the context, the submission as the output (or, with recorded
+        messages and no submission extracted, the whole run and its final answer), letta's
+        substitutions as the variables a letta template places."""
         output = self.submission
         if isinstance(output, list):  # as letta-evals records a per-turn submission
             output = " | ".join(f"[Turn {n}] {answer}" for n, answer in enumerate(output))
+        transcript = None
+        if output is None and self.run is not None:
+            transcript = self.run.transcript
+            output = transcript.final_answer
         fields = rubric_fields(self.input, self.ground_truth, self.context)
         return Item(
             output=output or "",
+            transcript=transcript,
             input=fields["input"],
             context=fields["context"],
             reference=fields["reference"],
@@ -85,6 +124,18 @@ class LettaSample:
             metadata=metadata,
             variables=self.substitutions(),
         )
+
+
+def _unextracted(why: str, extractor: Extractor, turn: int | None = None) -> str:
+    """Why a run gives a grader nothing to judge, with letta-evals' own words for it."""
+    if why == EMPTY_TRAJECTORY and turn is not None:
+        return (
+            f"the recorded messages have no turn {turn} (letta-evals: {why!r}); record "
+            "messages as one list per turn"
+        )
+    if why == EMPTY_SUBMISSION:
+        return f"extractor {extractor.name} finds nothing in the recorded messages ({why!r})"
+    return f"{why} (letta-evals)"
 
 
 def rubric_fields(
@@ -127,6 +178,13 @@ def read_sample(
     if len(present) > 1:
         problems.append(Problem(where, present[1], f"given twice, as {' and '.join(present)}"))
     submission = value(present[0], parse=True) if present else None
+    run = _run(raw.get("messages"), where, problems)
+    if run is not None and present:
+        message = (
+            "given with messages: each grader's extractor takes the submission from the "
+            "messages, as letta-evals does; give one of them"
+        )
+        problems.append(Problem(where, present[0], message))
     if not _text_or_texts(turns):
         if not any(problem.field in ("input", "prompt") for problem in problems):  # else named
             problems.append(Problem(where, "input", _not_text(turns, "is required")))
@@ -147,7 +205,7 @@ def read_sample(
                 "one ground truth per turn"
             )
             return [Problem(where, "ground_truth", message)]
-        if not isinstance(submission, list) or len(submission) != len(turns):
+        if run is None and (not isinstance(submission, list) or len(submission) != len(turns)):
             got = "none" if submission is None else _count(submission)
             message = (
                 f"a per-turn row ({len(turns)} turns in input and ground_truth) needs a list of "
@@ -161,7 +219,7 @@ def read_sample(
     context = _context(raw.get("context"), rubric_vars, where, problems)
     if problems:
         return problems
-    return LettaSample(turns, truth, rubric_vars, submission, *rubric, context=context)
+    return LettaSample(turns, truth, rubric_vars, submission, *rubric, context=context, run=run)
 
 
 def template_problems(template: str, sample: LettaSample, grader: str, where: str) -> list[Problem]:
@@ -240,6 +298,26 @@ def _csv_cell(text: str, key: str) -> str | list[Any]:
             raise ValueError("must be a JSON list")
         return parsed
     return stripped
+
+
+def _run(raw: Any, where: str, problems: list[Problem]) -> LettaRun | None:
+    """The row's recorded messages (in CSV, a cell holding them as JSON), read; each problem
+    names the message (`messages[N]`)."""
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as error:
+            problems.append(
+                Problem(where, "messages", f"is not a JSON list of letta messages ({error.msg})")
+            )
+            return None
+    try:
+        return read_run(raw)
+    except TranscriptError as error:
+        problems.extend(Problem(where, place, why) for place, why in error.problems)
+        return None
 
 
 def _json_object(raw: Any, csv: bool, where: str, problems: list[Problem]) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.config import resolve
-from rubriclib.evals.judgments import judgments
+from rubriclib.evals.judgments import judgments, not_extracted
 from rubriclib.item import Item, missing_fields
 from rubriclib.judging.render import CHARACTERS_PER_TOKEN
 
@@ -87,7 +87,8 @@ class Plan:
     limit: int = 0
     """The largest prompt a judgment may send (`max_prompt_tokens`)."""
     missing: list[str] = field(default_factory=list)
-    """`WHERE: grader needs FIELD` for each row and grader that would be an error."""
+    """`WHERE: grader needs FIELD` for each row and grader that would be an error (or `WHERE:
+    grader: why`, when its extractor takes nothing from a letta row's recorded messages)."""
     too_large: list[str] = field(default_factory=list)
     """`WHERE: grader: prompt too large: ...` for each judgment over the limit."""
     first_prompts: dict[str, list[dict[str, str]]] = field(default_factory=dict)
@@ -109,6 +110,10 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
                 continue
             if missing := missing_fields(grader.rubric.requires, row.item):
                 plan.missing.append(f"{row.where}: {grader.name} needs {', '.join(missing)}")
+                plan.problem_rows.add(row.where)
+                continue
+            if (why := not_extracted(row, grader)) is not None:
+                plan.missing.append(f"{row.where}: {grader.name}: {why}")
                 plan.problem_rows.add(row.where)
                 continue
             for part in judgments(row, grader):

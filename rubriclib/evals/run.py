@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.evals.formats import Condition, Eval, Grader
-from rubriclib.evals.judgments import judgments, row_rubric
+from rubriclib.evals.judgments import judgments, not_extracted, row_rubric
 from rubriclib.evals.plan import prompt_tokens, too_large
 from rubriclib.evals.results import ResultsFile, result_line
 from rubriclib.evals.setup import ReadyRun, check_eval, ready_run
@@ -234,6 +234,9 @@ async def arun_eval(
                 elif missing := missing_fields(grader.rubric.requires, row.item):
                     cause = f"row {row.id} has no {' and no '.join(missing)}"
                     record(row, grader, not_judged(grader.rubric, judges[grader.name].model, cause))
+                elif (why := not_extracted(row, grader)) is not None:
+                    rubric = row_rubric(row, grader)
+                    record(row, grader, not_judged(rubric, judges[grader.name].model, why))
                 elif target is None and (why := _too_large(row, grader, ready.token_limit)):
                     record(row, grader, not_judged(grader.rubric, judges[grader.name].model, why))
                 else:

@@ -1,6 +1,7 @@
 """letta-evals' suite.yaml, read as letta-evals 0.26 reads it (`models/specs.py`): every key its
-schema accepts is known. Model-judge graders are judged with the prompt letta would send; what
-only letta can run (agents, sandboxes, Python graders, other providers) is listed as not run."""
+schema accepts is known. Model-judge graders are judged with the prompt letta would send, on
+what their extractor takes from a row's recorded messages (`letta_runs`); what only letta can
+run (agents, sandboxes, Python graders and extractors, other providers) is listed as not run."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pydantic import Field
 from rubriclib.errors import InputError, Problem
 from rubriclib.evals.formats.model import Condition, Eval, Grader, Metric, Strict
 from rubriclib.evals.formats.sources import dataset_source, grader_rubric
+from rubriclib.evals.letta_runs import Extractor
 from rubriclib.rubrics.reading import read_text
 from rubriclib.rubrics.registry import rubric_from_prompt
 from rubriclib.rubrics.rubric import Rubric, parse_rubric_text
@@ -71,7 +73,7 @@ class LettaSuite(Strict):
 
 _LETTA_OPS = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<", "eq": "=="}
 _AGENT_ONLY = {
-    "target": "letta runs the agent; rubriclib judges the recorded submissions",
+    "target": "letta runs the agent; rubriclib judges what each row records it did",
     "setup_script": "prepares letta's agents; rubriclib runs no agent",
     "sandbox": "where letta runs each agent; rubriclib runs no agent",
     "sample_tags": "letta-evals 0.26 does not filter by tags either",
@@ -99,29 +101,28 @@ def read(
     graders, not_run = [], set[str]()
     for name, spec in suite.graders.items():
         where = f"graders.{name}"
-        if spec.extractor not in (None, "last_assistant") or spec.extractor_config:
-            skipped.append(
-                f"{where}.extractor: {spec.extractor or 'last_assistant'} reads the agent's "
-                "messages; rubriclib judges the recorded submission as it is"
-            )
         why = _not_run(spec, path)
         if why is not None:
             skipped.append(f"{where}: {why}")
             not_run.add(name)
             continue
+        extractor = Extractor(spec.extractor or "last_assistant", spec.extractor_config or {})
+        problems += [Problem(label, f"{where}.{key}", why) for key, why in extractor.problems()]
         shim = _rubriclib_shim(spec, path)
         if shim is not None:  # `function: rubriclib_grader.py:REF`, our own letta grader
             rubric = grader_rubric(shim[1], None, name, shim[0], problems, name, "graders")
         else:
             rubric = _prompt_rubric(spec, name, path, problems)
         if rubric is not None:
+            if spec.extractor not in (None, "last_assistant") or spec.extractor_config:
+                skipped.append(f"{where}.extractor: {_extractor_note(extractor, rubric)}")
             settings = JudgeSettings(
                 model=spec.model,
                 temperature=spec.temperature,
                 max_retries=spec.max_retries,
                 timeout=spec.timeout,
             )
-            graders.append(Grader(name, rubric, settings))
+            graders.append(Grader(name, rubric, settings, extractor=extractor))
     run = set(suite.graders) - not_run
     gate = []
     if suite.gate is not None:
@@ -160,6 +161,25 @@ def read(
         concurrency=suite.max_concurrent,
         limit=suite.max_samples,
         reward=reward,
+    )
+
+
+def _extractor_note(extractor: Extractor, rubric: Rubric) -> str:
+    """When a grader's (non-default) extractor is not run, and why."""
+    if "transcript" in rubric.requires:
+        return (
+            f"{extractor.name}: not run, rubric {rubric.name} requires the whole run (requires: "
+            "[transcript]) and is given a row's recorded messages"
+        )
+    why = extractor.why_not_run()
+    if why is not None:
+        return (
+            f"{why}: a row's recorded submission is judged as it is; a row that records "
+            "messages is refused"
+        )
+    return (
+        f"{extractor.name} runs on rows' recorded messages, not on a recorded submission "
+        "(judged as it is)"
     )
 
 

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from rubriclib.evals.datasets import Dataset
+from rubriclib.evals.letta_runs import Extractor
 from rubriclib.item import Item
 from rubriclib.judging.result import Rule
 from rubriclib.judging.target import TargetSettings
@@ -71,6 +72,8 @@ class Grader:
     task: str | None = None
     """A waza task's grader judges only that task's rows: those whose `task` (else `id`) is
     this; None judges every row."""
+    extractor: Extractor | None = None
+    """A letta-evals grader's extractor: what it takes from a row's recorded messages."""
 
     def judges(self, item: Item) -> bool:
         """Whether this grader judges the row `item`."""

@@ -1,0 +1,653 @@
+"""A letta agent's recorded run and letta-evals' extractors on it.
+
+A letta-evals row may record the agent's messages (`messages`): letta's message objects as JSON,
+as letta's client reads them from an agent (`letta_client.types.agents.Message`, told apart by
+`message_type`). `read_run` reads them losslessly into the canonical Transcript (shape "letta")
+for rubrics that judge the whole run, and keeps letta's own view of them (its trajectory: a
+list of turns) for the extractors. A flat list is one turn, as letta-evals 0.26 fetches an
+agent's history; a list of lists is a trajectory of turns, as its results file records one.
+
+`Extractor` is letta-evals 0.26's built-in extractors (`letta_evals/extractors/builtin.py`),
+ported line for line: letta-evals is an optional extra, so rubriclib never imports it.
+tests/integrations/test_letta_extractors.py runs letta's own extractors on the same messages
+and compares.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rubriclib.item.transcript import Message, ToolCall, Transcript, TranscriptError
+
+MESSAGE_TYPES = (
+    "system_message",
+    "user_message",
+    "reasoning_message",
+    "hidden_reasoning_message",
+    "tool_call_message",
+    "tool_return_message",
+    "assistant_message",
+    "approval_request_message",
+    "approval_response_message",
+    "summary_message",
+    "event_message",
+)
+"""letta's message objects (letta-evals 0.26's `LettaMessageUnion`)."""
+
+
+@dataclass(frozen=True)
+class LettaCall:
+    """A tool call as letta records it: its arguments are the JSON text the model wrote (what
+    letta's `tool_arguments` extractor returns)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class LettaMessage:
+    """What letta's extractors read of one message: its type, an assistant message's content
+    (flattened as letta's `flatten_content` does), a tool call message's calls (`tool_calls`,
+    else `tool_call`: letta's order), a tool return's call id and return value."""
+
+    kind: str
+    content: str = ""
+    calls: tuple[LettaCall, ...] = ()
+    call_id: str | None = None
+    returned: str | None = None
+
+
+Trajectory = Sequence[Sequence[LettaMessage]]
+Problems = list[tuple[str, str]]
+"""`(where, what is wrong)`, e.g. `("messages[3].tool_call.arguments", "is not JSON ...")`."""
+
+
+@dataclass(frozen=True)
+class LettaRun:
+    """A recorded run: letta's trajectory (turns of messages) and the same run as a Transcript."""
+
+    turns: tuple[tuple[LettaMessage, ...], ...]
+    transcript: Transcript
+
+
+def read_run(value: Any, field_name: str = "messages") -> LettaRun:
+    """`value` (letta's message objects as JSON: a list, or a list of turns) as a LettaRun; a
+    TranscriptError naming every problem (`messages[3].tool_call.arguments`)."""
+    if not isinstance(value, list) or not value:
+        kind = "an empty list" if value == [] else type(value).__name__
+        raise TranscriptError(
+            [(field_name, f"must be a non-empty list of letta messages (a run), not {kind}")]
+        )
+    nested = isinstance(value[0], list)
+    turns: list[list[tuple[str, Any]]] = []
+    problems: Problems = []
+    if nested:
+        for index, turn in enumerate(value):
+            if not isinstance(turn, list):
+                problems.append((f"{field_name}[{index}]", _not_a_turn(turn)))
+                continue
+            turns.append([(f"{field_name}[{index}][{n}]", entry) for n, entry in enumerate(turn)])
+    else:
+        turns.append([(f"{field_name}[{index}]", entry) for index, entry in enumerate(value)])
+    if not any(turns):
+        problems.append((field_name, "holds no message: a run has at least one"))
+    if problems:
+        raise TranscriptError(problems)
+    read_turns: list[tuple[LettaMessage, ...]] = []
+    messages: list[Message] = []
+    places: list[str] = []
+    for turn_entries in turns:
+        read_turn = []
+        for place, entry in turn_entries:
+            if isinstance(entry, list):
+                problems.append((place, _not_a_message(nested)))
+                continue
+            read = _message(entry, place, problems)
+            if read is None:
+                continue
+            read_turn.append(read[0])
+            messages.extend(read[1])
+            places.extend(place for _ in read[1])
+        read_turns.append(tuple(read_turn))
+    problems.extend(_unanswered(messages, places))
+    if problems:
+        raise TranscriptError(problems)
+    return LettaRun(tuple(read_turns), Transcript(messages=tuple(messages), shape="letta"))
+
+
+def _not_a_turn(value: Any) -> str:
+    return (
+        f"must be a turn (a list of messages), not {type(value).__name__}: a run is a list of "
+        "messages, or a list of turns, not both"
+    )
+
+
+def _not_a_message(nested: bool) -> str:
+    if nested:
+        return "must be a message (a mapping), not a list: a turn is a list of messages"
+    return (
+        "must be a message (a mapping), not a list: a run is a list of messages, or a list of "
+        "turns, not both"
+    )
+
+
+def _message(
+    entry: Any, place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]] | None:
+    """One of letta's message objects: what the extractors read, and its canonical messages."""
+    if not isinstance(entry, Mapping):
+        problems.append((place, f"must be a message (a mapping), not {type(entry).__name__}"))
+        return None
+    kind = entry.get("message_type")
+    if kind not in MESSAGE_TYPES:
+        shown = "no message_type" if kind is None else f"unknown message_type {kind!r}"
+        problems.append(
+            (f"{place}.message_type", f"{shown}; letta's are {', '.join(MESSAGE_TYPES)}")
+        )
+        return None
+    return _READERS[kind](entry, place, problems)  # with problems, the run is refused
+
+
+def _text(
+    entry: Mapping[str, Any], key: str, place: str, problems: Problems, required: bool = True
+) -> str:
+    value = entry.get(key)
+    if isinstance(value, str):
+        return value
+    if value is None and not required:
+        return ""
+    shown = "is required" if value is None else f"must be text, not {type(value).__name__}"
+    problems.append((f"{place}.{key}", f"{shown} (a {entry['message_type']})"))
+    return ""
+
+
+def _parts(content: Any, at: str, problems: Problems, images: bool, separator: str) -> str:
+    """Text content (the field at `at`), or content parts (`{type: text, text}`; on a user
+    message and a tool return images too, named, never dropped), joined by `separator`."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        shown = (
+            "is required"
+            if content is None
+            else f"must be text or a list of parts, not {type(content).__name__}"
+        )
+        problems.append((at, shown))
+        return ""
+    texts = []
+    for index, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if (
+            isinstance(part, Mapping)
+            and kind in (None, "text")
+            and isinstance(part.get("text"), str)
+        ):
+            texts.append(part["text"])
+        elif images and kind == "image":
+            texts.append("(image not shown)")
+        else:
+            allowed = "text and image parts" if images else "text parts ({type: text, text})"
+            problems.append((f"{at}[{index}]", f"unknown content part; here: {allowed}"))
+    return separator.join(texts)
+
+
+def _assistant(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    # letta's flatten_content: text as is, parts' texts joined by a space
+    text = _parts(entry.get("content"), f"{place}.content", problems, images=False, separator=" ")
+    return LettaMessage("assistant_message", content=text), [Message(role="assistant", text=text)]
+
+
+def _user(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    text = _parts(entry.get("content"), f"{place}.content", problems, images=True, separator="\n")
+    return LettaMessage("user_message"), [Message(role="user", text=text)]
+
+
+def _system(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    text = _text(entry, "content", place, problems)
+    return LettaMessage("system_message"), [Message(role="system", text=text)]
+
+
+def _reasoning(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    thinking = _text(entry, "reasoning", place, problems)
+    return LettaMessage("reasoning_message"), [Message(role="assistant", thinking=thinking)]
+
+
+def _hidden_reasoning(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    hidden = _text(entry, "hidden_reasoning", place, problems, required=False)
+    state = entry.get("state")
+    shown = hidden or f"(reasoning {state if isinstance(state, str) else 'hidden'})"
+    return LettaMessage("hidden_reasoning_message"), [Message(role="assistant", thinking=shown)]
+
+
+def _calls(entry: Mapping[str, Any], place: str, problems: Problems) -> list[tuple[str, LettaCall]]:
+    """`tool_calls` when it holds any, else `tool_call` (letta's extractors read them so), each
+    with where it is; a `tool_call` that is none of `tool_calls` is a problem, since letta would
+    never read it."""
+    many, one = entry.get("tool_calls"), entry.get("tool_call")
+    if many is not None and not isinstance(many, list):
+        kind = type(many).__name__
+        problems.append((f"{place}.tool_calls", f"must be a list of tool calls, not {kind}"))
+        return []
+    raw = [(f"{place}.tool_calls[{n}]", call) for n, call in enumerate(many or ())]
+    if not raw and one:
+        raw = [(f"{place}.tool_call", one)]
+    if not raw:
+        problems.append((place, f"a {entry['message_type']} needs tool_call or tool_calls"))
+        return []
+    calls = []
+    for at, call in raw:
+        if not isinstance(call, Mapping) or not all(
+            isinstance(call.get(key), str) for key in ("tool_call_id", "name", "arguments")
+        ):
+            problems.append((at, "a tool call needs text tool_call_id, name and arguments"))
+            continue
+        calls.append((at, LettaCall(call["tool_call_id"], call["name"], call["arguments"])))
+    if (
+        many
+        and isinstance(one, Mapping)
+        and one.get("tool_call_id") not in {call.id for _, call in calls}
+    ):
+        problems.append(
+            (
+                f"{place}.tool_call",
+                f"call {one.get('tool_call_id')!r} is none of tool_calls: letta reads tool_calls "
+                "(tool_call is the deprecated copy of one of them)",
+            )
+        )
+    return calls
+
+
+def _canonical(calls: list[tuple[str, LettaCall]], problems: Problems) -> tuple[ToolCall, ...]:
+    """The calls with their arguments parsed: letta records JSON text, and text that is not
+    JSON is a problem (the call is kept, so that its return is not reported too)."""
+    parsed = []
+    for at, call in calls:
+        arguments: Any = call.arguments
+        try:
+            arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+        except json.JSONDecodeError as error:
+            problems.append(
+                (f"{at}.arguments", f"is not JSON ({error.msg} at character {error.pos})")
+            )
+        parsed.append(ToolCall(id=call.id, name=call.name, arguments=arguments))
+    return tuple(parsed)
+
+
+def _tool_call(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    calls = _calls(entry, place, problems)
+    canonical = _canonical(calls, problems)
+    read = LettaMessage("tool_call_message", calls=tuple(call for _, call in calls))
+    return read, [Message(role="assistant", tool_calls=canonical)]
+
+
+def _approval_request(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    canonical = _canonical(_calls(entry, place, problems), problems)
+    text = "(asks for approval before this call)"
+    return LettaMessage("approval_request_message"), [
+        Message(role="assistant", text=text, tool_calls=canonical)
+    ]
+
+
+def _with_output(text: str, entry: Mapping[str, Any]) -> str:
+    """A tool's return value, then what it printed (`stdout`, `stderr`), when it did."""
+    for stream in ("stdout", "stderr"):
+        lines = entry.get(stream)
+        if isinstance(lines, list) and lines:
+            text += f"\n({stream})\n" + "\n".join(str(line).rstrip("\n") for line in lines)
+    return text
+
+
+def _returned(entry: Mapping[str, Any], place: str, problems: Problems) -> Message | None:
+    """One tool return (a tool_return_message, or one of its `tool_returns`)."""
+    call_id = entry.get("tool_call_id")
+    if not isinstance(call_id, str):
+        problems.append((f"{place}.tool_call_id", "a tool return needs the id of its call"))
+        return None
+    status = entry.get("status")
+    if status not in (None, "success", "error"):
+        problems.append((f"{place}.status", f"must be success or error, not {status!r}"))
+        return None
+    value = entry.get("tool_return")
+    if isinstance(value, list):
+        text = _parts(value, f"{place}.tool_return", problems, images=True, separator="\n")
+    elif isinstance(value, str):
+        text = value
+    else:
+        problems.append((f"{place}.tool_return", "a tool return needs its value (text)"))
+        return None
+    is_error = status == "error" or entry.get("is_err") is True
+    return Message(role="tool", text=_with_output(text, entry), answers=call_id, is_error=is_error)
+
+
+def _tool_return(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    main = _returned(entry, place, problems)
+    if main is not None and not isinstance(entry.get("tool_return"), str):
+        problems.append((f"{place}.tool_return", "must be text (a tool_return_message)"))
+    messages = []
+    extra = entry.get("tool_returns")
+    if extra is not None and not isinstance(extra, list):
+        problems.append((f"{place}.tool_returns", f"must be a list, not {type(extra).__name__}"))
+    for index, returned in enumerate(extra or ()):
+        at = f"{place}.tool_returns[{index}]"
+        if not isinstance(returned, Mapping):
+            problems.append(
+                (at, f"must be a tool return (a mapping), not {type(returned).__name__}")
+            )
+            continue
+        if (one := _returned(returned, at, problems)) is not None:
+            messages.append(one)
+    if main is not None and main.answers not in {m.answers for m in messages}:
+        messages.insert(0, main)
+    read = LettaMessage(
+        "tool_return_message",
+        call_id=entry.get("tool_call_id"),
+        returned=entry.get("tool_return") if isinstance(entry.get("tool_return"), str) else None,
+    )
+    return read, messages
+
+
+def _approval_response(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    """The user's answer to approval requests: each approval said, each tool return a tool
+    message."""
+    lines, messages = [], []
+    reason = entry.get("reason")
+    approvals = entry.get("approvals")
+    if approvals is not None and not isinstance(approvals, list):
+        problems.append((f"{place}.approvals", f"must be a list, not {type(approvals).__name__}"))
+        approvals = []
+    for index, approval in enumerate(approvals or ()):
+        at = f"{place}.approvals[{index}]"
+        if isinstance(approval, Mapping) and approval.get("type") == "tool":
+            if (returned := _returned(approval, at, problems)) is not None:
+                messages.append(returned)
+        elif isinstance(approval, Mapping) and isinstance(approval.get("approve"), bool):
+            said = "approved" if approval["approve"] else "denied"
+            why = f": {approval['reason']}" if isinstance(approval.get("reason"), str) else ""
+            lines.append(f"(approval) {said} call {approval.get('tool_call_id')}{why}")
+        else:
+            problems.append((at, "must be an approval {approve, tool_call_id} or a tool return"))
+    if isinstance(entry.get("approve"), bool):
+        said = "approved" if entry["approve"] else "denied"
+        lines.insert(0, f"(approval) {said}{f': {reason}' if isinstance(reason, str) else ''}")
+    if lines or not messages:
+        messages.insert(0, Message(role="user", text="\n".join(lines) or "(approval)"))
+    return LettaMessage("approval_response_message"), messages
+
+
+def _summary(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    summary = _text(entry, "summary", place, problems)
+    text = f"(summary of earlier messages)\n{summary}"
+    return LettaMessage("summary_message"), [Message(role="system", text=text)]
+
+
+def _event(
+    entry: Mapping[str, Any], place: str, problems: Problems
+) -> tuple[LettaMessage, list[Message]]:
+    kind = entry.get("event_type")
+    data = json.dumps(entry.get("event_data"), ensure_ascii=False, sort_keys=True)
+    text = f"(event: {kind})\n{data}"
+    return LettaMessage("event_message"), [Message(role="system", text=text)]
+
+
+_READERS: dict[
+    str, Callable[[Mapping[str, Any], str, Problems], tuple[LettaMessage, list[Message]]]
+] = {
+    "system_message": _system,
+    "user_message": _user,
+    "reasoning_message": _reasoning,
+    "hidden_reasoning_message": _hidden_reasoning,
+    "tool_call_message": _tool_call,
+    "tool_return_message": _tool_return,
+    "assistant_message": _assistant,
+    "approval_request_message": _approval_request,
+    "approval_response_message": _approval_response,
+    "summary_message": _summary,
+    "event_message": _event,
+}
+
+
+def _unanswered(messages: list[Message], places: list[str]) -> list[tuple[str, str]]:
+    """A problem for each tool return whose call is not earlier in the run."""
+    problems = []
+    seen: set[str] = set()
+    for message, place in zip(messages, places, strict=True):
+        if message.answers is not None and message.answers not in seen:
+            problems.append(
+                (place, f"returns call {message.answers!r}, which is not earlier in the run")
+            )
+        seen.update(call.id for call in message.tool_calls)
+    return problems
+
+
+# letta-evals 0.26's built-in extractors, ported line for line from
+# letta_evals/extractors/builtin.py and utils.py (isinstance checks become message_type checks).
+
+
+def _assistant_messages(trajectory: Trajectory) -> list[LettaMessage]:
+    return [msg for turn in trajectory for msg in turn if msg.kind == "assistant_message"]
+
+
+def _last_assistant(trajectory: Trajectory, config: Mapping[str, Any]) -> str:
+    messages = _assistant_messages(trajectory)
+    if not messages:
+        return ""
+    return messages[-1].content
+
+
+def _first_assistant(trajectory: Trajectory, config: Mapping[str, Any]) -> str:
+    messages = _assistant_messages(trajectory)
+    if not messages:
+        return ""
+    return messages[0].content
+
+
+def _all_assistant(trajectory: Trajectory, config: Mapping[str, Any]) -> str:
+    contents = [msg.content for msg in _assistant_messages(trajectory)]
+    separator = config.get("separator", "\n")
+    return separator.join(contents)  # type: ignore[no-any-return]
+
+
+def _last_turn(trajectory: Trajectory, config: Mapping[str, Any]) -> str:
+    last = trajectory[-1] if trajectory else ()
+    contents = [msg.content for msg in last if msg.kind == "assistant_message"]
+    separator = config.get("separator", "\n")
+    return separator.join(contents)  # type: ignore[no-any-return]
+
+
+def _pattern(trajectory: Trajectory, config: Mapping[str, Any]) -> Any:
+    pattern_str = config["pattern"]
+    group = config.get("group", 0)
+    search_all = config.get("search_all", False)
+    for msg in reversed(_assistant_messages(trajectory)):
+        content = msg.content
+        if search_all:
+            matches = re.findall(pattern_str, content)
+            if matches:
+                if isinstance(matches[0], tuple):
+                    return " ".join(m[group] for m in matches)
+                return " ".join(matches)
+        else:
+            match = re.search(pattern_str, content)
+            if match:
+                return match.group(group)
+    return ""
+
+
+def _tool_arguments(trajectory: Trajectory, config: Mapping[str, Any]) -> str:
+    tool_name = config["tool_name"]
+    for turn in trajectory:
+        for message in turn:
+            if message.kind == "tool_call_message":
+                for tool_call in message.calls:
+                    if tool_call.name == tool_name:
+                        return tool_call.arguments
+    return "{}"
+
+
+def _tool_output(trajectory: Trajectory, config: Mapping[str, Any]) -> Any:
+    tool_name = config["tool_name"]
+    tool_call_id = None
+    for turn in trajectory:
+        for message in turn:
+            if message.kind == "tool_call_message":
+                for tool_call in message.calls:
+                    if tool_call.name == tool_name:
+                        tool_call_id = tool_call.id
+                        break
+            if tool_call_id:
+                break
+        if tool_call_id:
+            break
+    if tool_call_id:
+        for turn in trajectory:
+            for message in turn:
+                if message.kind == "tool_return_message" and message.call_id == tool_call_id:
+                    return message.returned
+    return ""
+
+
+def _after_marker(trajectory: Trajectory, config: Mapping[str, Any]) -> str:
+    marker = config["marker"]
+    include_marker = config.get("include_marker", False)
+    for msg in reversed(_assistant_messages(trajectory)):
+        content = msg.content
+        idx = content.find(marker)
+        if idx >= 0:
+            if include_marker:
+                return content[idx:].strip()
+            return content[idx + len(marker) :].strip()
+    return ""
+
+
+BUILTIN: dict[str, Callable[[Trajectory, Mapping[str, Any]], Any]] = {
+    "last_assistant": _last_assistant,
+    "first_assistant": _first_assistant,
+    "all_assistant": _all_assistant,
+    "last_turn": _last_turn,
+    "pattern": _pattern,
+    "tool_arguments": _tool_arguments,
+    "tool_output": _tool_output,
+    "after_marker": _after_marker,
+}
+"""letta-evals' built-in extractors that read only the messages (rubriclib runs these)."""
+NEEDS_AGENT = {
+    "memory_block": (
+        "reads a memory block of the live Letta agent (its agent_state), which recorded "
+        "messages do not hold"
+    )
+}
+"""letta-evals' built-in extractors that need the live agent, and why."""
+REQUIRED_CONFIG = {
+    "pattern": "pattern",
+    "tool_arguments": "tool_name",
+    "tool_output": "tool_name",
+    "after_marker": "marker",
+}
+"""The extractor_config key each extractor reads unconditionally (letta raises KeyError)."""
+EMPTY_TRAJECTORY = "Empty trajectory - agent produced no messages"
+EMPTY_SUBMISSION = "Empty submission - extractor found no content"
+"""letta-evals' rationale when it scores a sample 0 without asking a grader (graders/base.py)."""
+
+
+class ExtractorError(ValueError):
+    """An extractor that raised on a run, as letta's would (the message says what)."""
+
+
+@dataclass(frozen=True)
+class Extractor:
+    """A letta-evals grader's `extractor` and `extractor_config`."""
+
+    name: str = "last_assistant"
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def offline(self) -> bool:
+        """Whether rubriclib runs it: one of letta's built-ins that read only the messages."""
+        return self.name in BUILTIN
+
+    def why_not_run(self) -> str | None:
+        """Why rubriclib cannot run this extractor on recorded messages, or None."""
+        if self.name in NEEDS_AGENT:
+            return f"extractor {self.name} {NEEDS_AGENT[self.name]}"
+        if not self.offline:
+            return (
+                f"extractor {self.name} is Python letta loads from the suite's folder; rubriclib "
+                f"runs letta-evals' built-in extractors ({', '.join(BUILTIN)})"
+            )
+        return None
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(field, problem) for a name letta does not know and a config letta's extractor
+        would raise on for every run: a missing key, a pattern that is not a regex."""
+        if self.name not in BUILTIN and self.name not in NEEDS_AGENT and ":" not in self.name:
+            known = ", ".join([*BUILTIN, *NEEDS_AGENT])
+            return [
+                (
+                    "extractor",
+                    f"unknown extractor {self.name!r}; letta-evals' are {known} (or "
+                    "FILE.py:function)",
+                )
+            ]
+        problems = []
+        key = REQUIRED_CONFIG.get(self.name)
+        if key is not None and key not in self.config:
+            problems.append(
+                (f"extractor_config.{key}", f"is required: extractor {self.name} reads it")
+            )
+        if self.name == "memory_block" and not self.config.get("block_label"):
+            problems.append(
+                ("extractor_config.block_label", "is required: extractor memory_block reads it")
+            )
+        if self.name == "pattern" and "pattern" in self.config:
+            try:
+                re.compile(self.config["pattern"])
+            except (re.error, TypeError) as error:
+                problems.append(
+                    ("extractor_config.pattern", f"is not a regular expression: {error}")
+                )
+        return problems
+
+    def extract(self, trajectory: Trajectory) -> tuple[str | None, str | None]:
+        """(the submission, None), or (None, letta's rationale) when letta would score the run
+        0 without asking its grader: no message, or an extractor that found nothing. An
+        ExtractorError when letta's extractor would raise."""
+        if not trajectory or not any(turn for turn in trajectory if turn):
+            return None, EMPTY_TRAJECTORY
+        try:
+            submission = BUILTIN[self.name](trajectory, self.config)
+        except (LookupError, TypeError, ValueError, AttributeError, re.error) as error:
+            raise ExtractorError(
+                f"extractor {self.name}: {type(error).__name__}: {error}"
+            ) from None
+        if not submission:
+            return None, EMPTY_SUBMISSION
+        if not isinstance(submission, str):  # letta hands its grader whatever came back
+            raise ExtractorError(
+                f"extractor {self.name}: returned {type(submission).__name__}, not text"
+            )
+        return submission, None
