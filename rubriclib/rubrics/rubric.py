@@ -235,7 +235,7 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         raise RubricError(header_problems + body_problems)
     judged_body = body.strip("\n")
     return Rubric(
-        **fields.model_dump(),
+        **dict(fields),  # the validated goldens as they are: a dumped run is not a run's shape
         body=judged_body,
         source=source,
         path=path,
