@@ -107,8 +107,8 @@ BUILTIN_DIGESTS = {
         "39bc36758550e78e4bb5d002c67c843d40cbd63e3f733c647ba153eb4c5cb00f",
     ),
     "tool-use-appropriateness": (
-        "1.2.0",
-        "7f52fb1cab4910bbfa5d3333138b925866bdb0882f887da310013968fdc92df5",
+        "2.0.0",
+        "22c6dcd9fc7fd172dc781b1eced9bfc215d354f0248d4d9ef25fae810b49eb9e",
     ),
 }
 """Each built-in's version and digest (lockfiles, caches and goldens reports hold these): a
