@@ -115,8 +115,8 @@ BUILTIN_DIGESTS = {
         "d75b9bddd66902a7a6ae9708a9fc01d3a3da0e34149d53c26bc8239970100f52",
     ),
     "tool-use-appropriateness": (
-        "1.2.0",
-        "7f52fb1cab4910bbfa5d3333138b925866bdb0882f887da310013968fdc92df5",
+        "2.0.0",
+        "22c6dcd9fc7fd172dc781b1eced9bfc215d354f0248d4d9ef25fae810b49eb9e",
     ),
 }
 """Each built-in's version and digest (lockfiles, caches and goldens reports hold these): a

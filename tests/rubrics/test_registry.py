@@ -12,13 +12,13 @@ from conftest import VALID_RUBRIC
 from rubriclib import RubricError, list_rubrics, load_goldens, load_rubric
 from rubriclib.rubrics.registry import builtin_names, is_path_reference
 
-BUILTINS = [
-    "groundedness",
-    "helpfulness",
-    "instruction-following",
-    "refusal-correctness",
-    "tool-use-appropriateness",
-]
+BUILTINS = {  # the first pass-fail built-ins, at their versions
+    "groundedness": "1.2.0",
+    "helpfulness": "1.2.0",
+    "instruction-following": "1.2.0",
+    "refusal-correctness": "1.2.0",
+    "tool-use-appropriateness": "2.0.0",
+}
 
 
 def rubric_text(name: str, version: str = "1.0.0") -> str:
@@ -31,11 +31,11 @@ def error_text(ref: str, **kwargs: object) -> str:
     return str(caught.value)
 
 
-@pytest.mark.parametrize("name", BUILTINS)
-def test_every_builtin_loads_by_name(name: str) -> None:
+@pytest.mark.parametrize(("name", "version"), BUILTINS.items())
+def test_every_builtin_loads_by_name(name: str, version: str) -> None:
     rubric = load_rubric(name)
     assert rubric.name == name and rubric.source == f"builtin:{name}"
-    assert rubric.version == "1.2.0" and rubric.scale == "pass-fail"
+    assert rubric.version == version and rubric.scale == "pass-fail"
     expected = {golden.expected for golden in rubric.goldens}
     assert expected == {"pass", "fail"}
 

@@ -323,6 +323,31 @@ def test_requires_names_fields_every_golden_must_have(write_file: Callable[..., 
         load_rubric(str(write_file("bad.md", bad)))
 
 
+def test_an_inline_golden_may_be_an_agent_run(write_file: Callable[..., Path]) -> None:
+    """A run in the frontmatter loads as it does in a goldens file, its final answer the
+    output (the validated run is passed on to the Rubric as it is, never dumped and read
+    again as if it were a recorded shape)."""
+    run = """goldens:
+  - name: run
+    transcript:
+      - {role: user, content: Cancel order 5.}
+      - role: assistant
+        content: null
+        tool_calls:
+          - {id: c1, type: function, function: {name: cancel_order, arguments: '{"id": "5"}'}}
+      - {role: tool, tool_call_id: c1, content: '{"status": "cancelled"}'}
+      - {role: assistant, content: Done.}
+    expected: pass
+"""
+    text = VALID_RUBRIC.replace("goldens:\n", run, 1)
+    rubric = load_rubric(str(write_file("runs.md", text)))
+    golden = rubric.goldens[0]
+    assert golden.output == "Done." and golden.transcript is not None
+    roles = [message.role for message in golden.transcript.messages]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    assert [g.name for g in rubric.goldens] == ["run", "good", "bad"]
+
+
 def test_the_builtins_declare_what_they_need() -> None:
     assert load_rubric("groundedness").requires == ["context"]
     assert load_rubric("answer-correctness").requires == ["reference"]
