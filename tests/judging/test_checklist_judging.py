@@ -447,3 +447,21 @@ def test_calibrate_refuses_checklist_mode_for_a_rubric_without_one(
     assert refused.exit_code == 2
     assert "--checklist: the rubric keywords has no checklist" in refused.output
     assert endpoint.requests == []
+
+
+def test_a_checklist_question_about_a_run_shows_the_run_and_says_it_is_about_it() -> None:
+    import json
+    from pathlib import Path
+
+    from rubriclib import load_rubric
+    from rubriclib.item import Item
+    from rubriclib.judging.checklist_protocol import question_messages
+
+    rubric = load_rubric("task-completion")
+    run = json.loads((Path(__file__).parents[1] / "data/runs/openai_chat.json").read_text())
+    for system, user in question_messages(rubric, Item(transcript=run), 128_000):
+        assert "one yes/no question about the agent run" in system["content"]
+        assert "[M8] tool result for refund (call_2, called in [M7])" in user["content"]
+        assert user["content"].endswith(
+            "Answer the question about the agent run with `answer`.\n"
+        )
