@@ -96,8 +96,10 @@ judge-accuracy: install $(E2E)/.installed
 
 # Speed: overhead per call; throughput at 16 and 64 in flight against a bare SDK loop and other
 # judge libraries (the `bench` extra, installed here when missing); a cached rerun; 500 vs 50,000
-# judgments streamed (`make bench LARGE=5000` for a quicker run); CLI start-up; the time a
-# 10,000-row HTML report takes to open and answer a filter and a click in Chromium.
+# judgments streamed (`make bench LARGE=5000` for a quicker run); 1,000 agent runs of real size
+# (15 KB median, 40 KB max) through `rubriclib eval` at 64 in flight: rendering CPU per run, share
+# of the latency limit, peak memory; CLI start-up; the time a 10,000-row HTML report takes to open
+# and answer a filter and a click in Chromium.
 bench: install browser
 	$(BIN)/python -c "import autoevals, openevals" 2>/dev/null \
 		|| $(BIN)/pip install -q -e '.[dev,bench]' \
@@ -105,6 +107,7 @@ bench: install browser
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/throughput.py
 	$(BIN)/python benchmarks/scale.py $(if $(LARGE),--large $(LARGE))
+	$(BIN)/python benchmarks/agent_runs.py
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/report_load.py
 
