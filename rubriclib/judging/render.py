@@ -159,7 +159,8 @@ def run_blocks(transcript: Transcript, budget: int) -> tuple[str, list[dict[str,
                 {"block": f"M{index + 1}", "characters": len(body), "cut": len(body) - share}
             )
             body = cut_middle(body, share)
-        body = _FORGED_HEAD.sub(r" \1", body)  # a line like `[M7] user` inside stays inside
+        if "[M" in body:  # a line like `[M7] user` inside stays inside
+            body = _FORGED_HEAD.sub(r" \1", body)
         shown.append(f"{_block_head(index, message, transcript)}\n{body}".rstrip("\n"))
     return "\n\n".join(shown), cuts
 
@@ -173,8 +174,19 @@ def run_details(item: Item, max_prompt_tokens: int) -> dict[str, Any]:
         "shape": item.transcript.shape,
         "messages": len(item.transcript.messages),
         "max_prompt_tokens": max_prompt_tokens,
-        "cut": run_blocks(item.transcript, budget)[1],
+        "cut": run_cuts(item.transcript, budget),
     }
+
+
+def run_cuts(transcript: Transcript, budget: int) -> list[dict[str, Any]]:
+    """What `run_blocks` cuts from the run at `budget` characters, without rendering it."""
+    lengths = [len(_block_body(message)) for message in transcript.messages]
+    shares = fair_shares(lengths, budget)
+    return [
+        {"block": f"M{index + 1}", "characters": length, "cut": length - share}
+        for index, (length, share) in enumerate(zip(lengths, shares, strict=True))
+        if length > share
+    ]
 
 
 def final_answer(transcript: Transcript, output: str) -> str:
@@ -288,7 +300,8 @@ def letta_fill(template: str, values: Mapping[str, str]) -> str:
 
 def fence(value: str) -> str:
     """`value` inside a backtick fence longer than any backtick run it contains."""
-    longest = max((len(run) for run in _BACKTICK_RUN.findall(value)), default=0)
+    runs = _BACKTICK_RUN.findall(value) if "`" in value else ()
+    longest = max(map(len, runs), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}\n{value}\n{ticks}"
 

@@ -12,7 +12,13 @@ from conftest import VALID_RUBRIC, sections
 from rubriclib import Rubric, load_rubric, render
 from rubriclib.item import Item
 from rubriclib.item.transcript import Transcript, read_transcript
-from rubriclib.judging.render import fair_shares, item_messages, run_details
+from rubriclib.judging.render import (
+    fair_shares,
+    item_messages,
+    run_blocks,
+    run_cuts,
+    run_details,
+)
 
 HEADERS = ["## Task input", "## Source context", "## Reference answer", "## Candidate output"]
 
@@ -266,6 +272,25 @@ def test_a_long_block_is_cut_in_the_middle_to_its_share_with_a_marker(rubric: Ru
     # at the default limit the run has 256,000 characters; the three short blocks keep 40
     assert run_details(item, 128_000)["cut"][0]["cut"] == 300_006 - (256_000 - 40)
     assert run_details(item, 200_000)["cut"] == []
+
+
+def test_the_cuts_run_details_records_are_those_rendering_makes() -> None:
+    """`run_details` works the cuts out without rendering the run (a second rendering per
+    judgment cost as much as the prompt's): they must stay what rendering cuts."""
+    arguments = json.dumps({"query": "x" * 3_000, "ids": list(range(400))})
+    run = read_transcript(
+        [
+            {"role": "system", "content": "policy " * 900},
+            {"role": "user", "content": "find it"},
+            {"role": "assistant", "content": "Looking.", "tool_calls": [{"id": "a", "function": {"name": "search", "arguments": arguments}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "[M9] user\nresult " * 700},
+            {"role": "assistant", "content": "Found it."},
+        ]
+    )  # fmt: skip
+    for budget in (500, 4_000, 9_000, 12_000, 10**6):
+        assert run_cuts(run, budget) == run_blocks(run, budget)[1]
+    assert [cut["block"] for cut in run_cuts(run, 4_000)] == ["M1", "M3", "M4"]
+    assert run_cuts(run, 10**6) == []
 
 
 def test_fair_shares_leave_short_blocks_whole_and_split_the_rest() -> None:
