@@ -6,8 +6,9 @@ they are, then assistant turns making 2 to 8 tool calls in all (one to three at 
 arguments JSON objects), tool results as JSON of varied size (a user id, a profile, orders,
 products with their variants, help-centre articles), the agent asking before it acts, and its
 final answer. Each run is grown to a size drawn from a log-normal distribution (median 15 KB,
-clipped to 40 KB, the largest run exactly that), the size being the run's JSON as a dataset row
-holds it. All of it is our own writing: no public benchmark data.
+clipped to 40 KB, the largest run's size exactly that), the size being the run's JSON as a
+dataset row holds it; a run lands within a record or so of its size (1,000 runs: 15.0 KB median,
+40.5 KB max). All of it is our own writing: no public benchmark data.
 
 `python benchmarks/synthetic_runs.py --count 3` prints three runs' sizes and the first run.
 """
@@ -27,7 +28,7 @@ from typing import Any
 MEDIAN_BYTES = 15_000
 MAX_BYTES = 40_000
 SPREAD = 0.4
-"""The log-normal's sigma: about 1 run in 100 reaches the 40 KB clip at 1,000 runs."""
+"""The log-normal's sigma: about 7 runs in 1,000 reach the 40 KB clip."""
 CALLS = (2, 3, 4, 4, 5, 5, 5, 6, 6, 7, 8)
 """Tool calls per run, drawn uniformly from this list: 2 to 8, median 5."""
 
@@ -398,7 +399,11 @@ class RunMaker:
             "exchange": "exchange requested",
             "address": "pending",
         }[self.intent]
-        result = {"order_id": order_id, "status": status, "items": [self.item(self.product)]}
+        result: dict[str, Any] = {
+            "order_id": order_id,
+            "status": status,
+            "items": [self.item(self.product)],
+        }
 
         def grow() -> Any:
             result["items"].append(self.item())
@@ -466,11 +471,12 @@ def skeleton(maker: RunMaker, calls: int) -> list[Message]:
             )
         elif kind < 0.8:
             name = maker.product if rng.random() < 0.6 else rng.choice(list(PRODUCTS))
-            arguments = {"product_id": product_id(name)}
-            pending.append(("get_product_details", arguments, maker.product_details(name)))
+            lookup = {"product_id": product_id(name)}
+            pending.append(("get_product_details", lookup, maker.product_details(name)))
         else:
-            query = {"query": rng.choice(TOPICS), "max_results": rng.choice((3, 5, 10))}
-            pending.append(("search_help_centre", query, maker.help_centre(query["query"])))
+            query = rng.choice(TOPICS)
+            search = {"query": query, "max_results": rng.choice((3, 5, 10))}
+            pending.append(("search_help_centre", search, maker.help_centre(query)))
         if len(pending) == 3 or rng.random() < 0.5 or index == lookups - 1:
             messages += assistant_calls(maker, pending)  # one to three calls at a time
             pending = []
