@@ -3,7 +3,6 @@ run holds every judgment to. Token counts are estimates: four characters a token
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rubriclib.config import resolve
 from rubriclib.evals.judgments import judgments, not_extracted
 from rubriclib.item import Item, missing_fields
+from rubriclib.judging.protocol import estimated_tokens, too_large
 from rubriclib.judging.render import CHARACTERS_PER_TOKEN
 
 if TYPE_CHECKING:
@@ -31,16 +31,7 @@ def max_prompt_tokens(ev: Eval) -> int:
 def prompt_tokens(rubric: Rubric, item: Item, limit: int) -> int:
     """One request's estimated prompt tokens (an agent run cut to fit `limit`): its messages
     and its verdict tools."""
-    from rubriclib.judging.protocol import verdict_tools
-
-    characters = sum(len(message["content"]) for message in _messages(rubric, item, limit))
-    characters += len(json.dumps(verdict_tools(rubric, "required")))
-    return characters // CHARACTERS_PER_TOKEN
-
-
-def too_large(tokens: int, limit: int) -> str | None:
-    """Why a prompt of `tokens` is not sent, or None when it fits."""
-    return f"prompt too large: about {tokens:,} tokens > {limit:,}" if tokens > limit else None
+    return estimated_tokens(rubric, _messages(rubric, item, limit))
 
 
 def _messages(rubric: Rubric, item: Item, limit: int) -> list[dict[str, str]]:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.evals.formats import Condition, Eval, Grader
 from rubriclib.evals.judgments import judgments, not_extracted, row_rubric
-from rubriclib.evals.plan import prompt_tokens, too_large
 from rubriclib.evals.results import ResultsFile, result_line
 from rubriclib.evals.setup import ReadyRun, check_eval, ready_run
 from rubriclib.item import Item, missing_fields
@@ -237,8 +236,6 @@ async def arun_eval(
                 elif (why := not_extracted(row, grader)) is not None:
                     rubric = row_rubric(row, grader)
                     record(row, grader, not_judged(rubric, judges[grader.name].model, why))
-                elif target is None and (why := _too_large(row, grader, ready.token_limit)):
-                    record(row, grader, not_judged(grader.rubric, judges[grader.name].model, why))
                 else:
                     parts = judgments(row, grader)
                     for turn, part in enumerate(parts):
@@ -282,12 +279,6 @@ async def arun_eval(
             await target.aclose()
     report.finished = time.time()
     return report
-
-
-def _too_large(row: Row, grader: Grader, limit: int) -> str | None:
-    """Why the row's prompt for `grader` is not sent: over `limit` tokens (None: it fits)."""
-    sizes = [prompt_tokens(part.rubric, part.item, limit) for part in judgments(row, grader)]
-    return too_large(max(sizes, default=0), limit)
 
 
 def _not_judged(

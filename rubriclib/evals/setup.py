@@ -63,8 +63,6 @@ class ReadyRun:
     """Judgments in flight at once."""
     requests_per_minute: float | None
     """How far apart requests start (None: no spacing)."""
-    token_limit: int
-    """The largest prompt a judgment may send (`plan.max_prompt_tokens`)."""
     out: Path | None = None
     """The results file the run writes (JSONL), when it writes one."""
     kept: Mapping[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -190,10 +188,10 @@ def ready_run(
     `votes` and `checklist` mode override every grader's; `cache`, `capabilities` and
     `offline` as `_make_judges` takes them) and its target (a missing key is a
     JudgeConfigError here, before any request); the rows it reads, within `limit` (else the
-    eval's own); its concurrency (`concurrency`, else the eval's, else the config's); its
-    prompt-size limit; and with `resume` the lines of `out` whose row, grader, rubric digest,
-    judge model, votes and checklist mode still match (a letta row's own rubric digest for
-    its prompt graders)."""
+    eval's own); its concurrency (`concurrency`, else the eval's, else the config's); and with
+    `resume` the lines of `out` whose row, grader, rubric digest, judge model, votes and
+    checklist mode still match (a letta row's own rubric digest for its prompt graders). Its
+    judges hold their prompts to the eval's prompt-size limit."""
     ev = prepared.eval
     mode = True if checklist else None  # the flag turns checklist mode on, never off
     over = JudgeSettings(model=model, votes=votes, checklist=mode)
@@ -214,7 +212,6 @@ def ready_run(
         target=target,
         concurrency=int(concurrency or ev.concurrency or resolve("concurrency").value),
         requests_per_minute=ev.requests_per_minute,
-        token_limit=max_prompt_tokens(ev),
         out=out,
         kept=kept,
     )

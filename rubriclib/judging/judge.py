@@ -36,9 +36,11 @@ from rubriclib.judging.protocol import (
     JudgeVerdict,
     Mode,
     RubricAsking,
+    estimated_tokens,
     parse_reply,
     reply_text,
     sampling,
+    too_large,
     usage_of,
 )
 from rubriclib.judging.render import item_messages, run_details
@@ -278,6 +280,9 @@ class Judge(ManyJudgments):
             return not_judged(rubric, self.model, no_checklist(rubric))
         messages = question_messages if checklist else item_messages
         rendered = messages(rubric, item, self.max_prompt_tokens)
+        size = max(estimated_tokens(rubric, request) for request in rendered)
+        if (why := too_large(size, self.max_prompt_tokens)) is not None:
+            return not_judged(rubric, self.model, why)  # never sent
         cast = self._checklist_vote if checklist else self._vote
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):

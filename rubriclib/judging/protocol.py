@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from rubriclib.judging.render import system_message
+from rubriclib.judging.render import CHARACTERS_PER_TOKEN, system_message
 from rubriclib.rubrics.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
 Mode = Literal["required", "named", "auto"]
@@ -50,6 +50,19 @@ class JudgeVerdict:
         if self.answer is None:
             return {}
         return {"answer": self.answer} | ({"p": self.p} if self.p is not None else {})
+
+
+def estimated_tokens(rubric: Rubric, messages: list[dict[str, str]]) -> int:
+    """One request's estimated prompt tokens, four characters a token: its messages and the
+    rubric's verdict tools."""
+    characters = sum(len(message["content"]) for message in messages)
+    characters += len(json.dumps(verdict_tools(rubric, "required")))
+    return characters // CHARACTERS_PER_TOKEN
+
+
+def too_large(tokens: int, limit: int) -> str | None:
+    """Why a prompt of `tokens` is not sent, or None when it fits."""
+    return f"prompt too large: about {tokens:,} tokens > {limit:,}" if tokens > limit else None
 
 
 def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:

@@ -147,22 +147,20 @@ def transcript_section(transcript: Transcript, budget: int) -> tuple[str, list[d
 
 def run_blocks(transcript: Transcript, budget: int) -> tuple[str, list[dict[str, Any]]]:
     """The run's blocks, `[M1]` on, each cut in the middle to its fair share of `budget`
-    characters, and what was cut (`{block, characters, cut}` per block cut)."""
+    characters, and what was cut (`run_cuts`)."""
     bodies = [_block_body(message) for message in transcript.messages]
-    shares = fair_shares([len(body) for body in bodies], budget)
-    shown, cuts = [], []
+    lengths = [len(body) for body in bodies]
+    shares = fair_shares(lengths, budget)
+    shown = []
     for index, (message, body, share) in enumerate(
         zip(transcript.messages, bodies, shares, strict=True)
     ):
         if len(body) > share:
-            cuts.append(
-                {"block": f"M{index + 1}", "characters": len(body), "cut": len(body) - share}
-            )
             body = cut_middle(body, share)
         if "[M" in body:  # a line like `[M7] user` inside stays inside
             body = _FORGED_HEAD.sub(r" \1", body)
         shown.append(f"{_block_head(index, message, transcript)}\n{body}".rstrip("\n"))
-    return "\n\n".join(shown), cuts
+    return "\n\n".join(shown), _cut_records(lengths, shares)
 
 
 def run_details(item: Item, max_prompt_tokens: int) -> dict[str, Any]:
@@ -181,7 +179,11 @@ def run_details(item: Item, max_prompt_tokens: int) -> dict[str, Any]:
 def run_cuts(transcript: Transcript, budget: int) -> list[dict[str, Any]]:
     """What `run_blocks` cuts from the run at `budget` characters, without rendering it."""
     lengths = [len(_block_body(message)) for message in transcript.messages]
-    shares = fair_shares(lengths, budget)
+    return _cut_records(lengths, fair_shares(lengths, budget))
+
+
+def _cut_records(lengths: list[int], shares: list[int]) -> list[dict[str, Any]]:
+    """`{block, characters, cut}` for each block longer than its share."""
     return [
         {"block": f"M{index + 1}", "characters": length, "cut": length - share}
         for index, (length, share) in enumerate(zip(lengths, shares, strict=True))

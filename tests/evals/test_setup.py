@@ -85,7 +85,8 @@ def test_ready_run_works_out_what_the_run_needs(
     ready = ready_run(prepare(eval_file), model="m1", limit=2)
     assert (ready.rows, ready.limit, ready.judgments) == (2, 2, 2)
     assert ready.judges["kw"].model == "m1" and ready.target is None
-    assert (ready.concurrency, ready.token_limit) == (3, 900)
+    judge = next(iter(ready.judges.values()))
+    assert (ready.concurrency, judge.max_prompt_tokens) == (3, 900)
     assert ready.out is None and not ready.kept
     whole = ready_run(prepare(eval_file), concurrency=7)
     assert (whole.rows, whole.limit, whole.judgments, whole.concurrency) == (5, None, 5, 7)

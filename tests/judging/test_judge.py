@@ -397,3 +397,12 @@ def test_the_prompt_limit_a_judge_cuts_runs_to_comes_from_the_config(
     monkeypatch.setenv("RUBRICLIB_MAX_PROMPT_TOKENS", "5000")
     assert Judge("m", judge_server.url, "k").max_prompt_tokens == 5000
     assert Judge("m", judge_server.url, "k", max_prompt_tokens=900).max_prompt_tokens == 900
+
+
+def test_a_prompt_over_the_limit_is_an_error_and_never_sent(
+    judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge = Judge("judge-model", judge_server.url, "k", max_prompt_tokens=200)
+    result = judge.grade(rubric, "x" * 4_000)
+    assert result.verdict == "error" and judge_server.requests == []
+    assert result.reason == "not judged: prompt too large: about 1,175 tokens > 200"
