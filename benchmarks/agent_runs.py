@@ -7,8 +7,8 @@ judged by the built-in `task-completion`.
 
 1. Rendering CPU per run, in this process: reading a row into an Item (its run into the
    canonical model), `item_messages` (the prompt each judgment sends), `run_details` (the
-   result's `details.transcript`) and `plan.prompt_tokens` (the size an eval checks each
-   prompt against `max_prompt_tokens` by, before sending it). Median of five rounds over every
+   result's `details.transcript`) and `estimated_tokens` (the size a judge checks each prompt
+   it rendered against `max_prompt_tokens` by, before sending it). Median of five rounds over every
    run.
 2. `rubriclib eval` in a child process, after one untimed warm-up eval there (imports, first-use
    model building: start-up is `startup.py`'s figure), timed from the command's call to its
@@ -88,7 +88,7 @@ def per_run_ms(action: Callable[[Any], object], inputs: Sequence[Any], rounds: i
 def rendering(lines: Sequence[str]) -> None:
     """Reading and rendering CPU per run, in this process."""
     from rubriclib.evals.datasets import parse_row
-    from rubriclib.evals.plan import prompt_tokens
+    from rubriclib.judging.protocol import estimated_tokens
 
     rubric = load_rubric(RUBRIC)
     rows = [json.loads(line) for line in lines]
@@ -99,15 +99,16 @@ def rendering(lines: Sequence[str]) -> None:
         return row.item
 
     items = [read(raw) for raw in rows]
-    prompts = [item_messages(rubric, item)[0][1]["content"] for item in items]
+    rendered = [item_messages(rubric, item)[0] for item in items]
+    prompts = [messages[1]["content"] for messages in rendered]
     limit = DEFAULT_MAX_PROMPT_TOKENS
     figures = {
         "json.loads of the row": per_run_ms(json.loads, lines),
         "row read into an Item (datasets.parse_row)": per_run_ms(read, rows),
         "item_messages (the prompt)": per_run_ms(lambda item: item_messages(rubric, item), items),
         "run_details (details.transcript)": per_run_ms(lambda i: run_details(i, limit), items),
-        "plan.prompt_tokens (eval's size check)": per_run_ms(
-            lambda item: prompt_tokens(rubric, item, limit), items
+        "estimated_tokens (the judge's size check)": per_run_ms(
+            lambda messages: estimated_tokens(rubric, messages), rendered
         ),
     }
     print(
