@@ -21,7 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rubriclib.item.transcript import Message, ToolCall, Transcript, TranscriptError
+from rubriclib.item.transcript import (
+    Message,
+    ToolCall,
+    Transcript,
+    TranscriptError,
+    unanswered,
+)
 
 MESSAGE_TYPES = (
     "system_message",
@@ -114,7 +120,7 @@ def read_run(value: Any, field_name: str = "messages") -> LettaRun:
             messages.extend(read[1])
             places.extend(place for _ in read[1])
         read_turns.append(tuple(read_turn))
-    problems.extend(_unanswered(messages, places))
+    problems.extend(unanswered(messages, places, verb="returns"))
     if problems:
         raise TranscriptError(problems)
     return LettaRun(tuple(read_turns), Transcript(messages=tuple(messages), shape="letta"))
@@ -429,19 +435,6 @@ _READERS: dict[
     "summary_message": _summary,
     "event_message": _event,
 }
-
-
-def _unanswered(messages: list[Message], places: list[str]) -> list[tuple[str, str]]:
-    """A problem for each tool return whose call is not earlier in the run."""
-    problems = []
-    seen: set[str] = set()
-    for message, place in zip(messages, places, strict=True):
-        if message.answers is not None and message.answers not in seen:
-            problems.append(
-                (place, f"returns call {message.answers!r}, which is not earlier in the run")
-            )
-        seen.update(call.id for call in message.tool_calls)
-    return problems
 
 
 # letta-evals 0.26's built-in extractors, ported line for line from

@@ -8,7 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rubriclib.item.transcript import Transcript, TranscriptError, read_transcript
+from rubriclib.item.transcript import (
+    Transcript,
+    TranscriptError,
+    read_transcript,
+    with_final_answer,
+)
 
 
 class Item(BaseModel):
@@ -43,17 +48,7 @@ class Item(BaseModel):
     def _as_transcript(cls, value: Any) -> Any:
         return None if value is None else read_transcript(value)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _output_from_transcript(cls, data: Any) -> Any:
-        """A run without an `output` is judged on its final answer (empty when it has none)."""
-        if isinstance(data, Mapping) and data.get("output") is None and data.get("transcript"):
-            try:
-                transcript = read_transcript(data["transcript"])
-            except TranscriptError:
-                return {**data, "output": ""}  # the transcript's own validator says why
-            return {**data, "transcript": transcript, "output": transcript.final_answer or ""}
-        return data
+    _output_from_run = model_validator(mode="before")(with_final_answer)
 
 
 class ItemError(TypeError):

@@ -130,7 +130,7 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
             else:
                 messages.append(message)
                 places.append(place)
-    problems.extend(_unanswered(messages, places))
+    problems.extend(unanswered(messages, places))
     if problems:
         raise TranscriptError(problems)
     return Transcript(messages=tuple(messages), shape=shape)
@@ -385,14 +385,30 @@ def _joined(previous: Message, item: Message) -> Message:
     )
 
 
-def _unanswered(messages: list[Message], places: list[str]) -> list[tuple[str, str]]:
-    """A problem for each tool result whose call is not earlier in the run."""
+def unanswered(messages: list[Message], places: list[str], verb: str = "answers") -> Problems:
+    """A problem at `places[i]` for each tool result whose call is not earlier in the run (a
+    tool result `verb`s its call: letta's tool return `returns` it)."""
     problems = []
     seen: set[str] = set()
     for message, place in zip(messages, places, strict=True):
         if message.answers is not None and message.answers not in seen:
             problems.append(
-                (place, f"answers call {message.answers!r}, which is not earlier in the run")
+                (place, f"{verb} call {message.answers!r}, which is not earlier in the run")
             )
         seen.update(call.id for call in message.tool_calls)
     return problems
+
+
+def with_final_answer(data: Any) -> Any:
+    """An item's or a golden's fields with its run read and, when no output is given, the
+    run's final answer as the output (empty when it has none, or when the run cannot be read:
+    the transcript's own validator says why)."""
+    if not isinstance(data, Mapping) or data.get("output") is not None:
+        return data
+    if not data.get("transcript"):
+        return data
+    try:
+        transcript = read_transcript(data["transcript"])
+    except TranscriptError:
+        return {**data, "output": ""}
+    return {**data, "transcript": transcript, "output": transcript.final_answer or ""}

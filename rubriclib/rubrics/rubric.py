@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from rubriclib.errors import Problem, RubricError
-from rubriclib.item.transcript import Transcript, read_transcript
+from rubriclib.item.transcript import Transcript, read_transcript, with_final_answer
 from rubriclib.rubrics.checklist import ChecklistItem, FieldName, checklist_problems
 from rubriclib.rubrics.reading import load_yaml, read_text
 from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
@@ -82,16 +82,7 @@ class Golden(BaseModel):
     def _read_run(cls, value: Any) -> Any:
         return None if value is None else read_transcript(value)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _output_from_run(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("output") is None and data.get("transcript"):
-            try:
-                answer = read_transcript(data["transcript"]).final_answer
-            except ValueError:
-                answer = None  # the transcript's own validator says why
-            return {**data, "output": answer or ""}
-        return data
+    _output_from_run = model_validator(mode="before")(with_final_answer)
 
     @model_validator(mode="after")
     def _winner_matches_expected(self) -> Golden:
