@@ -48,6 +48,18 @@ HOSTILE = (
 UNSAFE_FOR_TERMINALS = {"Cc", "Cf", "Cs", "Zl", "Zp"}
 
 
+def run_tool(
+    arguments: list[str], work: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a pinned tool's script in `work` (with `env`, else ours); the test fails with the
+    tail of its stderr when it exits other than 0."""
+    done = subprocess.run(
+        arguments, cwd=work, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done
+
+
 def unsafe_characters(text: str) -> set[str]:
     """Characters a terminal could act on, other than the newlines between table lines."""
     return {

@@ -21,6 +21,7 @@ from conftest import (
     integration_tool,
     keyword_responder,
     readme_snippet,
+    run_tool,
 )
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
@@ -211,15 +212,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             RUBRICLIB_CACHE_DIR=str(work / "cache"),
             XDG_DATA_HOME=str(work / "xdg"),
         )
-        done = subprocess.run(
-            [str(python), "run_evals.py", str(work / "logs"), "grounded.py"],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr[-4000:]
+        done = run_tool([str(python), "run_evals.py", str(work / "logs"), "grounded.py"], work, env)
         # the scorer awaits agrade and never closes the judge: nothing may be left open
         assert "Unclosed" not in done.stdout + done.stderr, done.stderr[-4000:]
         locations = json.loads(done.stdout.strip().splitlines()[-1])

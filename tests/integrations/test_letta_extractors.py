@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, integration_tool
+from conftest import SECRET_KEY, integration_tool, run_tool
 from judge_server import JudgeServer, Reply, completion, tool_reply
 from letta_messages import EXTRACTORS, FIRST_TURN, RUN, RUNS, SECOND_TURN
 
@@ -84,14 +83,7 @@ def letta(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         json.dumps({"trajectories": TRAJECTORIES, "extractors": EXTRACTORS})
     )
     (work / "run.py").write_text(RUN_EXTRACTORS)
-    done = subprocess.run(
-        [str(python), "run.py", "cases.json"],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
+    done = run_tool([str(python), "run.py", "cases.json"], work)
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -270,15 +262,7 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     with JudgeServer() as server:
         server.responder = respond
         env.update(OPENAI_BASE_URL=server.url, OPENAI_API_KEY=SECRET_KEY, HOME=str(work))
-        done = subprocess.run(
-            [str(python), "run_letta.py"],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr[-4000:]
+        done = run_tool([str(python), "run_letta.py"], work, env)
         letta = json.loads(done.stdout.strip().splitlines()[-1])
         theirs = list(server.requests)
         server.requests.clear()

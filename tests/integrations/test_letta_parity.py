@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, integration_tool
+from conftest import SECRET_KEY, integration_tool, run_tool
 from judge_server import JudgeServer, Reply, completion, tool_reply
 
 from rubriclib.cli import main
@@ -214,15 +213,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
         server.responder = respond
         env.update(OPENAI_BASE_URL=server.url, OPENAI_API_KEY=SECRET_KEY, HOME=str(work))
         env.update(RUBRICLIB_MODEL="rubriclib-default")  # the example's rubriclib grader
-        done = subprocess.run(
-            [str(python), "run_letta.py", *suites, "example/suite"],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr[-4000:]
+        done = run_tool([str(python), "run_letta.py", *suites, "example/suite"], work, env)
         letta = json.loads(done.stdout.strip().splitlines()[-1])
         sent = list(server.requests)
         server.requests.clear()
