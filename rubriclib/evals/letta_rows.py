@@ -15,13 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import InputError, Problem
-from rubriclib.evals.letta_runs import (
-    EMPTY_SUBMISSION,
-    EMPTY_TRAJECTORY,
-    Extractor,
-    LettaRun,
-    read_run,
-)
+from rubriclib.evals.letta_extractors import EMPTY_SUBMISSION, EMPTY_TRAJECTORY, Extractor
+from rubriclib.evals.letta_runs import LettaRun, read_run
 from rubriclib.item import Item, field_text
 from rubriclib.item.transcript import TranscriptError
 from rubriclib.judging.render import letta_fill
