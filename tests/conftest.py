@@ -298,7 +298,7 @@ Pick the response that better answers the input. Call `set_pairwise_winner`.
 def responses(body: dict[str, Any]) -> tuple[str, str]:
     """The fenced text of Response A and Response B in a request."""
     user = body["messages"][1]["content"]
-    first, second = user.split("## Response A", 1)[1].split("## Response B", 1)
+    first, second = user.split("## Response A [A]", 1)[1].split("## Response B [B]", 1)
     return first, second
 
 

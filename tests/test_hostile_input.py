@@ -201,8 +201,8 @@ HOSTILE_PIECES = st.sampled_from(
         "````",
         "`",
         "~~~",
-        "## Candidate output",
-        "## Task input",
+        "## Candidate output [output]",
+        "## Task input [input]",
         "## Verdict",
         "\n",
         " ",
@@ -228,5 +228,5 @@ def tiny_rubric(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-un
 def test_no_value_can_leave_its_section(tiny_rubric, output: str, given_input: str) -> None:  # type: ignore[no-untyped-def]
     user = render(tiny_rubric, output, input=given_input)[1]["content"]
     headers, values = sections(user)
-    assert headers == ["## Task input", "## Candidate output"]
-    assert values == {"## Task input": given_input, "## Candidate output": output}
+    assert headers == ["## Task input [input]", "## Candidate output [output]"]
+    assert values == {"## Task input [input]": given_input, "## Candidate output [output]": output}

@@ -186,7 +186,8 @@ def _set_up(connection: sqlite3.Connection) -> None:
 def stored_verdict(
     verdict: JudgeVerdict, mode: Mode | None, correction: str | None
 ) -> dict[str, Any]:
-    """What the cache keeps of a verdict (a pairwise order's: with the judge's answer)."""
+    """What the cache keeps of a verdict (a pairwise order's: with the judge's answer; its
+    citations as they were checked: the key covers every block they were checked against)."""
     stored = {
         "verdict": verdict.verdict,
         "reason": verdict.reason,
@@ -196,7 +197,7 @@ def stored_verdict(
     }
     if verdict.winner is not None:
         stored["winner"] = verdict.winner
-    return stored | verdict.item_details()
+    return stored | verdict.item_details() | verdict.cited()
 
 
 def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> GradeResult | None:
@@ -219,4 +220,7 @@ def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> 
     result = make_result(rubric, details, stored["verdict"], reason, raw)
     p = stored.get("p") if isinstance(stored.get("p"), float) else None
     item = JudgeVerdict(stored["verdict"], reason, answer=answer, p=p).item_details()
+    cited = stored.get("citations")
+    if isinstance(cited, list) and cited and all(isinstance(c, dict) for c in cited):
+        item["citations"] = cited
     return with_details(with_winner(result, stored.get("winner")), **item)

@@ -18,6 +18,7 @@ from rubriclib.judging.checklist_protocol import (
     ItemAsking,
     checklist_result,
     no_checklist,
+    question_blocks,
     question_messages,
 )
 from rubriclib.judging.failures import (
@@ -43,7 +44,7 @@ from rubriclib.judging.protocol import (
     too_large,
     usage_of,
 )
-from rubriclib.judging.render import item_messages, run_details
+from rubriclib.judging.render import item_blocks, item_messages, run_details
 from rubriclib.judging.result import (
     GradeResult,
     combine_orders,
@@ -64,6 +65,17 @@ if TYPE_CHECKING:
     from rubriclib.judging.pacer import Pacer
 
 logger = logging.getLogger("rubriclib")
+UNSUPPORTED = "verdict not supported by a verified citation"
+"""Why a failing verdict is corrected, and then an error, under `citations: required`."""
+
+
+def _unsupported(verdict: JudgeVerdict) -> str:
+    """The error of a failing verdict still without a verified citation after its turn."""
+    given = len(verdict.citations)
+    cited = f"{given} citation(s), none verified" if given else "no citation"
+    said = f"score {verdict.raw_score}" if verdict.raw_score is not None else verdict.verdict
+    said = f"answer {verdict.answer}" if verdict.answer is not None else said
+    return f"{UNSUPPORTED}: the judge said {said} with {cited}, after a turn asking for one"
 
 
 class Judge(ManyJudgments):
@@ -280,13 +292,16 @@ class Judge(ManyJudgments):
             return not_judged(rubric, self.model, no_checklist(rubric))
         messages = question_messages if checklist else item_messages
         rendered = messages(rubric, item, self.max_prompt_tokens)
+        shown = (question_blocks if checklist else item_blocks)(
+            rubric, item, self.max_prompt_tokens
+        )
         size = max(estimated_tokens(rubric, request) for request in rendered)
         if (why := too_large(size, self.max_prompt_tokens)) is not None:
             return not_judged(rubric, self.model, why)  # never sent
         cast = self._checklist_vote if checklist else self._vote
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
-            votes.append((yield from cast(rubric, rendered, trial, vote)))
+            votes.append((yield from cast(rubric, rendered, shown, trial, vote)))
             if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
                 break
         result = self._combined(rubric, votes)
@@ -295,29 +310,44 @@ class Judge(ManyJudgments):
         return with_details(result, transcript=run_details(item, self.max_prompt_tokens))
 
     def _vote(
-        self, rubric: Rubric, rendered: list[list[dict[str, Any]]], trial: int, vote: int
+        self,
+        rubric: Rubric,
+        rendered: list[list[dict[str, Any]]],
+        shown: list[dict[str, str]],
+        trial: int,
+        vote: int,
     ) -> Steps:
         """Every step of one vote: one judgment, or on a pairwise rubric one judgment per order
         (output first, then swapped; the second is skipped when the first errors, unless the
-        transport only records requests (`records_only`: a batch file needs both)), combined."""
+        transport only records requests (`records_only`: a batch file needs both)), combined.
+        `shown` holds the blocks each order's request shows, for its citations."""
         if rubric.scale != "pairwise":
-            return (yield from self._judgment(rubric, rendered[0], trial, vote))
+            asking = RubricAsking(rubric, shown[0])
+            return (yield from self._judgment(rubric, rendered[0], asking, trial, vote))
         orders: list[GradeResult] = []
         records_only = getattr(self.transport, "records_only", False)
-        for messages in rendered:
-            orders.append((yield from self._judgment(rubric, messages, trial, vote)))
+        for messages, blocks in zip(rendered, shown, strict=True):
+            asking = RubricAsking(rubric, blocks)
+            orders.append((yield from self._judgment(rubric, messages, asking, trial, vote)))
             if orders[-1].verdict == "error" and not records_only:
                 break
         return combine_orders(rubric, orders)
 
     def _checklist_vote(
-        self, rubric: Rubric, rendered: list[list[dict[str, Any]]], trial: int, vote: int
+        self,
+        rubric: Rubric,
+        rendered: list[list[dict[str, Any]]],
+        shown: list[dict[str, str]],
+        trial: int,
+        vote: int,
     ) -> Steps:
         """Every step of one vote in checklist mode: each item asked on its own, all at once
         (each request cached by its own body), then the verdict computed from the answers."""
         asked = tuple(
-            self._judgment(rubric, messages, trial, vote, ItemAsking(check))
-            for check, messages in zip(rubric.checklist, rendered, strict=True)
+            self._judgment(
+                rubric, messages, ItemAsking(check, rubric.citations, blocks), trial, vote
+            )
+            for check, messages, blocks in zip(rubric.checklist, rendered, shown, strict=True)
         )
         return checklist_result(rubric, (yield Together(asked)))
 
@@ -325,13 +355,14 @@ class Judge(ManyJudgments):
         self,
         rubric: Rubric,
         messages: list[dict[str, Any]],
+        asking: Asking,
         trial: int = 1,
         vote: int = 1,
-        asking: Asking | None = None,
     ) -> Steps:
-        """Every step of one judgment (one vote of it; or one checklist item's answer, by
-        `asking`): cache lookup, requests, waits, quirk fallbacks, one corrective turn."""
-        asking = asking or RubricAsking(rubric)
+        """Every step of one judgment (one vote of it, or one checklist item's answer: what
+        `asking` asks): cache lookup, requests, waits, quirk fallbacks, one corrective turn
+        (for a reply that is not a verdict, or under `citations: required` for a failing
+        verdict without a verified citation)."""
         started = time.monotonic()
         first_key: str | None = None  # the cache key of the first-turn request last built
         attempts = retries = 0
@@ -340,12 +371,14 @@ class Judge(ManyJudgments):
         unanswered: Any = None  # the reply that was not a verdict, once it has been corrected
         correction: str | None = None
         intent: str | None = None
+        citing = False  # whether the corrective turn asks for a verified citation
 
         def finish(
             verdict: Literal["pass", "fail", "error"],
             reason: str,
             raw: int | None = None,
             winner: str | None = None,
+            citations: list[dict[str, Any]] | None = None,
         ) -> GradeResult:
             latency_ms = round((time.monotonic() - started) * 1000)
             details = judge_details(
@@ -357,8 +390,9 @@ class Judge(ManyJudgments):
                 correction,
                 retries=retries,
             )
-            return with_winner(
-                make_result(rubric, details, verdict, redact(reason, self._api_key), raw), winner
+            result = make_result(rubric, details, verdict, redact(reason, self._api_key), raw)
+            return with_details(
+                with_winner(result, winner), **({"citations": citations} if citations else {})
             )
 
         while True:
@@ -370,7 +404,9 @@ class Judge(ManyJudgments):
             attempts += 1
             mode = asking.mode(self.quirks, correction is not None)
             sent = messages
-            if correction is not None:
+            if citing:
+                sent = messages + asking.citation_turn(unanswered)
+            elif correction is not None:
                 sent = messages + asking.corrective_turn(unanswered, mode)
             shaped = sampling(self.temperature, self.max_tokens, self.quirks)
             body = asking.body(sent, mode, self.model, shaped)
@@ -422,9 +458,20 @@ class Judge(ManyJudgments):
                         f"conflicting verdicts: the judge first wrote {intent} as text, then "
                         f"called {outcome.verdict}",
                     )
+                if asking.unsupported(outcome):
+                    if correction is None:
+                        correction, unanswered, citing = UNSUPPORTED, parsed, True
+                        continue
+                    return finish("error", _unsupported(outcome), citations=outcome.citations)
                 if self.cache is not None and first_key is not None:
                     self.cache.put(first_key, stored_verdict(outcome, answered_mode, correction))
-                result = finish(outcome.verdict, outcome.reason, outcome.raw_score, outcome.winner)
+                result = finish(
+                    outcome.verdict,
+                    outcome.reason,
+                    outcome.raw_score,
+                    outcome.winner,
+                    outcome.citations,
+                )
                 return with_details(result, **outcome.item_details())
             if correction is not None:
                 return finish("error", f"no valid verdict after a corrective turn: {outcome}")

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from rubriclib.judging.citations import checked_citations, verified
 from rubriclib.judging.render import CHARACTERS_PER_TOKEN, system_message
 from rubriclib.rubrics.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
@@ -43,6 +45,9 @@ class JudgeVerdict:
     """A checklist item's answer (its `verdict` is fail when that is the item's `fail_if`)."""
     p: float | None = None
     """The probability of `answer`, where the endpoint returned its logprobs."""
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    """The judge's citations, each checked against the blocks it was shown
+    (`citations.checked_citations`)."""
 
     def item_details(self) -> dict[str, Any]:
         """What a checklist item's result keeps in its details: the answer and its `p` (when
@@ -50,6 +55,10 @@ class JudgeVerdict:
         if self.answer is None:
             return {}
         return {"answer": self.answer} | ({"p": self.p} if self.p is not None else {})
+
+    def cited(self) -> dict[str, Any]:
+        """`{"citations": [...]}` for a result's details, or nothing when none were given."""
+        return {"citations": self.citations} if self.citations else {}
 
 
 def estimated_tokens(rubric: Rubric, messages: list[dict[str, str]]) -> int:
@@ -69,17 +78,33 @@ def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
     """The tool definitions offered in `mode`. Kept lean (the system message explains them),
     and `reason` comes first so a judge whose arguments are written in schema order reasons
     before it commits. minLength and enum are what grammar-constrained decoders enforce."""
-    reason = {"type": "string", "minLength": 1}
+    reason: dict[str, Any] = {"reason": {"type": "string", "minLength": 1}}
+    reason |= citation_argument(rubric.citations)
     if rubric.scale == "pairwise":
         winner = {"type": "string", "enum": list(POSITIONS)}
-        return [function_tool(PAIRWISE_TOOL, {"reason": reason, "winner": winner})]
+        return [function_tool(PAIRWISE_TOOL, reason | {"winner": winner}, rubric.citations)]
     if rubric.scale == "1-5":
         score = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
-        return [function_tool(SCORE_TOOL, {"reason": reason, "score": score})]
+        return [function_tool(SCORE_TOOL, reason | {"score": score}, rubric.citations)]
     if mode == "named":
         verdict = {"type": "string", "enum": ["pass", "fail"]}
-        return [function_tool(VERDICT_TOOL, {"reason": reason, "verdict": verdict})]
-    return [function_tool(name, {"reason": {"type": "string"}}) for name in rubric.tool_names]
+        return [function_tool(VERDICT_TOOL, reason | {"verdict": verdict}, rubric.citations)]
+    plain = {"reason": {"type": "string"}} | citation_argument(rubric.citations)
+    return [function_tool(name, plain, rubric.citations) for name in rubric.tool_names]
+
+
+def citation_argument(policy: str) -> dict[str, Any]:
+    """The `citations` property of a verdict tool (after `reason`, before the verdict, so a
+    judge writing in schema order quotes its evidence before it commits); none when `off`. A
+    `required` policy asks for at least one."""
+    if policy == "off":
+        return {}
+    quote = {"block": {"type": "string"}, "quote": {"type": "string"}}
+    item = {"type": "object", "properties": quote, "required": ["block", "quote"]}
+    citations: dict[str, Any] = {"type": "array", "items": item}
+    if policy == "required":
+        citations["minItems"] = 1
+    return {"citations": citations}
 
 
 def tool_choice(rubric: Rubric, mode: Mode) -> str | dict[str, Any]:
@@ -154,14 +179,29 @@ def parse_reply(raw: Any) -> Any:
         return None
 
 
-def read_reply(reply: Any, rubric: Rubric, mode: Mode) -> JudgeVerdict | str:
-    """The verdict in a parsed Chat Completions reply, or what is wrong with it. Any shape may
+def read_reply(
+    reply: Any, rubric: Rubric, mode: Mode, blocks: Mapping[str, str] | None = None
+) -> JudgeVerdict | str:
+    """The verdict in a parsed Chat Completions reply, or what is wrong with it, with its
+    citations checked against `blocks` (the text of each block shown, by id). Any shape may
     arrive, so nothing about `reply` is trusted."""
     offered = [tool["function"]["name"] for tool in verdict_tools(rubric, mode)]
     call = tool_call(reply, offered)
     if isinstance(call, str):
         return call
     name, arguments, reason = call
+    verdict = _verdict_of(name, arguments, reason, rubric)
+    if isinstance(verdict, str) or rubric.citations == "off":
+        return verdict
+    checked = checked_citations(arguments.get("citations"), blocks or {})
+    return JudgeVerdict(
+        verdict.verdict, reason, verdict.raw_score, verdict.winner, citations=checked
+    )
+
+
+def _verdict_of(
+    name: str, arguments: dict[str, Any], reason: str, rubric: Rubric
+) -> JudgeVerdict | str:
     if name == SCORE_TOOL:
         score = arguments.get("score")
         if isinstance(score, bool) or not isinstance(score, int):
@@ -232,6 +272,27 @@ def text_intent(text: str, rubric: Rubric) -> Verdict | None:
     return named.pop() if len(named) == 1 else None  # type: ignore[return-value]
 
 
+def unsupported(verdict: JudgeVerdict, rubric: Rubric) -> bool:
+    """Whether `verdict` fails (a fail, a score below the threshold, a checklist item answered
+    the failing way) without a verified citation, which `citations: required` does not take.
+    A pairwise winner is never held to it: neither order is a failure."""
+    if rubric.citations != "required" or rubric.scale == "pairwise" or verified(verdict.citations):
+        return False
+    if verdict.raw_score is not None and rubric.pass_threshold is not None:
+        return verdict.raw_score < rubric.pass_threshold
+    return verdict.verdict == "fail"
+
+
+def citation_turn(reply: Any, what: str = "verdict") -> list[dict[str, Any]]:
+    """The one turn that asks again, under `citations: required`, for a `what` (verdict or
+    answer) with evidence. Neutral: it names no verdict and no block, only how to cite."""
+    return ask_again(
+        reply,
+        f"Please give your {what} again as one tool call, with `citations`: at least one quote "
+        "copied exactly from a block you were shown, with that block's id.",
+    )
+
+
 def corrective_turn(reply: Any, rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
     """The turn that asks again for a verdict call after a reply that was not one. Neutral on
     purpose: it restates the options evenly and neither judges the output nor quotes a problem,
@@ -292,16 +353,15 @@ def _call_name(call: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def function_tool(name: str, properties: dict[str, Any]) -> dict[str, Any]:
+def function_tool(name: str, properties: dict[str, Any], citations: str = "off") -> dict[str, Any]:
+    """A tool whose every property is required, but `citations` unless its policy is
+    `required`."""
+    required = [key for key in properties if key != "citations" or citations == "required"]
     return {
         "type": "function",
         "function": {
             "name": name,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": list(properties),
-            },
+            "parameters": {"type": "object", "properties": properties, "required": required},
         },
     }
 
@@ -321,14 +381,20 @@ class Asking(Protocol):
 
     def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]: ...
 
+    def unsupported(self, verdict: JudgeVerdict) -> bool: ...
+
+    def citation_turn(self, reply: Any) -> list[dict[str, Any]]: ...
+
     def intent(self, text: str) -> Verdict | None: ...
 
 
 @dataclass(frozen=True)
 class RubricAsking:
-    """Asking for the rubric's verdict: the functions above."""
+    """Asking for the rubric's verdict: the functions above; citations are checked against
+    `blocks` (`render.item_blocks`)."""
 
     rubric: Rubric
+    blocks: Mapping[str, str] = field(default_factory=dict)
 
     def mode(self, quirks: set[str], correcting: bool) -> Mode:
         return tool_mode(self.rubric, quirks, correcting)
@@ -339,10 +405,16 @@ class RubricAsking:
         return request_body(self.rubric, messages, mode, model, sampling)
 
     def read(self, reply: Any, mode: Mode) -> JudgeVerdict | str:
-        return read_reply(reply, self.rubric, mode)
+        return read_reply(reply, self.rubric, mode, self.blocks)
 
     def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]:
         return corrective_turn(reply, self.rubric, mode)
+
+    def unsupported(self, verdict: JudgeVerdict) -> bool:
+        return unsupported(verdict, self.rubric)
+
+    def citation_turn(self, reply: Any) -> list[dict[str, Any]]:
+        return citation_turn(reply)
 
     def intent(self, text: str) -> Verdict | None:
         return text_intent(text, self.rubric)

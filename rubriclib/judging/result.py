@@ -124,6 +124,7 @@ def combine_orders(rubric: Rubric, orders: list[GradeResult]) -> GradeResult:
             "attempts": result.details.get("judge", {}).get("attempts", 0),
             "retries": result.details.get("judge", {}).get("retries", 0),
         }
+        | ({"citations": result.details["citations"]} if "citations" in result.details else {})
         for index, result in enumerate(orders)
     ]
     pairwise: dict[str, Any] = {"winner": None, "orders": entries, "position_flip": None}
@@ -280,6 +281,8 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
     }
     if rubric.scale == "1-5":
         tally["scores"] = [vote.details.get("raw_score") for vote in votes]
+    if any("citations" in vote.details for vote in votes):
+        tally["citations"] = [vote.details.get("citations", []) for vote in votes]
     if not answered:
         first = votes[0].reason if votes else "no vote was cast"
         result = make_result(rubric, judge, "error", f"all {len(votes)} vote(s) errored: {first}")

@@ -111,6 +111,10 @@ class _Frontmatter(BaseModel):
     pairwise rubric always requires `baseline` (added when the file does not list it)."""
     checklist: list[ChecklistItem] = Field(default_factory=list)
     """Independent yes/no questions about the candidate (none: the rubric is judged whole)."""
+    citations: Literal["optional", "required", "off"] = "optional"
+    """Whether the verdict tools take `citations` (quotes from the blocks shown, checked by
+    rubriclib): `optional` (the default), `required` (a failing verdict must carry a verified
+    one: one corrective turn, then `error`) or `off` (the argument is left out)."""
     goldens: list[Golden] = Field(default_factory=list)
 
     @field_validator("version", mode="before")
@@ -125,6 +129,11 @@ class _Frontmatter(BaseModel):
         if not SEMVER.fullmatch(value):
             raise ValueError(f"{value!r} is not valid semver; write it like '1.0.0'")
         return value
+
+    @field_validator("citations", mode="before")
+    @classmethod
+    def _off_is_not_a_boolean(cls, value: Any) -> Any:
+        return "off" if value is False else value  # YAML reads a bare `off` as false
 
     @field_validator("description")
     @classmethod
@@ -233,7 +242,12 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         source=source,
         path=path,
         digest=judged_digest(
-            fields.scale, fields.pass_threshold, fields.requires, judged_body, fields.checklist
+            fields.scale,
+            fields.pass_threshold,
+            fields.requires,
+            judged_body,
+            fields.checklist,
+            fields.citations,
         ),
     )
 
@@ -253,12 +267,14 @@ def judged_digest(
     requires: Sequence[str],
     body: str,
     checklist: Sequence[ChecklistItem] = (),
+    citations: str = "optional",
 ) -> str:
     """sha256 hex of what decides a verdict, as canonical JSON: the scale, the pass threshold,
     the required fields, the verdict tool names, the body and, when there is one, the
     checklist (each item's `ChecklistItem.judged`, in order; a rubric without one has no
     `checklist` key, so its digest is the one it had before checklists existed) and, when it
-    requires a transcript, how runs are rendered (`RUN_RENDERING`). Goldens, the
+    requires a transcript, how runs are rendered (`RUN_RENDERING`), and the citation policy
+    unless it is the default `optional` (so older digests stay valid). Goldens, the
     description and how the YAML is written do not count; any change to the judged text does."""
     judged: dict[str, Any] = {
         "scale": scale,
@@ -271,6 +287,8 @@ def judged_digest(
         judged["checklist"] = [item.judged() for item in checklist]
     if "transcript" in requires:
         judged["run_rendering"] = RUN_RENDERING
+    if citations != "optional":
+        judged["citations"] = citations
     text = json.dumps(judged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

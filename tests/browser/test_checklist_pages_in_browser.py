@@ -62,7 +62,7 @@ def item_responder(body: dict[str, Any]) -> Reply:
     `invented`), else the passing answer."""
     user = body["messages"][1]["content"]
     item, failing = next(found for question, found in FAILING.items() if question in user)
-    if f"bad:{item}" in user.split("## Candidate output")[1]:
+    if f"bad:{item}" in user.split("## Candidate output [output]")[1]:
         why = HOSTILE_REASONS[1] if item == "invented" else f"{item} fails"
         return tool_reply("answer", {"reason": why, "answer": failing})
     return tool_reply("answer", {"reason": f"{item} holds", "answer": {"yes": "no", "no": "yes"}[failing]})  # fmt: skip

@@ -114,7 +114,7 @@ def test_render_reads_files_and_stdin(runner: CliRunner, write_file: Callable[..
     messages = json.loads(result.output)
     assert [m["role"] for m in messages] == ["system", "user"]
     assert "```\nFrom a file.\n```" in messages[1]["content"]
-    assert "## Source context\n\n```\nFrom stdin.\n```" in messages[1]["content"]
+    assert "## Source context [context]\n\n```\nFrom stdin.\n```" in messages[1]["content"]
     text = runner.invoke(main, ["render", "groundedness", "--output", "@@literal"])
     assert "=== system ===" in text.output and "```\n@literal\n```" in text.output
 

@@ -390,7 +390,7 @@ def test_a_suite_naming_rubrics_through_our_grader_file_is_judged_by_eval(
     result = run(str(suite), "--no-cache", "--format", "json")
     assert result.exit_code == 0, result.output
     assert len(endpoint.requests) == 3
-    assert any("## Task input\n\n```\nt2\n```" in user for user in users(endpoint))
+    assert any("## Task input [input]\n\n```\nt2\n```" in user for user in users(endpoint))
 
 
 def test_the_example_suite_ships_the_grader_file_rubriclib_writes() -> None:

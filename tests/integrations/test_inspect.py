@@ -186,7 +186,7 @@ class Run:
     def judged(self, text: str) -> list[str]:
         """The user messages of the judge requests whose candidate output begins with `text`."""
         users = [request["messages"][1]["content"] for request in self.requests]
-        return [user for user in users if f"## Candidate output\n\n```\n{text}" in user]
+        return [user for user in users if f"## Candidate output [output]\n\n```\n{text}" in user]
 
 
 @pytest.fixture(scope="module")
@@ -244,14 +244,14 @@ def test_pass_fail_scores_carry_the_reason_and_rubric_identity(run: Run) -> None
 
 def test_the_judge_sees_input_target_and_context(run: Run) -> None:
     [passed] = run.judged("verdict:pass\n```")
-    assert "## Task input\n\n```\nQ-pass\n```" in passed
-    assert "## Source context\n\n```\nC-pass\n```" in passed
-    assert "## Reference answer\n\n```\nT-pass\n```" in passed
+    assert "## Task input [input]\n\n```\nQ-pass\n```" in passed
+    assert "## Source context [context]\n\n```\nC-pass\n```" in passed
+    assert "## Reference answer [reference]\n\n```\nT-pass\n```" in passed
     [failed] = run.judged("verdict:fail")
-    assert "## Task input\n\n```\nsystem: Be brief.\nuser: Q-fail\n```" in failed
+    assert "## Task input [input]\n\n```\nsystem: Be brief.\nuser: Q-fail\n```" in failed
     assert "## Agent run" not in passed + failed  # a rubric that does not require a run
-    assert "## Source context\n\n```\n[1] C-a\n\n[2] C-b\n```" in failed
-    assert "## Reference answer\n\n```\nT-1\nT-2\n```" in failed
+    assert "## Source context [context]\n\n```\n[1] C-a\n\n[2] C-b\n```" in failed
+    assert "## Reference answer [reference]\n\n```\nT-1\nT-2\n```" in failed
 
 
 def test_a_judge_error_is_a_sample_error_never_a_score(run: Run) -> None:
@@ -336,8 +336,10 @@ def test_a_transcript_rubric_is_given_the_run_with_every_tool_call_and_result(ru
     )
     assert '"status": "delivered late"' in user  # a result's text, as the tool returned it
     assert "(thinking)\nLate delivery: refund the 12.50 in full.\n(end of thinking)" in user
-    assert "## Candidate output\n\nThe agent's final answer, block [M10] of the run." in user
-    assert "## Task input\n\n```\nAgent: refund order A-17, it came late.\n```" in user
+    assert (
+        "## Candidate output [output]\n\nThe agent's final answer, block [M10] of the run." in user
+    )
+    assert "## Task input [input]\n\n```\nAgent: refund order A-17, it came late.\n```" in user
 
 
 def test_a_tool_result_without_its_call_is_a_sample_error_never_a_score(run: Run) -> None:

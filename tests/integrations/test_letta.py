@@ -241,14 +241,14 @@ def test_input_ground_truth_and_rubric_vars_reach_the_judge(run: Run) -> None:
     passed, failed = run.judged("A-pass"), run.judged("A-fail")
     assert len(passed) == len(failed) == 2  # by keywords and by scored
     for user in passed:
-        assert "## Task input\n\n```\nQ-pass\n```" in user
-        assert "## Source context\n\n```\nC-pass\n```" in user
-        assert "## Reference answer\n\n```\nT-pass\n```" in user
+        assert "## Task input [input]\n\n```\nQ-pass\n```" in user
+        assert "## Source context [context]\n\n```\nC-pass\n```" in user
+        assert "## Reference answer [reference]\n\n```\nT-pass\n```" in user
     assert all("A-first" not in user for user in failed)  # the last assistant message only
     for user in failed:
-        assert "## Task input\n\n```\nuser: Q-turn-1\nuser: Q-turn-2\n```" in user
-        assert "## Source context\n\n```\n[1] C-a\n\n[2] C-b\n```" in user
-        assert "## Reference answer\n\n```\nT-fail\n```" in user
+        assert "## Task input [input]\n\n```\nuser: Q-turn-1\nuser: Q-turn-2\n```" in user
+        assert "## Source context [context]\n\n```\n[1] C-a\n\n[2] C-b\n```" in user
+        assert "## Reference answer [reference]\n\n```\nT-fail\n```" in user
         assert "for another grader" not in user
 
 
@@ -300,9 +300,12 @@ def test_the_readme_suite_runs_as_written(run: Run) -> None:
     assert (grade["score"], grade["metadata"]["verdict"]) == (1.0, "pass")
     assert grade["metadata"]["rubric"]["source"] == "builtin:groundedness"
     assert sample["reward"]["score"] == 1.0 and sample["error"] is None
-    [judged] = run.judged("## Candidate output\n\n```\nOn 20 July 1969. verdict:pass")
-    assert "## Source context\n\n```\nApollo 11 landed on the Moon on 20 July 1969.\n```" in judged
-    assert "## Reference answer\n\n```\n20 July 1969\n```" in judged
+    [judged] = run.judged("## Candidate output [output]\n\n```\nOn 20 July 1969. verdict:pass")
+    assert (
+        "## Source context [context]\n\n```\nApollo 11 landed on the Moon on 20 July 1969.\n```"
+        in judged
+    )
+    assert "## Reference answer [reference]\n\n```\n20 July 1969\n```" in judged
 
 
 def test_the_api_key_is_in_no_output_or_file(run: Run) -> None:

@@ -105,7 +105,7 @@ class Run:
     def judged(self, text: str) -> list[str]:
         """The user messages of the judge requests whose candidate output contains `text`."""
         users = [request["messages"][1]["content"] for request in self.requests]
-        return [user for user in users if text in user.partition("## Candidate output")[2]]
+        return [user for user in users if text in user.partition("## Candidate output [output]")[2]]
 
 
 def promptfoo_command() -> list[str]:
@@ -211,19 +211,19 @@ def test_verdicts_reasons_and_rubric_identity(run: Run) -> None:
 def test_the_judge_sees_the_prompt_context_and_reference(run: Run) -> None:
     prompt = "Answer from the passage only.\n\nPassage: C-pass\n\nQuestion: Q-pass verdict:pass"
     [passed] = run.judged("Q-pass")
-    assert f"## Task input\n\n```\n{prompt}\n```" in passed  # the rendered prompt
-    assert f"## Candidate output\n\n```\n{prompt}\n```" in passed  # echoed
-    assert "## Source context\n\n```\nC-pass\n```" in passed
-    assert "## Reference answer\n\n```\nR-pass\n```" in passed
+    assert f"## Task input [input]\n\n```\n{prompt}\n```" in passed  # the rendered prompt
+    assert f"## Candidate output [output]\n\n```\n{prompt}\n```" in passed  # echoed
+    assert "## Source context [context]\n\n```\nC-pass\n```" in passed
+    assert "## Reference answer [reference]\n\n```\nR-pass\n```" in passed
     [failed] = run.judged("Q-fail")
-    assert "## Source context\n\n```\n[1] C-a\n\n[2] C-b\n```" in failed  # a list var
-    assert "## Reference answer\n\n```\nT-fail\n```" in failed  # ground_truth
+    assert "## Source context [context]\n\n```\n[1] C-a\n\n[2] C-b\n```" in failed  # a list var
+    assert "## Reference answer [reference]\n\n```\nT-fail\n```" in failed  # ground_truth
     [mapped] = [
         request["messages"][1]["content"] for request in run.requests if "T-topic" in str(request)
     ]
-    assert "## Task input\n\n```\nT-topic\n```" in mapped  # config.vars names each var
-    assert "## Source context\n\n```\nD-docs\n```" in mapped
-    assert "## Reference answer\n\n```\nA-answer\n```" in mapped
+    assert "## Task input [input]\n\n```\nT-topic\n```" in mapped  # config.vars names each var
+    assert "## Source context [context]\n\n```\nD-docs\n```" in mapped
+    assert "## Reference answer [reference]\n\n```\nA-answer\n```" in mapped
     assert run.results()["mapped"]["success"] is True
 
 
@@ -267,8 +267,11 @@ def test_the_readme_config_runs_as_written(run: Run) -> None:
     assert check["reason"] == "scripted set_grade_fail"  # the keyword judge: no keyword
     assert result["namedScores"] == {"grounded": 0}  # the README's `metric`
     [judged] = run.judged("Question: When did Apollo 11 land on the Moon?")
-    assert "## Source context\n\n```\nApollo 11 landed on the Moon on 20 July 1969.\n```" in judged
-    assert "## Reference answer\n\n```\n20 July 1969\n```" in judged
+    assert (
+        "## Source context [context]\n\n```\nApollo 11 landed on the Moon on 20 July 1969.\n```"
+        in judged
+    )
+    assert "## Reference answer [reference]\n\n```\n20 July 1969\n```" in judged
 
 
 def test_the_api_key_is_in_no_output_log_or_file(run: Run) -> None:
@@ -285,8 +288,10 @@ def test_get_assert_in_process(library: Path, endpoint: JudgeServer) -> None:
     graded = get_assert({"answer": "verdict:pass"}, {"prompt": chat, "config": config})
     assert graded["pass"] is True and graded["metadata"]["rubric"]["name"] == "keywords"
     [user] = [request["messages"][1]["content"] for request in endpoint.requests]
-    assert "## Task input\n\n```\nsystem: Be brief.\nuser: Q\n```" in user  # a chat prompt
-    assert '## Candidate output\n\n```\n{"answer": "verdict:pass"}\n```' in user  # JSON output
+    assert "## Task input [input]\n\n```\nsystem: Be brief.\nuser: Q\n```" in user  # a chat prompt
+    assert (
+        '## Candidate output [output]\n\n```\n{"answer": "verdict:pass"}\n```' in user
+    )  # JSON output
     (library / "scored.md").write_text(SCORE_RUBRIC)
     endpoint.responder = judge_by_keyword
     five = get_assert("score:5", {"config": {"rubric": "scored"}})

@@ -79,7 +79,7 @@ def item_responder() -> Callable[[dict[str, Any]], Reply]:
 
     def respond(body: dict[str, Any]) -> Reply:
         user = body["messages"][1]["content"]
-        candidate = user.split("## Candidate output")[1]
+        candidate = user.split("## Candidate output [output]")[1]
         item, failing = next(v for q, v in FAIL_ANSWERS.items() if q in user)
         if f"down:{item}" in candidate:
             return error_reply(500, "item endpoint down")
@@ -124,16 +124,23 @@ def test_each_item_is_asked_on_its_own_with_only_the_answer_tool(
     for body in server.requests:
         assert [tool["function"]["name"] for tool in body["tools"]] == ["answer"]
         parameters = body["tools"][0]["function"]["parameters"]
-        assert list(parameters["properties"]) == ["reason", "answer"]
+        assert list(parameters["properties"]) == ["reason", "citations", "answer"]
+        assert parameters["required"] == ["reason", "answer"]
         assert parameters["properties"]["answer"]["enum"] == ["yes", "no"]
         assert body["tool_choice"] == {"type": "function", "function": {"name": "answer"}}
         system, user = (message["content"] for message in body["messages"])
         assert "`answer`" in system and "set_grade" not in system
         assert "set_grade" not in user  # the rubric's body is not sent, only its description
         assert "Whether the output invents nothing" in user
-        by_item["context" if "## Source context" in user else "input"] = user
-    assert "```\nIn 1969.\n```" in by_item["context"] and "## Task input" not in by_item["context"]
-    assert "```\nWhen?\n```" in by_item["input"] and "## Source context" not in by_item["input"]
+        by_item["context" if "## Source context [context]" in user else "input"] = user
+    assert (
+        "```\nIn 1969.\n```" in by_item["context"]
+        and "## Task input [input]" not in by_item["context"]
+    )
+    assert (
+        "```\nWhen?\n```" in by_item["input"]
+        and "## Source context [context]" not in by_item["input"]
+    )
     assert all(text.rstrip().endswith("with `answer`.") for text in by_item.values())
     assert [entry["id"] for entry in result.details["checklist"]] == ["invented", "answers"]
     assert result.details["checklist"][0] == {

@@ -142,30 +142,38 @@ def test_rendering_shows_response_a_and_b_and_swaps_them(
     assert "GOOD answer" in first[0] and "plain answer" in first[1]
     assert "plain answer" in second[0] and "GOOD answer" in second[1]
     user = judge_server.requests[0]["messages"][1]["content"]
-    assert "## Candidate output" not in user
-    assert user.index("## Task input") < user.index("## Response A") < user.index("## Response B")
+    assert "## Candidate output [output]" not in user
+    assert (
+        user.index("## Task input [input]")
+        < user.index("## Response A [A]")
+        < user.index("## Response B [B]")
+    )
     assert "```\nGOOD answer\n```" in user
     system = judge_server.requests[0]["messages"][0]["content"]
     assert f"`{TOOL}`, reason first" in system
     body = judge_server.requests[0]
     assert body["tool_choice"] == {"type": "function", "function": {"name": TOOL}}
     parameters = body["tools"][0]["function"]["parameters"]
-    assert list(parameters["properties"]) == ["reason", "winner"]
+    assert list(parameters["properties"]) == ["reason", "citations", "winner"]
+    assert parameters["required"] == ["reason", "winner"]  # citations are optional
     assert parameters["properties"]["winner"]["enum"] == ["A", "B", "tie"]
     assert parameters["properties"]["reason"]["minLength"] == 1
 
 
 def test_render_fences_a_baseline_holding_backticks(versus: Rubric) -> None:
     messages = rubriclib.render(versus, "x", "q", baseline="```py\nhack\n```", swapped=True)
-    assert "## Response A\n\n````\n```py\nhack\n```\n````" in messages[1]["content"]
+    assert "## Response A [A]\n\n````\n```py\nhack\n```\n````" in messages[1]["content"]
 
 
 @pytest.mark.parametrize("mode", ["required", "named", "auto"])
-def test_the_pairwise_protocol_costs_at_most_150_prompt_tokens(mode: Any) -> None:
-    rubric = rubriclib.load_rubric("preference")
-    system = rubriclib.render(rubric, "x", "q", baseline="y")[0]["content"]
-    tools = json.dumps(verdict_tools(rubric, mode))
-    assert (len(system) + len(tools)) / 4 <= 150
+def test_the_pairwise_protocol_costs_at_most_150_prompt_tokens_and_citations_at_most_300(
+    mode: Any,
+) -> None:
+    for policy, limit in (("off", 150), ("optional", 300)):
+        rubric = rubriclib.load_rubric("preference").model_copy(update={"citations": policy})
+        system = rubriclib.render(rubric, "x", "q", baseline="y")[0]["content"]
+        tools = json.dumps(verdict_tools(rubric, mode))
+        assert (len(system) + len(tools)) / 4 <= limit
 
 
 def test_the_reply_gives_the_winner_and_a_bad_winner_is_named(versus: Rubric) -> None:
@@ -489,8 +497,8 @@ def test_render_shows_the_baseline_as_response_b(pairwise_library: Path) -> None
         main, ["render", "versus", "--output", "mine", "--baseline", "theirs", "--json"]
     )
     user = json.loads(result.output)[1]["content"]
-    assert result.exit_code == 0 and user.index("mine") < user.index("## Response B")
-    assert user.index("## Response B") < user.index("theirs")
+    assert result.exit_code == 0 and user.index("mine") < user.index("## Response B [B]")
+    assert user.index("## Response B [B]") < user.index("theirs")
 
 
 def test_a_goldens_file_golden_without_an_expected_winner_is_a_problem(

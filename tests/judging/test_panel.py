@@ -82,7 +82,7 @@ def prefers(word: str) -> Callable[[dict[str, Any]], Reply]:
 
     def respond(body: dict[str, Any]) -> Reply:
         user = body["messages"][1]["content"]
-        first, second = user.split("## Response A", 1)[1].split("## Response B", 1)
+        first, second = user.split("## Response A [A]", 1)[1].split("## Response B [B]", 1)
         winner = "A" if word in first else "B" if word in second else "tie"
         return tool_reply("set_pairwise_winner", {"reason": f"{word} is better", "winner": winner})
 

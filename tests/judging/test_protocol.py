@@ -164,14 +164,21 @@ def test_usage_of_counts_only_integers() -> None:
 
 @pytest.mark.parametrize("name", ["groundedness", "answer-correctness"])
 @pytest.mark.parametrize("mode", ["required", "named", "auto"])
-def test_the_protocol_costs_at_most_150_prompt_tokens(name: str, mode: Any) -> None:
-    """System message plus tool schemas, estimated at four characters a token."""
+def test_the_protocol_costs_at_most_150_prompt_tokens_and_citations_at_most_300(
+    name: str, mode: Any
+) -> None:
+    """System message plus tool schemas, estimated at four characters a token: with citations
+    off, and with the `citations` argument (its schema in each tool, its line in the system
+    message)."""
     from rubriclib import render
 
-    rubric = load_rubric(name)
-    system = request_body(rubric, render(rubric, "x"), mode, "m", {})["messages"][0]["content"]
-    tools = json.dumps(verdict_tools(rubric, mode))
-    assert (len(system) + len(tools)) / 4 <= 150
+    for policy, limit in (("off", 150), ("required", 300)):
+        rubric = load_rubric(name).model_copy(update={"citations": policy})
+        body = request_body(rubric, render(rubric, "x"), mode, "m", {})
+        system = body["messages"][0]["content"]
+        tools = json.dumps(verdict_tools(rubric, mode))
+        assert (len(system) + len(tools)) / 4 <= limit
+        assert ("citations" in tools) == ("citations" in system) == (policy != "off")
 
 
 def test_the_static_prefix_comes_first(rubric: Rubric) -> None:
@@ -247,9 +254,10 @@ def test_render_shows_the_messages_of_the_first_mode_tried(rubric: Rubric) -> No
     assert first == "required"
     assert request_body(rubric, messages, first, "m", {})["messages"] == messages
     named = request_body(rubric, messages, "named", "m", {})["messages"][0]["content"]
-    assert named.endswith(
+    assert (
         "Reply only with a call to `set_grade`, reason first, then the verdict: pass if the "
-        "output meets the rubric, else fail (the rubric's `set_grade_pass` and `set_grade_fail`)."
+        "output meets the rubric, else fail (the rubric's `set_grade_pass` and `set_grade_fail`). "
+        "Cite evidence in `citations`" in named
     )
 
 

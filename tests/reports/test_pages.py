@@ -294,6 +294,6 @@ def test_a_run_s_page_shows_the_blocks_the_judge_was_sent_cut_as_they_were(
     assert pieces[3]["clipped"].startswith("\n\n[M3] tool result for f (c, called in [M2])\n")
     assert 2_000 < pieces[3]["length"] < 8_100 and "characters cut ...]" in sent  # cut, as sent
     assert pieces[4] == (  # a long block clips alone: the next one is still shown whole
-        "\n\n[M4] assistant\nverdict:pass done\n```\n\n## Candidate output\n\n"
+        "\n\n[M4] assistant\nverdict:pass done\n```\n\n## Candidate output [output]\n\n"
         "The agent's final answer, block [M4] of the run.\n"
     )

@@ -1,0 +1,120 @@
+"""Pure: the citations a judge gives with its verdict, checked against the blocks it was shown.
+
+A citation is `{block, quote}`: the id of a block of the rendered prompt (`M1`... for an agent
+run's messages; `input`, `context`, `reference`, `output`; `A` and `B` for pairwise responses)
+and a quote from it. rubriclib never trusts one: a quote is `verified` only when it appears in
+the text rubriclib rendered for that block (whitespace runs, Unicode compatibility forms and
+typographic quotes and dashes normalised; a quote across a cut marker never matches), else
+`unverified`, naming the block where it does appear when it is in another one. Checking costs
+no request.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+CUT_MARKER = re.compile(r"\n\[\.\.\. [\d,]+ characters cut \.\.\.\]\n")
+"""What `render.cut_middle` leaves where it cut a block: a quote may not span it."""
+_TYPOGRAPHIC = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
+)
+_WRAPPERS = "\"'`.… \u201c\u201d\u2018\u2019"
+"""What a judge puts around a quote that is not part of it (quote marks, ellipses)."""
+
+
+def checked_citations(raw: Any, blocks: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Each citation of a verdict tool's `citations` argument (`raw`, any shape: nothing is
+    trusted) checked against `blocks` (id to the text shown): `{block, quote, status}`, with
+    `span` (start and end in the block's text) when verified, `found_in` (another block
+    holding the quote) or `note` (why it could not be checked) when not."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        return [_unchecked(raw, "citations is not a list of {block, quote} objects")]
+    return [_checked(citation, blocks) for citation in raw]
+
+
+def verified(citations: list[dict[str, Any]]) -> int:
+    """How many of `citations` (as `checked_citations` gives them) were verified."""
+    return sum(citation.get("status") == "verified" for citation in citations)
+
+
+def cite_matches(wanted: str, citations: list[dict[str, Any]]) -> bool:
+    """Whether a verified citation quotes `wanted` (normalised; either may hold the other), as
+    a golden's `cites` asks."""
+    target = normalised(wanted)[0].strip()
+    quotes = (normalised(c["quote"])[0].strip() for c in citations if c["status"] == "verified")
+    return bool(target) and any(target in quote or quote in target for quote in quotes if quote)
+
+
+def normalised(text: str) -> tuple[str, list[int]]:
+    """`text` with each character in Unicode compatibility form (NFKD), typographic quotes and
+    dashes made plain and every whitespace run one space; and, for each character kept, the
+    index in `text` it came from."""
+    kept: list[str] = []
+    origin: list[int] = []
+    for index, character in enumerate(text):
+        for part in unicodedata.normalize("NFKD", character).translate(_TYPOGRAPHIC):
+            if part.isspace():
+                if kept and kept[-1] == " ":
+                    continue
+                part = " "
+            kept.append(part)
+            origin.append(index)
+    return "".join(kept), origin
+
+
+def _checked(citation: Any, blocks: Mapping[str, str]) -> dict[str, Any]:
+    if not isinstance(citation, dict):
+        return _unchecked(citation, "not a {block, quote} object")
+    block, quote = citation.get("block"), citation.get("quote")
+    if not isinstance(block, str) or not isinstance(quote, str):
+        return _unchecked(citation, "block and quote must both be strings")
+    block = _block_id(block, blocks)
+    entry: dict[str, Any] = {"block": block, "quote": quote}
+    if not normalised(quote.strip(_WRAPPERS))[0].strip():
+        return entry | {"status": "unverified", "note": "the quote is empty"}
+    if block in blocks and (span := _find(quote, blocks[block])) is not None:
+        return entry | {"status": "verified", "span": list(span)}
+    entry["status"] = "unverified"
+    elsewhere = [other for other, text in blocks.items() if _find(quote, text) is not None]
+    if elsewhere and elsewhere[0] != block:
+        entry["found_in"] = elsewhere[0]
+    if block not in blocks:
+        entry["note"] = f"no block {block} was shown"
+    return entry
+
+
+def _unchecked(citation: Any, note: str) -> dict[str, Any]:
+    shown = citation if isinstance(citation, str) else repr(citation)
+    return {"block": None, "quote": shown[:200], "status": "unverified", "note": note}
+
+
+def _block_id(given: str, blocks: Mapping[str, str]) -> str:
+    """The block a judge named, as rubriclib names it: `[m3]`, `M3` and ` M3 ` are `M3`."""
+    bare = given.strip().strip("[]").strip()
+    by_lower = {name.lower(): name for name in blocks}
+    return by_lower.get(bare.lower(), bare)
+
+
+def _find(quote: str, text: str) -> tuple[int, int] | None:
+    """Where `quote` is in `text` (start and end in `text`), normalised, in one piece of it
+    between cut markers; tried as written, then without the quote marks or ellipses a judge
+    wraps around it."""
+    for wanted in dict.fromkeys((quote.strip(), quote.strip(_WRAPPERS))):
+        needle = normalised(wanted)[0].strip()
+        if not needle:
+            continue
+        start = 0
+        for piece in [*CUT_MARKER.split(text)]:
+            at = text.index(piece, start)
+            start = at + len(piece)
+            flat, origin = normalised(piece)
+            found = flat.find(needle)
+            if found >= 0:
+                last = found + len(needle) - 1
+                return at + origin[found], at + origin[last] + 1
+    return None
