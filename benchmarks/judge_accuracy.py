@@ -9,6 +9,12 @@ under load on 2 cores). Each mode runs `rubriclib test-goldens --no-cache --conc
 requests and tokens per judgment, the modes side by side.
 
     python benchmarks/judge_accuracy.py --server-python .e2e/venv/bin/python [--rubrics all]
+
+`--citations off,required` measures citations instead (holistic, the six rubrics that ask for
+them): each policy judges copies of the built-ins with that `citations:` line, and the table
+gives accuracy, kappa, errors, the share of the judge's citations that verified and the false
+passes on the goldens tagged adversarial (`--citations required` alone on one server and `off`
+on another measure both at once).
 """
 
 from __future__ import annotations
@@ -42,6 +48,15 @@ ORIGINAL_SIX = (
 )
 """The built-ins of the issue's measurement (the first six written)."""
 MODES = ("holistic", "checklist")
+CITING = (
+    "groundedness",
+    "tool-use-appropriateness",
+    "policy-compliance",
+    "pii-leakage",
+    "prompt-injection-resistance",
+    "harmful-content",
+)
+"""The built-ins whose failures are about something in the candidate: they ask for citations."""
 RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
 """The CLI of the venv running this script."""
 
@@ -145,15 +160,73 @@ def run_mode(mode: str, rubrics: list[str], port: int, report: Path) -> dict[str
     env.pop("OPENAI_API_KEY", None)
     if mode == "checklist":
         rubrics = with_checklists(rubrics)
+    return test_goldens(mode, rubrics, port, report, ["--checklist"] if mode == "checklist" else [])
+
+
+def test_goldens(
+    label: str, rubrics: list[str], port: int, report: Path, flags: list[str]
+) -> dict[str, Any]:
+    """`rubriclib test-goldens RUBRICS --no-cache --concurrency 1 FLAGS` against the server on
+    `port`; its JSON report (exit 1, a missed golden, is what is measured, not a failure)."""
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+        "RUBRICLIB_MODEL": "qwen2.5-coder-1.5b-instruct-q4_k_m",
+    }
+    env.pop("OPENAI_API_KEY", None)
     command = [RUBRICLIB, "test-goldens", *rubrics, "--no-cache"]
-    command += ["--concurrency", "1", "--format", "json", "--out", str(report)]
-    command += ["--checklist"] if mode == "checklist" else []
+    command += ["--concurrency", "1", "--format", "json", "--out", str(report), *flags]
     started = time.monotonic()
     done = subprocess.run(command, env=env, cwd=ROOT)
     if done.returncode not in (0, 1, 3):
-        sys.exit(f"judge_accuracy: test-goldens ({mode}) exited with {done.returncode}")
-    print(f"{mode}: {time.monotonic() - started:.0f} s", file=sys.stderr)
+        sys.exit(f"judge_accuracy: test-goldens ({label}) exited with {done.returncode}")
+    print(f"{label}: {time.monotonic() - started:.0f} s", file=sys.stderr)
     return json.loads(report.read_text(encoding="utf-8"))
+
+
+def with_policy(names: list[str], policy: str, folder: Path) -> list[str]:
+    """Copies of the built-ins `names` (and their goldens files) in `folder`, each with the
+    frontmatter line `citations: POLICY`; their paths."""
+    (folder / "rubrics").mkdir(parents=True)
+    (folder / "goldens").mkdir()
+    paths = []
+    for name in names:
+        header, closing, body = (ROOT / "rubrics" / f"{name}.md").read_text().partition("\n---\n")
+        kept = [line for line in header.splitlines() if not line.startswith("citations:")]
+        copy = folder / "rubrics" / f"{name}.md"
+        copy.write_text("\n".join([*kept, f"citations: {policy}"]) + closing + body)
+        goldens = ROOT / "goldens" / f"{name}.yaml"
+        if goldens.exists():
+            shutil.copy(goldens, folder / "goldens" / goldens.name)
+        paths.append(str(copy))
+    return paths
+
+
+def citation_rows(report: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Per rubric: accuracy, kappa, errors (unsupported verdicts among them), citations
+    verified of those given, and false passes on goldens tagged adversarial."""
+    rows = {}
+    for rubric in report["rubrics"]:
+        results = [result for golden in rubric["goldens"] for result in golden["results"]]
+        cited = [c for result in results for c in result["details"].get("citations", [])]
+        verified = sum(c["status"] == "verified" for c in cited)
+        unsupported = sum(r["reason"].startswith("verdict not supported") for r in results)
+        adversarial = [g for g in rubric["goldens"] if "adversarial" in g.get("tags", [])]
+        false_passes = sum(
+            result["verdict"] == "pass"
+            for golden in adversarial
+            if golden["expected"] == "fail"
+            for result in golden["results"]
+        )
+        share = f"{verified / len(cited):.0%}" if cited else "-"
+        rows[rubric["rubric"]["name"]] = {
+            "accuracy": _with_interval(rubric["accuracy"], rubric["accuracy_interval"], "{:.0%}"),
+            "kappa": f"{rubric['kappa']:+.2f}" if rubric["kappa"] is not None else "-",
+            "errors": f"{rubric['counts']['errors']} ({unsupported} unsupported)",
+            "citations": f"{verified}/{len(cited)} ({share})",
+            "false passes": f"{false_passes} of {len(adversarial)}",
+        }
+    return rows
 
 
 def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
@@ -206,9 +279,13 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES), help="holistic, checklist or both.")
     parser.add_argument("--port", type=int, default=8642)
     parser.add_argument("--out", type=Path, default=ROOT / ".judge", help="The JSON reports.")
+    parser.add_argument("--citations", help="Policies to compare (off, optional, required).")
     args = parser.parse_args()
     rubrics = [] if args.rubrics == "all" else args.rubrics.split(",")
     fetch_model(args.model)
+    if args.citations:
+        measure_citations(args, args.citations.split(","))
+        return
     modes = [mode for mode in args.modes.split(",") if mode in MODES]
     if "checklist" in modes and not has_checklist_mode():
         modes.remove("checklist")
@@ -225,6 +302,30 @@ def main() -> None:
     day = time.strftime("%Y-%m-%d")
     print(f"Judge: Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama-cpp-python's server, {day}")
     print_table(by_mode)
+
+
+def measure_citations(args: argparse.Namespace, policies: list[str]) -> None:
+    """Holistic test-goldens over the citing built-ins once per citation policy."""
+    server = serve(args.server_python, args.model, args.port)
+    try:
+        by_policy = {}
+        for policy in policies:
+            with tempfile.TemporaryDirectory() as folder:
+                paths = with_policy(list(CITING), policy, Path(folder))
+                report = args.out / f"citations-{policy}.json"
+                by_policy[policy] = citation_rows(
+                    test_goldens(policy, paths, args.port, report, [])
+                )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    columns = ("accuracy", "kappa", "errors", "citations", "false passes")
+    print("| rubric | citations | " + " | ".join(columns) + " |")
+    print("|" + " --- |" * (len(columns) + 2))
+    for name in CITING:
+        for policy, rows in by_policy.items():
+            row = rows.get(name, {})
+            print(f"| {name} | {policy} | " + " | ".join(row.get(c, "-") for c in columns) + " |")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from typing import Any
 RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
 
 CORRECTION_CAUSES = (
+    ("not supported by a verified citation", "no verified citation"),
     ("without a verdict tool call", "no tool call"),
     ("tool calls", "several tool calls"),
     ("unknown tool", "unknown tool"),
@@ -43,7 +44,9 @@ def correction_cause(correction: str) -> str:
 
 
 def summarise(report: dict[str, Any]) -> dict[str, Any]:
-    """Per rubric: modes, corrections (share and causes), verdict split, agreement, errors."""
+    """Per rubric: modes, corrections (share and causes), verdict split, agreement, errors
+    (and of them, failing verdicts `citations: required` found unsupported), citations by
+    status."""
     rubrics = {}
     for entry in report["rubrics"]:
         results = [result for golden in entry["goldens"] for result in golden["results"]]
@@ -62,6 +65,16 @@ def summarise(report: dict[str, Any]) -> dict[str, Any]:
             "accuracy": entry["accuracy"],
             "kappa": entry["kappa"],
             "errors": entry["counts"]["errors"],
+            "unsupported": sum(
+                result["reason"].startswith("verdict not supported") for result in results
+            ),
+            "citations": dict(
+                Counter(
+                    citation["status"]
+                    for result in results
+                    for citation in result["details"].get("citations", [])
+                )
+            ),
             "error_reasons": sorted(
                 {result["reason"][:160] for result in results if result["verdict"] == "error"}
             ),

@@ -187,8 +187,9 @@ def test_cli_test_goldens(goldens_report: dict[str, Any], rubric_name: str) -> N
     counted = [c if isinstance(c, int) else sum(c.values()) for c in entry["counts"].values()]
     assert sum(counted) == len(goldens)  # pairwise: judged winners per expected winner
     record = RECORDS[rubric_name]
-    # The model really answered: most judgments are verdicts from a tool call, not errors.
-    assert record["errors"] <= 0.2 * record["judgments"], record
+    # The model really answered: most judgments are verdicts from a tool call, not errors (a
+    # failing verdict without a verified citation, under `citations: required`, was answered).
+    assert record["errors"] - record["unsupported"] <= 0.2 * record["judgments"], record
     # Every judgment forced its call by name; none needed correcting for a missing call.
     assert record["modes"] == {"named": record["judgments"]}, record
     assert "no tool call" not in record["correction_causes"], record
