@@ -661,3 +661,28 @@ def test_a_run_is_sent_through_a_batch_file_as_it_is_live_cut_the_same_way(
         == lines_of(live)[0]["result"]["details"]["transcript"]
     )
     assert line["result"]["details"]["transcript"]["cut"][0]["block"] == "M3"
+
+
+def test_a_batch_file_keeps_each_verdict_s_checked_citations(
+    eval_file: Path, tmp_path: Path
+) -> None:
+    def citing(body: dict[str, Any]) -> Reply:
+        user = body["messages"][1]["content"]
+        word = re.search(r"verdict:pass (\w+)|verdict:fail (\w+)", user)
+        quote = next(group for group in word.groups() if group) if word else "nothing"
+        cited = [{"block": "output", "quote": quote}, {"block": "output", "quote": "invented"}]
+        name = "set_grade_pass" if "verdict:pass" in user else "set_grade_fail"
+        return tool_reply(name, {"reason": "as cited", "citations": cited})
+
+    to, output, results = tmp_path / "req.jsonl", tmp_path / "out.jsonl", tmp_path / "res.jsonl"
+    assert cli("batch", "prepare", str(eval_file), "--to", str(to), "--no-cache").exit_code == 0
+    output.write_text(answer_lines(lines_of(to), citing))
+    result = cli(
+        "batch", "collect", str(eval_file), "--from", str(output), "--out", str(results),
+        "--no-cache",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    for line in lines_of(results):
+        first, second = line["result"]["details"]["citations"]
+        assert first["status"] == "verified" and first["quote"] in ("one", "two", "three")
+        assert second == {"block": "output", "quote": "invented", "status": "unverified"}
