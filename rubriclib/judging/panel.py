@@ -273,8 +273,9 @@ def _entry(judge: Judge, result: GradeResult, rubric: Rubric) -> dict[str, Any]:
         entry["raw_score"] = result.details.get("raw_score")
     if rubric.scale == "pairwise":
         entry["winner"] = result.details.get("pairwise", {}).get("winner")
-    if "votes" in result.details:
-        entry["votes"] = result.details["votes"]
+    for kept in ("votes", "citations"):
+        if kept in result.details:
+            entry[kept] = result.details[kept]
     block = result.details.get("judge", {})
     entry["attempts"] = block.get("attempts", 0)
     entry["retries"] = block.get("retries", 0)

@@ -333,3 +333,19 @@ def test_the_readme_example_prints_what_the_readme_says(
     text = README.read_text(encoding="utf-8")
     shown = text.split("<!-- snippet: citations -->")[1].split("```text\n")[1].split("```")[0]
     assert printed == shown
+
+
+def test_a_panel_keeps_each_member_s_citations(rubric: Rubric) -> None:
+    from rubriclib import Panel
+
+    with JudgeServer() as first, JudgeServer() as second:
+        first.script(
+            tool_reply("set_grade_pass", {"reason": "r", "citations": [cite("output", "fine")]})
+        )
+        second.script(tool_reply("set_grade_pass", {"reason": "r"}))
+        judges = [
+            Judge(f"m{n}", server.url, SECRET_KEY) for n, server in enumerate((first, second))
+        ]
+        result = Panel(judges, "majority").grade(rubric, "all fine")
+    cited, bare = result.details["panel"]["judges"]
+    assert cited["citations"][0]["status"] == "verified" and "citations" not in bare
