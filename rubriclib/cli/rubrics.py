@@ -99,7 +99,7 @@ def _group_rank(group: str) -> tuple[int, str]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--body", "body_only", is_flag=True, help="Print only the judged body.")
 def show(ref: str, as_json: bool, body_only: bool) -> None:
-    """Show one rubric: its frontmatter, golden count, checklist and body.
+    """Show one rubric: its frontmatter, citation policy, golden count, checklist and body.
 
     \b
     Examples:
@@ -116,6 +116,7 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
         **rubric.identity,
         "description": rubric.description,
         "pass_threshold": rubric.pass_threshold,
+        "citations": rubric.citations,
         "goldens": len(load_goldens(rubric)),
     }
     checklist = [

@@ -70,6 +70,15 @@ def test_show(runner: CliRunner) -> None:
     )
 
 
+def test_show_names_the_citation_policy(runner: CliRunner, write_file: Callable[..., Path]) -> None:
+    path = write_file("cited.md", VALID_RUBRIC.replace("goldens:", "citations: required\ngoldens:"))
+    assert "citations: required" in runner.invoke(main, ["show", str(path)]).output
+    data = json.loads(runner.invoke(main, ["show", str(path), "--json"]).output)
+    assert data["citations"] == "required"
+    plain = json.loads(runner.invoke(main, ["show", "preference", "--json"]).output)
+    assert plain["citations"] == "optional"
+
+
 def test_bad_reference_is_one_line_on_stderr_and_exit_2(runner: CliRunner) -> None:
     result = runner.invoke(main, ["show", "groundednes"])
     assert result.exit_code == 2 and result.stdout == ""
