@@ -79,6 +79,7 @@ def test_each_grader_counts_its_citations_given_and_verified(tmp_path: Path) -> 
         line_with(row="a", citations=[GOOD, INVENTED]),
         line_with(row="b", votes={"verdicts": ["pass"], "citations": [[GOOD]]}),
         line_with(row="c"),
+        line_with("error", row="d", citations=[INVENTED]),  # refused for want of a verified one
         results_line("a", "quiet", "pass"),
     ]
     data = report_data(read_results(write_results(tmp_path / "r.jsonl", lines)))
@@ -86,7 +87,7 @@ def test_each_grader_counts_its_citations_given_and_verified(tmp_path: Path) -> 
         {key: value for key, value in g.items() if key.startswith("citations")}
         for g in data["graders"]  # g, then quiet
     )
-    assert cited == {"citations": 3, "citations_verified": 2, "citations_share": 2 / 3}
+    assert cited == {"citations": 4, "citations_verified": 2, "citations_share": 0.5}
     assert quiet == {"citations": 0, "citations_verified": 0, "citations_share": None}
 
 
