@@ -373,3 +373,14 @@ def embedded_data(page: str) -> dict[str, Any]:
     )
     assert found, "no data block"
     return json.loads(found.group(1))  # type: ignore[no-any-return]
+
+
+def citation(
+    block: str | None, quote: str, span: list[int] | None = None, **more: Any
+) -> dict[str, Any]:
+    """One checked citation as a result's details record it: verified with `span`, else
+    unverified (`more`: found_in or note)."""
+    found: dict[str, Any] = {"block": block, "quote": quote}
+    if span is not None:
+        return found | {"status": "verified", "span": span}
+    return found | {"status": "unverified", **more}

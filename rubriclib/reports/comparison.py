@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from rubriclib.measure.agreement import paired_difference_interval
+from rubriclib.reports.citations import citations_change
 from rubriclib.reports.data import ResultsFile, judge_models, rubric_label
 
 SAME_RUN = "same rubric and judge: the judge answered differently"
@@ -80,7 +81,8 @@ def pass_rate_change(name: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
 
 def compare(new: ResultsFile, old: ResultsFile) -> dict[str, Any]:
     """What changed from `old` to `new`: matched, unmatched, per-grader changes, and each
-    changed verdict with both sides, in groups by what differs (largest group first)."""
+    changed verdict with both sides and whether its citations changed too, in groups by what
+    differs (largest group first)."""
     matched = [key for key in new.lines if key in old.lines]
     pairs_by_grader: dict[str, list[tuple[str, str]]] = {}
     changes: list[dict[str, Any]] = []
@@ -97,6 +99,7 @@ def compare(new: ResultsFile, old: ResultsFile) -> dict[str, Any]:
                 "differs": what_differs(old_line, new_line),
                 "old": side(old_line),
                 "new": side(new_line),
+                "citations": citations_change(old_line, new_line),
             }
         )
     sizes = Counter(change["differs"] for change in changes)

@@ -23,6 +23,7 @@ from rubriclib.reports.checklists import (
     rubric_finder,
     unmarked_notes,
 )
+from rubriclib.reports.citations import cell_citations, citation_counts
 from rubriclib.reports.common import xml_safe
 
 TEXT_LIMIT = 2000
@@ -178,8 +179,9 @@ def usage_of(details: dict[str, Any]) -> tuple[int, int]:
 
 
 def grader_summary(name: str, lines: list[dict[str, Any]], find: RubricFinder) -> dict[str, Any]:
-    """One grader's numbers, counted as `rubriclib eval`'s report counts them; a grader judged
-    in checklist mode adds which items decided its failures (`checklist_failures`, and
+    """One grader's numbers, counted as `rubriclib eval`'s report counts them, with how many
+    citations its judges gave and verified (`citation_counts`); a grader judged in checklist
+    mode adds which items decided its failures (`checklist_failures`, and
     `checklist_uncounted` judgments whose rubric was not found)."""
     counts = Counter(line["verdict"] for line in lines)
     judged = len(lines)
@@ -209,6 +211,7 @@ def grader_summary(name: str, lines: list[dict[str, Any]], find: RubricFinder) -
         "prompt_tokens": sum(prompt for prompt, _ in tokens),
         "completion_tokens": sum(completion for _, completion in tokens),
     }
+    summary.update(citation_counts(lines))
     if (failures := checklist_failures(lines, find)) is not None:
         summary["checklist_failures"], summary["checklist_uncounted"] = failures
     return summary
@@ -262,7 +265,8 @@ def cell(
 ) -> dict[str, Any]:
     """One judgment as the matrix's detail panel shows it; its rubric label and judge model as
     indexes into the report's `rubrics` and `models` (10,000 rows repeat them); a checklist
-    judgment's items (`find` gives the rubric that says which answers fail)."""
+    judgment's items (`find` gives the rubric that says which answers fail); its citations
+    (`citations.cell_citations`)."""
     result = line["result"]
     details = result["details"]
     judge = details["judge"]
@@ -288,6 +292,8 @@ def cell(
     if checklist is not None:
         entry["checklist"] = checklist
     entry.update(members_of(details))
+    if citations := cell_citations(details, line.get("output")):
+        entry["citations"] = citations
     return entry
 
 

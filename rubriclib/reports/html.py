@@ -37,7 +37,16 @@ def noscript_summary(data: dict[str, Any]) -> str:
     HTML, for a reader with scripts turned off."""
     if data.get("kind") in ("goldens", "calibration"):
         return agreement_summary(data)
-    heads = ("grader", "rubric", "judged", "pass", "fail", "error", "pass rate")
+    heads = (
+        "grader",
+        "rubric",
+        "judged",
+        "pass",
+        "fail",
+        "error",
+        "pass rate",
+        "citations verified",
+    )
     values = [
         (
             grader["name"],
@@ -47,6 +56,7 @@ def noscript_summary(data: dict[str, Any]) -> str:
             grader["fail"],
             grader["error"],
             percent(grader["pass_rate"]),
+            verified_share(grader),
         )
         for grader in data["graders"]
     ]
@@ -74,6 +84,14 @@ def percent(rate: float | None) -> str:
     return "n/a" if rate is None else f"{rate:.1%}"
 
 
+def verified_share(grader: dict[str, Any]) -> str:
+    """`3 of 4 (75.0%)`: a grader's verified citations of those given; `-` when none were."""
+    given = grader.get("citations") or 0
+    if not given:
+        return "-"
+    return f"{grader['citations_verified']} of {given} ({percent(grader['citations_share'])})"
+
+
 def summary_html(
     lead: str, data: dict[str, Any], heads: tuple[str, ...], values: list[tuple[Any, ...]]
 ) -> str:
@@ -95,9 +113,9 @@ def page(data: dict[str, Any], title: str | None = None) -> str:
     calibration) under `title` (by default the results files' names)."""
     package = files("rubriclib.reports")
     template = package.joinpath("html_report_page.html").read_text(encoding="utf-8")
-    script = "\n".join(  # one script: the page's, and the goldens and calibration views it calls
-        package.joinpath(name).read_text(encoding="utf-8")
-        for name in ("html_report_views.js", "html_report_page.js")
+    script = "\n".join(  # one script: the page's, and the views (goldens, calibration,
+        package.joinpath(name).read_text(encoding="utf-8")  # citations) it calls
+        for name in ("html_report_views.js", "html_report_citations.js", "html_report_page.js")
     )
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     if title is None:

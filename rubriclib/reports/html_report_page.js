@@ -42,6 +42,7 @@
   const signed = (v) => (v === null ? "n/a" : (v > 0 ? "+" : "") + (100 * v).toFixed(1) + " pts");
   const decimal = (v) => (v === null || v === undefined ? "n/a" : Number(v).toFixed(2));
   const within = (value, i, format) => (i ? `${format(value)} [${format(i.low)}, ${format(i.high)}]` : format(value));
+  const cite = citationViews({ el, plain, number, percent });
 
   function tableOf(id, heads, body) {
     return el("table", id ? { id } : null, el("thead", null, el("tr", null, ...heads.map((h) => el("th", null, h)))),
@@ -73,7 +74,7 @@
 
   function renderSummary() {
     const heads = ["grader", "rubric", "judge", "judged", "pass", "fail", "error", "pass rate", "95% interval",
-      "mean score", "cached", "prompt tokens", "completion tokens"];
+      "mean score", "cached", "prompt tokens", "completion tokens", "citations", "citations verified"];
     const table = document.getElementById("summary");
     table.append(el("thead", null, el("tr", null, ...heads.map((h, i) => el("th", { class: i > 2 ? "num" : "" }, h)))));
     const body = el("tbody");
@@ -82,7 +83,8 @@
       body.append(el("tr", { "data-grader": g.name }, el("th", null, g.name), el("td", null, g.rubrics.join(", ")),
         el("td", null, g.models.join(", ")),
         ...[number(g.judged), number(g.pass), number(g.fail), number(g.error), percent(g.pass_rate),
-          interval(g.interval), score, number(g.cached), number(g.prompt_tokens), number(g.completion_tokens)]
+          interval(g.interval), score, number(g.cached), number(g.prompt_tokens), number(g.completion_tokens),
+          number(g.citations), cite.verifiedShare(g)]
           .map((v, i) => el("td", { class: "num", "data-column": heads[i + 3] }, v))));
     }
     table.append(body);
@@ -158,7 +160,8 @@
       if (c.group !== index) continue;
       body.append(el("tr", null, el("td", { class: "row-id" }, c.row), el("td", null, c.grader), el("td", null, c.kind),
         el("td", null, `${c.old.verdict} · ${c.old.rubric} · ${c.old.model}`, text(c.old.reason)),
-        el("td", null, `${c.new.verdict} · ${c.new.rubric} · ${c.new.model}`, text(c.new.reason))));
+        el("td", null, `${c.new.verdict} · ${c.new.rubric} · ${c.new.model}`, text(c.new.reason),
+          c.citations ? el("div", { class: "meta citations-change" }, c.citations) : null)));
     }
     table.append(body);
     details.append(table);
@@ -319,8 +322,9 @@
     return shown;
   }
 
-  // The messages a judgment sent, each a list of indexes into data.messages (shared texts).
-  function sentMessages(messages) {
+  // The messages a judgment sent, each a list of indexes into data.messages (shared texts);
+  // each citation beside the block it quotes (added to `placed`).
+  function sentMessages(messages, citations, placed) {
     const shown = [el("h3", null, "Messages sent to the judge")];
     if (!messages || !messages.sent) {
       const why = messages ? messages.unavailable
@@ -332,16 +336,17 @@
     messages.sent.forEach((request, n) => {
       const list = el("div", { class: "request", "data-request": n });
       if (messages.sent.length > 1) list.append(el("h4", null, `Request ${n + 1}: ${orders[n]}`));
-      for (const [role, pieces] of request) {
+      request.forEach(([role, pieces], m) => {
         const values = pieces.map((i) => data.messages[i]);
-        const message = el("div", { class: "text message", "data-role": role }, values.map(plain).join(""));
+        const cited = cite.citedPieces(messages, n, m, citations, placed);
+        const message = el("div", { class: "text message", "data-role": role }, ...cite.pieces(values, cited));
         for (const v of values) {
           if (v && typeof v === "object" && "clipped" in v) {
             message.append(el("div", { class: "clip-note" }, `… a part cut at ${number(v.clipped.length)} of ${number(v.length)} characters`));
           }
         }
         list.append(el("h4", null, role), message);
-      }
+      });
       box.append(list);
     });
     return [...shown, box];
@@ -352,6 +357,7 @@
     const c = row.cells[column];
     const panel = document.getElementById("detail");
     const close = el("button", { type: "button", class: "close" }, "close");
+    const placed = new Set(); // citations shown beside a block of the messages
     close.addEventListener("click", () => { panel.hidden = true; });
     panel.replaceChildren(close, el("h2", null, `${plain(row.id)} · ${plain(graders[column])}`));
     if (!c) {
@@ -362,6 +368,7 @@
         ["attempts", c.attempts], ["latency", c.latency_ms === null ? "" : `${number(c.latency_ms)} ms`],
         ["tokens", `${number(c.tokens[0])} prompt + ${number(c.tokens[1])} completion`], ["cached", c.cached ? "yes" : "no"]];
       if (c.pairwise) facts.push(["pairwise", `winner ${c.pairwise.winner}` + (c.pairwise.position_flip ? ", position flip" : "")]);
+      if (c.citations) facts.push(["citations", cite.tally(c.citations)]);
       panel.append(el("p", null, el("span", { class: "badge " + c.verdict, id: "detail-verdict" }, c.verdict)),
         el("h3", null, "Reason"), Object.assign(text(c.reason), { id: "detail-reason" }),
         el("dl", null, ...facts.flatMap(([k, v]) => [el("dt", null, k), el("dd", null, v)])));
@@ -369,14 +376,16 @@
       for (const [key, title] of [["votes", "Votes"], ["panel", "Panel judges"], ["turns", "Turns"]]) {
         if (c[key]) panel.append(...members(title, c[key]));
       }
-      panel.append(...sentMessages(c.messages));
+      if (c.citations) panel.append(...cite.listed(c.citations));
+      panel.append(...sentMessages(c.messages, c.citations || [], placed));
       const change = changeOf.get(plain(row.id) + "\u0000" + plain(graders[column]));
       if (change) {
         panel.append(el("h3", null, `Before (${change.kind})`),
           el("p", null, `${change.old.verdict} · ${change.old.rubric} · ${change.old.model}`), text(change.old.reason));
+        if (change.citations) panel.append(el("p", { class: "meta", id: "detail-citations-change" }, change.citations));
       }
     }
-    if (row.output !== undefined) panel.append(el("h3", null, "Output"), text(row.output));
+    if (row.output !== undefined) panel.append(el("h3", null, "Output"), cite.output(text(row.output), row.output, c, placed));
     if (row.metadata && Object.keys(row.metadata).length) panel.append(el("h3", null, "Metadata"), text(row.metadata));
     panel.hidden = false;
   }

@@ -19,6 +19,7 @@ from rubriclib.evals.judgments import judgments
 from rubriclib.item import missing_fields
 from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, item_messages
 from rubriclib.reports.checklists import rubric_finder
+from rubriclib.reports.citations import located_blocks, place_citations
 from rubriclib.reports.common import xml_safe
 from rubriclib.reports.data import TEXT_LIMIT, ResultsFile, clipped, read_results, report_data
 from rubriclib.reports.html import page
@@ -148,7 +149,7 @@ def attach_messages(
                     continue
                 cell = data["rows"][index]["cells"][column]
                 if cell is not None and (line["verdict"] == "pass") == passes:
-                    cell["messages"] = sent_messages(row, grader, line, pool)
+                    cell["messages"] = sent_messages(row, grader, line, pool, cell.get("citations"))
     data["messages"] = pool.shown()
 
 
@@ -157,12 +158,18 @@ _BLOCK_START = re.compile(r"(?=\n\n\[M\d+\] )")
 
 
 def sent_messages(
-    row: Row, grader: Grader, line: dict[str, Any], pool: MessagePool
+    row: Row,
+    grader: Grader,
+    line: dict[str, Any],
+    pool: MessagePool,
+    citations: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """{"sent": [request, ...]} (each request [[role, [pool indexes]], ...]: one, or two on a
-    pairwise rubric) re-rendered from the rubric and the row by render.item_messages, or
-    {"unavailable": why} when they cannot be told exactly (or the budget is spent). A rubric's
-    body and system message, the same in every row, are pieces of their own, kept once."""
+    pairwise rubric) re-rendered from the rubric and the row by render.item_messages, and
+    "blocks" (per request, each block's id to [message, piece]: the piece holding the block's
+    text, where `citations`' spans are placed); or {"unavailable": why} when they cannot be told
+    exactly (or the budget is spent). A rubric's body and system message, the same in every
+    row, are pieces of their own, kept once."""
     parts = judgments(row, grader)
     if len(parts) != 1:
         return {"unavailable": f"judged turn by turn: {len(parts)} requests"}
@@ -179,26 +186,56 @@ def sent_messages(
         item = item.model_copy(update={"output": line["output"]})
     body = rubric.body if rubric.template != "letta" else ""
     requests = []  # one; on a pairwise rubric two, the second with A and B swapped
+    blocks: list[dict[str, list[int]]] = []
     run = line["result"]["details"].get("transcript") or {}
     limit = int(run.get("max_prompt_tokens", DEFAULT_MAX_PROMPT_TOKENS))  # as the judge cut it
-    for messages in item_messages(rubric, item, limit):
+    for number, messages in enumerate(item_messages(rubric, item, limit)):
         request = []
-        for message in messages:
+        where: dict[str, list[int]] = {}
+        for index, message in enumerate(messages):
             text = message["content"]
             if message["role"] == "system":  # the rubric's own: the same in every row
                 pool.bodies.add(text)
             split = bool(body) and text.startswith(body)
-            texts = [body, text[len(body) :]] if split else [text]
-            if item.transcript is not None:  # each block a piece: each shown up to TEXT_LIMIT
-                texts = [piece for part in texts for piece in _BLOCK_START.split(part)]
-            request.append((message["role"], texts))
+            located: dict[str, tuple[int, int]] = {}
+            if message["role"] == "user":
+                located = located_blocks(text, rubric, item, number, limit)
+                texts = {key: text[start:end] for key, (start, end) in located.items()}
+                place_citations(citations or [], number, texts, rubric.scale == "pairwise")
+            pieces, found = message_pieces(
+                text, len(body) if split else 0, located, item.transcript is not None
+            )
+            where |= {key: [index, piece] for key, piece in found.items()}
+            request.append((message["role"], pieces))
             if split:
                 pool.bodies.add(body)
         requests.append(request)
+        blocks.append(where)
     pieces = [piece for request in requests for _, parts in request for piece in parts]
     if pool.cost(pieces) > pool.room:
         return {"unavailable": OVER_BUDGET}
-    return {"sent": [[[role, pool.add(parts)] for role, parts in request] for request in requests]}
+    sent = [[[role, pool.add(parts)] for role, parts in request] for request in requests]
+    return {"sent": sent, "blocks": blocks}
+
+
+def message_pieces(
+    text: str, body: int, blocks: dict[str, tuple[int, int]], run: bool
+) -> tuple[list[str], dict[str, int]]:
+    """`text` cut into the pieces a page keeps (each shown up to TEXT_LIMIT): the rubric's body
+    (its first `body` characters), each block's text (start and end in `blocks`) and what is
+    between; in an agent run every block a piece. And each block's id to its piece."""
+    cuts = sorted({0, body, len(text), *(offset for span in blocks.values() for offset in span)})
+    starts = {span: key for key, span in blocks.items() if span[1] > span[0]}
+    pieces: list[str] = []
+    found: dict[str, int] = {}
+    for start, end in zip(cuts, cuts[1:], strict=False):
+        if (start, end) in starts:
+            found[starts[start, end]] = len(pieces)
+            pieces.append(text[start:end])
+        else:
+            split = _BLOCK_START.split(text[start:end]) if run else [text[start:end]]
+            pieces.extend(piece for piece in split if piece)
+    return pieces, found
 
 
 def goldens_page(run: RunReport) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import citation
 from results_lines import results_line, write_results
 
 from rubriclib.reports.comparison import (
@@ -129,3 +130,27 @@ def test_unmatched_lines_are_counted_on_their_side(tmp_path: Path) -> None:
     )
     assert (comparison["matched"], comparison["only_new"], comparison["only_old"]) == (1, 1, 1)
     assert comparison["changes"] == [] and comparison["groups"] == []
+
+
+def test_a_changed_verdict_says_whether_its_citations_changed_too(tmp_path: Path) -> None:
+    verified = citation("output", "fine", [0, 4])
+    old_lines = [
+        results_line("same", "g", "pass", citations=[verified]),
+        results_line("moved", "g", "pass", citations=[verified]),
+        results_line("none", "g", "pass"),
+    ]
+    new_lines = [
+        results_line("same", "g", "fail", citations=[verified]),
+        results_line("moved", "g", "fail", citations=[citation("output", "bad")]),
+        results_line("none", "g", "fail"),
+    ]
+    old = read_results(write_results(tmp_path / "old.jsonl", old_lines))
+    new = read_results(write_results(tmp_path / "new.jsonl", new_lines))
+    said = {change["row"]: change["citations"] for change in compare(new, old)["changes"]}
+    assert said == {
+        "same": "same citations",
+        "moved": "citations changed: 1 of 1 verified → 0 of 1 verified",
+        "none": None,
+    }
+    [group] = compare(new, old)["groups"]  # citations are what the judge said, not a cause
+    assert group["differs"] == SAME_RUN and group["count"] == 3

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import embedded_data
+from conftest import citation, embedded_data
 from judge_server import JudgeServer
 from results_lines import HOSTILE_REASONS, results_line, write_results
 
@@ -194,3 +194,19 @@ def test_the_report_never_overwrites_a_results_file_it_reads(tmp_path: Path) -> 
         ran = report_of(str(results), *arguments)
         assert ran.exit_code == 2 and "a results file it reads" in ran.output
         assert results.read_text() == before
+
+
+def test_the_summary_without_scripts_gives_each_grader_s_verified_citations(
+    tmp_path: Path,
+) -> None:
+    good, invented = citation("output", "x", [0, 1]), citation("M2", "</script><b>made up</b>")
+    lines = [
+        results_line("r1", "cites", "fail", citations=[good, invented]),
+        results_line("r1", "silent", "pass"),
+    ]
+    page = build_report(write_results(tmp_path / "r.jsonl", lines))
+    noscript = page.split("<noscript>")[1].split("</noscript>")[0]
+    assert "<th>citations verified</th>" in noscript
+    assert "<td>1 of 2 (50.0%)</td>" in noscript and "<td>-</td>" in noscript
+    block = page.split('id="report-data">', 1)[1].split("</script>", 1)[0]
+    assert not set(block) & set("<>&")  # a quote cannot leave the data block either

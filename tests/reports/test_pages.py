@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, VERSUS, embedded_data, prefers
+from conftest import SECRET_KEY, VERSUS, citation, embedded_data, prefers
 from judge_server import JudgeServer
 from results_lines import results_line, write_results
 
@@ -211,7 +211,7 @@ def test_messages_past_the_budget_are_not_kept_failures_first(
 ) -> None:
     from rubriclib.reports import pages as run_pages
 
-    monkeypatch.setattr(run_pages, "MESSAGES_BUDGET", 150)  # one row's values, not two
+    monkeypatch.setattr(run_pages, "MESSAGES_BUDGET", 145)  # one row's values (and frames), not two
     ran, data = eval_page(eval_file)
     assert ran.exit_code == 0, ran.output
     assert "sent" in cell(data, "r2", "kw")["messages"]  # failed: served first
@@ -290,10 +290,44 @@ def test_a_run_s_page_shows_the_blocks_the_judge_was_sent_cut_as_they_were(
     pieces = [data["messages"][index] for index in user]
     sent = endpoint.requests[0]["messages"][1]["content"]
     whole = [piece if isinstance(piece, str) else piece["clipped"] for piece in pieces]
-    assert len(pieces) == 5 and sent.startswith("".join(whole[:3]))  # body, then block by block
-    assert pieces[3]["clipped"].startswith("\n\n[M3] tool result for f (c, called in [M2])\n")
-    assert 2_000 < pieces[3]["length"] < 8_100 and "characters cut ...]" in sent  # cut, as sent
-    assert pieces[4] == (  # a long block clips alone: the next one is still shown whole
-        "\n\n[M4] assistant\nverdict:pass done\n```\n\n## Candidate output [output]\n\n"
-        "The agent's final answer, block [M4] of the run.\n"
-    )
+    assert len(pieces) == 10 and sent.startswith("".join(whole[:6]))  # body, heads, blocks
+    assert pieces[5] == "\n\n[M3] tool result for f (c, called in [M2])\n"
+    assert 2_000 < pieces[6]["length"] < 8_100 and "characters cut ...]" in sent  # cut, as sent
+    assert pieces[7:] == [  # a long block clips alone: the next one is still shown whole
+        "\n\n[M4] assistant\n",
+        "verdict:pass done",
+        "\n```\n\n## Candidate output [output]\n\nThe agent's final answer, block [M4] of the run.\n",
+    ]
+    # each block's text is a piece of its own, where a citation of it is shown
+    blocks = cell(data, "r1", "kw")["messages"]["blocks"]
+    assert blocks == [{"M1": [1, 2], "M2": [1, 4], "M3": [1, 6], "M4": [1, 8]}]
+
+
+def test_with_the_eval_each_cited_block_is_a_piece_and_its_span_is_placed(
+    eval_file: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "results.jsonl"
+    assert CliRunner().invoke(main, ["eval", str(eval_file), "--out", str(out)]).exit_code == 0
+    lines = [json.loads(text) for text in out.read_text().splitlines()]
+    for line in lines:
+        if (line["row"], line["grader"]) == ("r1", "kw"):
+            line["result"]["details"]["citations"] = [
+                citation("output", "pass", [8, 12]),
+                citation("M4", "pass", note="no block M4 was shown"),
+            ]
+    write_results(out, lines)
+    page = tmp_path / "cited.html"
+    ran = CliRunner().invoke(main, ["report", str(out), "--eval", str(eval_file), "-o", str(page)])
+    assert ran.exit_code == 0, ran.output
+    data = embedded_data(page.read_text())
+    found = cell(data, "r1", "kw")
+    [blocks] = found["messages"]["blocks"]
+    [[_, _], [_, user]] = found["messages"]["sent"][0]
+    assert {key: data["messages"][user[piece]] for key, (_, piece) in blocks.items()} == {
+        "input": "q1",
+        "context": "c1",
+        "output": "verdict:pass one",
+    }
+    placed, unplaced = found["citations"]
+    assert placed["shown"] == [8, 12] and "shown" not in unplaced
+    assert sent_text(data, found) in [request["messages"] for request in endpoint.requests]
