@@ -88,7 +88,8 @@ def _messages(
     for key, _ in SECTIONS:
         value = item.output if key == "output" else values[key] if key in needed else None
         if key == "output" and item.transcript is not None:
-            parts.extend(run_sections(item.transcript, item.output, max_prompt_tokens))
+            shown = run_sections(item.transcript, item.output, max_prompt_tokens)
+            parts.extend(text for text, _ in shown)
         elif value is not None:
             parts.append(section(key, value))
     parts.append(f"Answer the question about {about} with `{ANSWER_TOOL}`.")

@@ -22,7 +22,7 @@ SECTIONS = (
 """Each value's section header, in the order they are appended (the candidate always last; on a
 pairwise rubric, Response A and Response B take its place). A section is a block: its header
 ends with its id (`## Candidate output [output]`), which a judge's citation names."""
-_HEADERS = dict(SECTIONS)
+_HEADERS = dict(SECTIONS) | {"A": "Response A", "B": "Response B"}
 
 PLACEHOLDERS = {
     "{input}": "input",
@@ -31,6 +31,9 @@ PLACEHOLDERS = {
     "{submission}": "output",
 }
 """Placeholders a body may use to place a value itself (letta-evals style)."""
+
+Spans = dict[str, tuple[int, int]]
+"""Where the text of each block sits in a piece of a prompt: start and end, by block id."""
 
 CHARACTERS_PER_TOKEN = 4
 """How prompt sizes are estimated (and an agent run's share of the limit turned into text)."""
@@ -74,12 +77,48 @@ def render(
     ignore `baseline` (and a pairwise rubric the run). A letta template rubric is filled from
     `variables` alone and sent as the whole user message (a placeholder with no value is a
     KeyError, as in letta-evals)."""
+    parts = user_parts(
+        rubric,
+        output,
+        input,
+        context,
+        reference,
+        baseline=baseline,
+        swapped=swapped,
+        variables=variables,
+        transcript=transcript,
+        max_prompt_tokens=max_prompt_tokens,
+    )
+    return [
+        {"role": "system", "content": system_message(rubric)},
+        {"role": "user", "content": user_message(parts)},
+    ]
+
+
+def user_message(parts: list[tuple[str, Spans]]) -> str:
+    """The user message `user_parts` make: the parts, a blank line between them."""
+    if len(parts) == 1 and not parts[0][1]:
+        return parts[0][0]  # a letta template, sent as filled
+    return "\n\n".join(text for text, _ in parts) + "\n"
+
+
+def user_parts(
+    rubric: Rubric,
+    output: str,
+    input: str | None = None,  # noqa: A002 - the public name eval authors use
+    context: str | None = None,
+    reference: str | None = None,
+    *,
+    baseline: str | None = None,
+    swapped: bool = False,
+    variables: Mapping[str, str] | None = None,
+    transcript: Transcript | None = None,
+    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
+) -> list[tuple[str, Spans]]:
+    """The user message of `render` in its parts (the body, then each section), each with where
+    the text of each block it shows as itself sits in it."""
     if rubric.template == "letta":
-        user = letta_fill(rubric.body, variables or {})
-        return [
-            {"role": "system", "content": system_message(rubric)},
-            {"role": "user", "content": user},
-        ]
+        return [(letta_fill(rubric.body, variables or {}), {})]
     pairwise = rubric.scale == "pairwise"
     values = {"input": input, "context": context, "reference": reference, "output": output}
     if pairwise:
@@ -88,22 +127,37 @@ def render(
     body = _PLACEHOLDER.sub(
         lambda match: _placed_value(values[PLACEHOLDERS[match[0]]]), rubric.body
     )
-    parts = [body]
+    parts: list[tuple[str, Spans]] = [(body, {})]
     for key, _ in SECTIONS:
         value = values[key]
         if key == "output" and transcript is not None and not pairwise:
             parts.extend(run_sections(transcript, output, max_prompt_tokens, key in placed))
         elif value is not None and key not in placed:
-            parts.append(section(key, value))
+            parts.append(_fenced(key, section(key, value), value))
     if pairwise:
         first, second = (baseline, output) if swapped else (output, baseline)
         for label, value in (("A", first), ("B", second)):
-            shown = "(not provided)" if value is None else fence(value)
-            parts.append(f"## Response {label} [{label}]\n\n{shown}")
-    return [
-        {"role": "system", "content": system_message(rubric)},
-        {"role": "user", "content": "\n\n".join(parts) + "\n"},
-    ]
+            if value is None:
+                parts.append((f"## Response {label} [{label}]\n\n(not provided)", {}))
+            else:
+                parts.append(_fenced(label, section(label, value), value))
+    return parts
+
+
+def block_spans(parts: list[tuple[str, Spans]]) -> Spans:
+    """Where each block's text sits in the user message `parts` make (`user_message`)."""
+    found: Spans = {}
+    offset = 0
+    for text, spans in parts:
+        found |= {key: (offset + start, offset + end) for key, (start, end) in spans.items()}
+        offset += len(text) + 2
+    return found
+
+
+def _fenced(key: str, text: str, value: str) -> tuple[str, Spans]:
+    """A section ending in `value`, fenced, and where `value` sits in it."""
+    end = text.rindex("\n")  # the closing fence is the last line
+    return text, {key: (end - len(value), end)}
 
 
 def item_messages(
@@ -111,22 +165,31 @@ def item_messages(
 ) -> list[list[dict[str, str]]]:
     """The messages of each request a vote on `item` starts with: one list, or on a pairwise
     rubric two (the output as Response A, then the baseline as Response A)."""
-    fields = (item.input, item.context, item.reference)
+    return [render(rubric, **request) for request in _requests(rubric, item, max_prompt_tokens)]
+
+
+def item_block_spans(
+    rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
+) -> list[Spans]:
+    """For each request of `item_messages`, where each block's text sits in its user message
+    (a block shown other than as itself, such as a run's final answer named by its block, has
+    none)."""
+    requests = _requests(rubric, item, max_prompt_tokens)
+    return [block_spans(user_parts(rubric, **request)) for request in requests]
+
+
+def _requests(rubric: Rubric, item: Item, max_prompt_tokens: int) -> list[dict[str, Any]]:
+    """`render`'s arguments for each request about `item`."""
+    fields = {
+        "output": item.output,
+        "input": item.input,
+        "context": item.context,
+        "reference": item.reference,
+    }
     if rubric.scale != "pairwise":
-        return [
-            render(
-                rubric,
-                item.output,
-                *fields,
-                variables=item.variables,
-                transcript=item.transcript,
-                max_prompt_tokens=max_prompt_tokens,
-            )
-        ]
-    return [
-        render(rubric, item.output, *fields, baseline=item.baseline, swapped=swapped)
-        for swapped in (False, True)
-    ]
+        run = {"transcript": item.transcript, "max_prompt_tokens": max_prompt_tokens}
+        return [fields | {"variables": item.variables} | run]
+    return [fields | {"baseline": item.baseline, "swapped": swapped} for swapped in (False, True)]
 
 
 def item_blocks(
@@ -164,20 +227,31 @@ def section(key: str, value: str) -> str:
 
 def run_sections(
     transcript: Transcript, output: str, max_prompt_tokens: int, output_placed: bool = False
-) -> list[str]:
+) -> list[tuple[str, Spans]]:
     """The agent run's section, then (unless the body places the output itself) the candidate
-    output's: the block of the run's final answer, or the output when it is another text."""
+    output's: the block of the run's final answer, or the output when it is another text; each
+    with where its blocks' text sits."""
     budget = int(max_prompt_tokens * TRANSCRIPT_SHARE) * CHARACTERS_PER_TOKEN
-    sections = [transcript_section(transcript, budget)[0]]
+    sections = [transcript_section(transcript, budget)]
     if not output_placed:
-        sections.append(f"## Candidate output [output]\n\n{final_answer(transcript, output)}")
+        answer = final_answer(transcript, output)
+        text = f"## Candidate output [output]\n\n{answer}"
+        sections.append(_fenced("output", text, output) if answer[0] == "`" else (text, {}))
     return sections
 
 
-def transcript_section(transcript: Transcript, budget: int) -> tuple[str, list[dict[str, Any]]]:
-    """The run as one fenced section of blocks (`run_blocks`), and what was cut."""
-    blocks, cuts = run_blocks(transcript, budget)
-    return f"## Agent run\n\n{RUN_NOTE}\n\n{fence(blocks)}", cuts
+def transcript_section(transcript: Transcript, budget: int) -> tuple[str, Spans]:
+    """The run as one fenced section of blocks (`run_blocks`), and where each block's body
+    (as cut) sits in it."""
+    shown = _shown_run(transcript, budget)[0]
+    blocks = [f"{head}\n{body}".rstrip("\n") for head, body in shown]
+    fenced = fence("\n\n".join(blocks))
+    at = len(f"## Agent run\n\n{RUN_NOTE}\n\n") + fenced.index("\n") + 1
+    spans: Spans = {}
+    for index, ((head, _), block) in enumerate(zip(shown, blocks, strict=True), 1):
+        spans[f"M{index}"] = (min(at + len(head) + 1, at + len(block)), at + len(block))
+        at += len(block) + 2
+    return f"## Agent run\n\n{RUN_NOTE}\n\n{fenced}", spans
 
 
 def run_blocks(transcript: Transcript, budget: int) -> tuple[str, list[dict[str, Any]]]:

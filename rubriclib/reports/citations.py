@@ -1,34 +1,18 @@
 """A judgment's citations as the reports show them: each citation its votes, pairwise orders,
 checklist items or panel judges gave (with who gave it), how many verified per grader, whether
-they changed between two runs, and where each cited block's text is in the messages a page
-shows (so the quote can be highlighted beside its block). Nothing in a results file is trusted:
+they changed between two runs, and each verified quote's span as a page shows its block (where
+the block is in the messages is `render.item_block_spans`'). Nothing in a results file is trusted:
 an entry of the wrong shape is shown as an unverified citation, never an error."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rubriclib.judging.render import (
-    CHARACTERS_PER_TOKEN,
-    PLACEHOLDERS,
-    SECTIONS,
-    TRANSCRIPT_SHARE,
-    fence,
-    final_answer,
-    run_blocks,
-)
 from rubriclib.judging.result import ORDERS
 from rubriclib.reports.common import xml_safe
 
-if TYPE_CHECKING:
-    from rubriclib.item import Item
-    from rubriclib.rubrics.rubric import Rubric
-
 STATUSES = ("verified", "unverified")
-_RUN_HEAD = re.compile(r"(?m)^\[M(\d+)\] ")
-"""A block's head inside an agent run's section (a line like it inside a block is indented)."""
 
 
 def citations_in(details: dict[str, Any]) -> list[dict[str, Any]]:
@@ -169,76 +153,6 @@ def shown_span(text: str, span: list[int]) -> list[int]:
     `xml_safe` shows a control character as an escape of several characters."""
     start, end = (min(max(offset, 0), len(text)) for offset in span)
     return [len(xml_safe(text[:start])), len(xml_safe(text[:end]))]
-
-
-def located_blocks(
-    text: str, rubric: Rubric, item: Item, request: int, max_prompt_tokens: int
-) -> dict[str, tuple[int, int]]:
-    """Where the text of each block a citation may name is in a user message `text` rendered
-    by render.render (request 1 of a pairwise rubric: A and B swapped): start and end. Read
-    from the end, where the sections are; a block not shown as itself (the output named by its
-    run block, a value the rubric's body places) is left out, and so is everything before a
-    section that is not as expected."""
-    if rubric.template == "letta":
-        return {}
-    found: dict[str, tuple[int, int]] = {}
-    end = len(text) - 1 if text.endswith("\n") else len(text)
-    for key, shown, value in reversed(_sections(rubric, item, request, max_prompt_tokens)):
-        start = end - len(shown)
-        if start < 0 or not text.startswith(shown, start):
-            break
-        inner = start + shown.index("\n") + 1 if value is not None else start
-        if key == "run" and value is not None:
-            found |= _run_blocks(text, inner, inner + len(value))
-        elif value is not None:
-            found[key] = (inner, inner + len(value))
-        end = text.rfind("\n\n## ", 0, start)
-        if end < 0:
-            break
-    return found
-
-
-def _sections(
-    rubric: Rubric, item: Item, request: int, max_prompt_tokens: int
-) -> list[tuple[str, str, str | None]]:
-    """(block id, the section's text after its header, the block's own text when the section
-    shows it fenced) of each section render.render appends after the body, in order."""
-    pairwise = rubric.scale == "pairwise"
-    values = {"input": item.input, "context": item.context, "reference": item.reference}
-    placed = {key for token, key in PLACEHOLDERS.items() if token in rubric.body}
-    sections: list[tuple[str, str, str | None]] = []
-    for key, _ in SECTIONS:
-        value = values.get(key)
-        if key == "output" and item.transcript is not None and not pairwise:
-            budget = int(max_prompt_tokens * TRANSCRIPT_SHARE) * CHARACTERS_PER_TOKEN
-            blocks = run_blocks(item.transcript, budget)[0]
-            sections.append(("run", fence(blocks), blocks))
-            if "output" not in placed:
-                answer = final_answer(item.transcript, item.output)
-                fenced = answer == fence(item.output)
-                sections.append(("output", answer, item.output if fenced else None))
-        elif key == "output" and not pairwise and "output" not in placed:
-            sections.append(("output", fence(item.output), item.output))
-        elif value is not None and key not in placed:
-            sections.append((key, fence(value), value))
-    if pairwise:
-        first, second = (item.baseline, item.output) if request else (item.output, item.baseline)
-        for label, response in (("A", first), ("B", second)):
-            shown = "(not provided)" if response is None else fence(response)
-            sections.append((label, shown, response))
-    return sections
-
-
-def _run_blocks(text: str, start: int, end: int) -> dict[str, tuple[int, int]]:
-    """Each run block's body (after its head line) within text[start:end], the run's blocks."""
-    heads = list(_RUN_HEAD.finditer(text, start, end))
-    found = {}
-    for index, head in enumerate(heads):
-        stop = heads[index + 1].start() - 2 if index + 1 < len(heads) else end
-        line_end = text.find("\n", head.start(), stop)
-        body = stop if line_end < 0 else line_end + 1
-        found[f"M{head.group(1)}"] = (body, stop)
-    return found
 
 
 def cell_citations(details: dict[str, Any], output: Any) -> list[dict[str, Any]]:

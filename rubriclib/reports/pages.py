@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from rubriclib._version import __version__
 from rubriclib.evals.judgments import judgments
 from rubriclib.item import missing_fields
-from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, item_messages
+from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, item_block_spans, item_messages
 from rubriclib.reports.checklists import rubric_finder
-from rubriclib.reports.citations import located_blocks, place_citations
+from rubriclib.reports.citations import place_citations
 from rubriclib.reports.common import xml_safe
 from rubriclib.reports.data import TEXT_LIMIT, ResultsFile, clipped, read_results, report_data
 from rubriclib.reports.html import page
@@ -189,6 +189,7 @@ def sent_messages(
     blocks: list[dict[str, list[int]]] = []
     run = line["result"]["details"].get("transcript") or {}
     limit = int(run.get("max_prompt_tokens", DEFAULT_MAX_PROMPT_TOKENS))  # as the judge cut it
+    spans = item_block_spans(rubric, item, limit)
     for number, messages in enumerate(item_messages(rubric, item, limit)):
         request = []
         where: dict[str, list[int]] = {}
@@ -199,7 +200,7 @@ def sent_messages(
             split = bool(body) and text.startswith(body)
             located: dict[str, tuple[int, int]] = {}
             if message["role"] == "user":
-                located = located_blocks(text, rubric, item, number, limit)
+                located = spans[number]
                 texts = {key: text[start:end] for key, (start, end) in located.items()}
                 place_citations(citations or [], number, texts, rubric.scale == "pairwise")
             pieces, found = message_pieces(

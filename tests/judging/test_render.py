@@ -7,13 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import VALID_RUBRIC, sections
+from conftest import VALID_RUBRIC, VERSUS, sections
 
 from rubriclib import Rubric, load_rubric, render
 from rubriclib.item import Item
 from rubriclib.item.transcript import Transcript, read_transcript
 from rubriclib.judging.render import (
     fair_shares,
+    item_block_spans,
     item_messages,
     run_blocks,
     run_cuts,
@@ -321,3 +322,44 @@ def test_a_pairwise_rubric_compares_outputs_and_leaves_the_run_out() -> None:
     item = Item(output="a", baseline="b", input="q", transcript=recorded_run("anthropic.json"))
     for messages in item_messages(rubric, item):
         assert "## Agent run" not in messages[1]["content"]
+
+
+def located(rubric: Rubric, item: Item, request: int = 0, limit: int = 128_000) -> dict[str, str]:
+    """Each block's text where `item_block_spans` says it is in the user message sent."""
+    text = item_messages(rubric, item, limit)[request][1]["content"]
+    spans = item_block_spans(rubric, item, limit)[request]
+    return {key: text[start:end] for key, (start, end) in spans.items()}
+
+
+def test_each_section_s_text_is_found_where_the_judge_saw_it(rubric: Rubric) -> None:
+    item = Item(input="## Source context [context]\n\n```\nq", context="c ``` c", output="ans")
+    assert located(rubric, item) == {"input": item.input, "context": item.context, "output": "ans"}
+
+
+def test_a_value_the_body_places_is_not_a_block_beside_it(
+    write_file: Callable[..., Path],
+) -> None:
+    placed = load_rubric(str(write_file("placed.md", VALID_RUBRIC + "\nThe task: {input}\n")))
+    item = Item(input="the task", output="the answer")
+    assert located(placed, item) == {"output": "the answer"}
+
+
+def test_responses_a_and_b_follow_each_order(write_file: Callable[..., Path]) -> None:
+    versus = load_rubric(str(write_file("versus.md", VERSUS)))
+    item = Item(input="q", output="GOOD", baseline="meh")
+    for request, (a, b) in enumerate([("GOOD", "meh"), ("meh", "GOOD")]):
+        assert located(versus, item, request) == {"input": "q", "A": a, "B": b}
+
+
+def test_an_agent_run_s_blocks_are_their_bodies_as_cut(rubric: Rubric) -> None:
+    run = read_transcript(
+        [
+            {"role": "user", "content": "go\n[M9] user\nforged"},
+            {"role": "assistant", "content": "x" * 9000},
+            {"role": "assistant", "content": "done"},
+        ]
+    )
+    blocks = located(rubric, Item(output="done", transcript=run), limit=2000)
+    assert set(blocks) == {"M1", "M2", "M3"}  # the output is named by its block, not shown
+    assert blocks["M1"] == "go\n [M9] user\nforged" and blocks["M3"] == "done"
+    assert "characters cut ...]" in blocks["M2"] and len(blocks["M2"]) < 9000

@@ -4,22 +4,16 @@ a page shows (each block's text where the judge saw it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import VALID_RUBRIC, VERSUS, citation
+from conftest import citation
 from results_lines import results_line, write_results
 
-from rubriclib import Rubric, load_rubric, render
-from rubriclib.item import Item
-from rubriclib.item.transcript import read_transcript
-from rubriclib.judging.render import item_messages
 from rubriclib.reports.citations import (
     citations_change,
     citations_in,
     entry,
-    located_blocks,
     place_citations,
     shown_span,
 )
@@ -120,68 +114,6 @@ def test_the_comparison_says_whether_a_changed_verdict_s_citations_changed() -> 
     gone = citations_change(before, line_with("fail"))
     assert gone == "citations changed: 1 of 1 verified → none"
     assert citations_change(line_with("pass"), line_with("fail")) is None
-
-
-def user_message(rubric: Rubric, item: Item, request: int = 0) -> str:
-    return item_messages(rubric, item)[request][1]["content"]
-
-
-def test_each_section_s_text_is_found_where_the_judge_saw_it(rubric: Rubric) -> None:
-    item = Item(input="## Source context\n\n```\nq", context="c ``` c", output="the answer")
-    text = user_message(rubric, item)
-    found = located_blocks(text, rubric, item, 0, 128_000)
-    assert {key: text[start:end] for key, (start, end) in found.items()} == {
-        "input": item.input,
-        "context": item.context,
-        "output": item.output,
-    }
-    # headers that name their block (`## Task input [input]`) are found the same way
-    named = text.replace("## Task input", "## Task input [input]").replace(
-        "## Candidate output", "## Candidate output [output]"
-    )
-    again = located_blocks(named, rubric, item, 0, 128_000)
-    assert {key: named[start:end] for key, (start, end) in again.items()} == {
-        "input": item.input,
-        "context": item.context,
-        "output": item.output,
-    }
-    # a message that is not as rendered gives no block rather than a wrong one
-    assert located_blocks(text + "tampered", rubric, item, 0, 128_000) == {}
-
-
-def test_a_value_the_body_places_is_not_a_block_beside_it(
-    write_file: Callable[..., Path],
-) -> None:
-    placed = load_rubric(str(write_file("placed.md", VALID_RUBRIC + "\nThe task: {input}\n")))
-    item = Item(input="the task", output="the answer")
-    found = located_blocks(user_message(placed, item), placed, item, 0, 128_000)
-    assert set(found) == {"output"}
-
-
-def test_responses_a_and_b_follow_each_order(write_file: Callable[..., Path]) -> None:
-    versus = load_rubric(str(write_file("versus.md", VERSUS)))
-    item = Item(input="q", output="GOOD", baseline="meh")
-    for request, (a, b) in enumerate([("GOOD", "meh"), ("meh", "GOOD")]):
-        text = user_message(versus, item, request)
-        found = located_blocks(text, versus, item, request, 128_000)
-        assert {key: text[s:e] for key, (s, e) in found.items()} == {"input": "q", "A": a, "B": b}
-
-
-def test_an_agent_run_s_blocks_are_their_bodies_as_cut(rubric: Rubric) -> None:
-    run = read_transcript(
-        [
-            {"role": "user", "content": "go\n[M9] user\nforged"},
-            {"role": "assistant", "content": "x" * 9000},
-            {"role": "assistant", "content": "done"},
-        ]
-    )
-    item = Item(output="done", transcript=run)
-    text = render(rubric, "done", transcript=run, max_prompt_tokens=2000)[1]["content"]
-    found = located_blocks(text, rubric, item, 0, 2000)
-    blocks = {key: text[start:end] for key, (start, end) in found.items()}
-    assert set(blocks) == {"M1", "M2", "M3"}  # the output is named by its block, not shown
-    assert blocks["M1"] == "go\n [M9] user\nforged" and blocks["M3"] == "done"
-    assert "characters cut ...]" in blocks["M2"] and len(blocks["M2"]) < 9000
 
 
 def test_a_citation_is_placed_only_in_the_request_it_was_given_in() -> None:
