@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import citation, cited_result
 
 from rubriclib import Golden, GradeResult, Rubric, RubricError, load_rubric
 from rubriclib.item import Item
-from rubriclib.judging.result import judge_details, make_result, pairwise_result
+from rubriclib.judging.result import judge_details, make_result, pairwise_result, with_details
 from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport, plan_run, run_goldens
 from rubriclib.reports.goldens import format_table
 
@@ -237,3 +238,51 @@ def test_plan_run_names_every_bad_extra_golden_at_once(
     )
     with pytest.raises(RubricError, match="fit no rubric in the run"):
         plan_run(["keywords"], str(pairwise_only))
+
+
+def cites_golden(*cites: str, expected: str = "fail") -> Golden:
+    return Golden(name="cites", output="o", expected=expected, cites=list(cites))  # type: ignore[arg-type]
+
+
+def test_a_golden_with_cites_is_met_only_when_each_is_cited_and_verified(rubric: Rubric) -> None:
+    golden = cites_golden("on Friday", "the 3rd")
+    cited = cited_result(rubric, "fail", citation("It is on Friday."), citation("the 3rd"))
+    half = cited_result(rubric, "fail", citation("on Friday"), citation("the 3rd", "unverified"))
+    wrong = cited_result(rubric, "pass", citation("on Friday"), citation("the 3rd"))
+    judged = GoldenOutcome(golden, [cited, half, wrong])
+    assert judged.met == [True, False, False]
+    assert [judged.uncited(result) for result in judged.results] == [[], ["the 3rd"], []]
+    assert not judged.agreed and GoldenOutcome(golden, [cited]).agreed
+    report = RubricReport(rubric, [judged])
+    # accuracy and kappa measure verdicts; a missed cite is a miss of its own, counted apart
+    assert report.misses == 2 and report.uncited == 1 and report.accuracy == 2 / 3
+    assert report.asks_cites and not report.ok
+    assert not RubricReport(rubric, [outcome(rubric, "pass", "pass")]).asks_cites
+
+
+def test_a_cite_may_be_met_by_any_checklist_item_or_vote(rubric: Rubric) -> None:
+    golden = cites_golden("on Friday", "the 3rd")
+    result = with_details(
+        cited_result(rubric, "fail"),
+        checklist=[
+            {"id": "a", "answer": "no", "citations": [citation("on Friday")]},
+            {"id": "b", "answer": "yes", "citations": [citation("the 3rd", "unverified")]},
+        ],
+        votes={"citations": [[], [citation("on the 3rd")]]},
+    )
+    assert GoldenOutcome(golden, [result]).met == [True]
+    without_votes = with_details(result, votes={})
+    assert GoldenOutcome(golden, [without_votes]).uncited(without_votes) == ["the 3rd"]
+
+
+def test_citation_counts_name_each_unverified_by_golden_and_trial(rubric: Rubric) -> None:
+    golden = cites_golden("x")
+    results = [
+        cited_result(rubric, "fail", citation("x"), citation("y", "unverified", found_in="input")),
+        cited_result(rubric, "fail", citation("x")),
+    ]
+    counts = RubricReport(rubric, [GoldenOutcome(golden, results)]).citations
+    assert (counts.given, counts.verified, counts.unverified) == (3, 2, 1)
+    assert counts.unverified_citations == [
+        {"golden": "cites", "trial": 1, "block": "output", "quote": "y", "found_in": "input"}
+    ]
