@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import citation, cited_result
+from click.testing import CliRunner
+from conftest import citation, cited_result, keyword_responder
+from judge_server import JudgeServer, Reply, tool_reply
 
 from rubriclib import Golden, GradeResult, Rubric, RubricError, load_rubric
+from rubriclib.cli import main
 from rubriclib.item import Item
 from rubriclib.judging.result import judge_details, make_result, pairwise_result, with_details
 from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport, plan_run, run_goldens
@@ -286,3 +289,48 @@ def test_citation_counts_name_each_unverified_by_golden_and_trial(rubric: Rubric
     assert counts.unverified_citations == [
         {"golden": "cites", "trial": 1, "block": "output", "quote": "y", "found_in": "input"}
     ]
+
+
+@pytest.mark.parametrize(
+    ("quote", "exit_code", "mark"),
+    [("on Friday", 0, "ok  "), ("on Saturday", 1, "MISS")],
+)
+def test_test_goldens_passes_a_golden_only_when_the_judge_cites_its_quote(
+    library: Path,
+    endpoint: JudgeServer,
+    write_file: Callable[..., Path],
+    quote: str,
+    exit_code: int,
+    mark: str,
+) -> None:
+    extra = write_file(
+        "cites.yaml",
+        "- name: wrong-day\n"
+        "  context: The meeting is on Monday.\n"
+        "  output: The meeting is on Friday.\n"
+        "  expected: fail\n"
+        "  cites: [on Friday]\n",
+    )
+    by_keyword = keyword_responder()  # keywords' own goldens, answered without citations
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if "on Friday" not in body["messages"][1]["content"]:
+            return by_keyword(body)
+        cited = [{"block": "output", "quote": quote}]
+        return tool_reply("set_grade_fail", {"reason": "the day is wrong", "citations": cited})
+
+    endpoint.responder = respond
+    arguments = ["test-goldens", "keywords", "--goldens", str(extra), "--no-cache"]
+    table = CliRunner().invoke(main, arguments)
+    assert table.exit_code == exit_code, table.output
+    [line] = [line for line in table.output.splitlines() if "wrong-day" in line]
+    assert line.startswith(f"  {mark} wrong-day") and line.endswith("got fail")
+    assert ('not cited: "on Friday"' in table.output) == (exit_code == 1)
+    report = json.loads(CliRunner().invoke(main, [*arguments, "--format", "json"]).output)
+    [rubric] = report["rubrics"]
+    [golden] = [golden for golden in rubric["goldens"] if golden["name"] == "wrong-day"]
+    assert golden["agreed"] == (exit_code == 0) and report["ok"] == (exit_code == 0)
+    assert (rubric["citations"]["given"], rubric["citations"]["verified"]) == (1, 1 - exit_code)
+    if exit_code:
+        [unverified] = rubric["citations"]["unverified_citations"]
+        assert unverified == {"golden": "wrong-day", "trial": 1, "block": "output", "quote": quote}
