@@ -20,6 +20,7 @@ import pytest
 from judge_server import JudgeServer, Reply, completion, tool_reply
 
 from rubriclib.judging.judge import Judge
+from rubriclib.judging.result import GradeResult, judge_details, make_result, with_details
 from rubriclib.rubrics.registry import load_rubric
 from rubriclib.rubrics.rubric import Rubric
 
@@ -384,3 +385,17 @@ def citation(
     if span is not None:
         return found | {"status": "verified", "span": span}
     return found | {"status": "unverified", **more}
+
+
+def recorded_citation(
+    quote: str, status: str = "verified", block: str = "output", **more: Any
+) -> dict[str, Any]:
+    """A citation as rubriclib records it once checked (`span` left out)."""
+    return {"block": block, "quote": quote, "status": status, **more}
+
+
+def cited_result(rubric: Rubric, verdict: str, *citations: dict[str, Any]) -> GradeResult:
+    """A result built by hand whose details hold `citations` (none: no `citations` key)."""
+    details = judge_details("m", "required", 1, 1, {"prompt_tokens": 0, "completion_tokens": 0})
+    result = make_result(rubric, details, verdict, f"because {verdict}")  # type: ignore[arg-type]
+    return with_details(result, citations=list(citations)) if citations else result

@@ -222,9 +222,13 @@ class GoldenItem(pytest.Item):
         if golden.expected_score is not None:
             expected += f" (score {golden.expected_score}/5)"
         judge = session_judge(self.config)
+        uncited = ", ".join(f'"{quote}"' for quote in outcome.uncited(result))
+        cited = (
+            f" but did not cite {uncited}" if outcome.answers[0] == outcome.expected_answer else ""
+        )
         lines = [
             f"{self.rubric.name}@{self.rubric.version} golden {golden.name}: expected "
-            f"{expected}, the judge gave {got}{score_text(self.rubric, result)}: "
+            f"{expected}, the judge gave {got}{score_text(self.rubric, result)}{cited}: "
             f"{result.reason}",
             f"  judge: {judge.model} at {judge.endpoint}",
         ]

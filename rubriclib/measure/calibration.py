@@ -29,6 +29,7 @@ from rubriclib.measure.agreement import (
     score_agreement,
     why_kappa_undefined,
 )
+from rubriclib.measure.citations import CitationCounts, count_citations
 from rubriclib.rubrics.rubric import Rubric
 
 if TYPE_CHECKING:
@@ -273,6 +274,15 @@ class Calibration:
     @property
     def disagreements(self) -> list[Judged]:
         return [one for one in self.judged if one.disagrees]
+
+    @cached_property
+    def citations(self) -> CitationCounts:
+        """The citations the judge gave over every row judged, the unverified ones named by
+        the row's id and where it is."""
+        return count_citations(
+            ({"id": one.labelled.row.id, "where": one.labelled.row.where}, one.result)
+            for one in self.judged
+        )
 
     @property
     def errors(self) -> list[Judged]:

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from rubriclib.errors import Problem, RubricError
 from rubriclib.item import Item
+from rubriclib.judging.citations import cite_matches
 from rubriclib.judging.result import GradeResult
 from rubriclib.measure.agreement import Interval, Pair, accuracy, bootstrap_interval, cohen_kappa
+from rubriclib.measure.citations import CitationCounts, count_citations, verified_citations
 from rubriclib.rubrics.rubric import Golden, Rubric
 
 if TYPE_CHECKING:
@@ -50,10 +52,25 @@ class GoldenOutcome:
         `tie`) or `error`."""
         return [answer_of(self.golden, result) for result in self.results]
 
+    def uncited(self, result: GradeResult) -> list[str]:
+        """The golden's `cites` that no verified citation of `result` quotes (`cite_matches`)."""
+        verified = verified_citations(result)
+        return [quote for quote in self.golden.cites if not cite_matches(quote, verified)]
+
+    @property
+    def met(self) -> list[bool]:
+        """Per judgment: it gave the expected verdict (pairwise: winner) and cited every quote
+        of the golden's `cites`."""
+        return [
+            answer == self.expected_answer and not self.uncited(result)
+            for result, answer in zip(self.results, self.answers, strict=True)
+        ]
+
     @property
     def agreed(self) -> bool:
-        """It was judged, and every judgment gave the expected verdict (pairwise: winner)."""
-        return bool(self.results) and all(a == self.expected_answer for a in self.answers)
+        """It was judged, and every judgment met it: the expected verdict (pairwise: winner)
+        and, when the golden lists `cites`, a verified citation of each."""
+        return bool(self.results) and all(self.met)
 
     @property
     def flaky(self) -> bool:
@@ -93,8 +110,38 @@ class RubricReport:
 
     @property
     def misses(self) -> int:
-        """Judgments that gave a verdict (pairwise: a winner) other than the golden's."""
-        return sum(expected != answer != "error" for expected, answer in self.pairs)
+        """Judgments that gave a verdict but did not meet their golden: a verdict (pairwise: a
+        winner) other than the golden's, or the golden's without citing each of its `cites`."""
+        return sum(
+            answer != "error" and not met
+            for outcome in self.outcomes
+            for answer, met in zip(outcome.answers, outcome.met, strict=True)
+        )
+
+    @property
+    def uncited(self) -> int:
+        """Judgments that gave the golden's verdict (pairwise: winner) but missed a quote of
+        its `cites` (counted in `misses`; accuracy and kappa measure verdicts alone)."""
+        return sum(
+            answer == outcome.expected_answer and not met
+            for outcome in self.outcomes
+            for answer, met in zip(outcome.answers, outcome.met, strict=True)
+        )
+
+    @property
+    def asks_cites(self) -> bool:
+        """Some golden of the rubric lists `cites`."""
+        return any(outcome.golden.cites for outcome in self.outcomes)
+
+    @cached_property
+    def citations(self) -> CitationCounts:
+        """The citations the judge gave over every judgment, the unverified ones named by
+        golden and trial."""
+        return count_citations(
+            ({"golden": outcome.golden.name, "trial": trial}, result)
+            for outcome in self.outcomes
+            for trial, result in enumerate(outcome.results, start=1)
+        )
 
     @property
     def errors(self) -> int:
@@ -200,7 +247,7 @@ class RunReport:
 
     @property
     def misses(self) -> int:
-        """Judgments that gave a verdict (pairwise: a winner) other than the golden's."""
+        """Judgments that gave a verdict but did not meet their golden (`RubricReport.misses`)."""
         return sum(report.misses for report in self.rubrics)
 
     @property

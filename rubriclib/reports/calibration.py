@@ -16,6 +16,8 @@ from rubriclib.judging.checklist_protocol import failed_items, failed_items_text
 from rubriclib.measure.agreement import CONFIDENCE, RESAMPLES, SEED, kappa_band
 from rubriclib.measure.calibration import Agreement, Calibration, Judged
 from rubriclib.reports.common import (
+    citations_json,
+    citations_text,
     decimal_text,
     interval_json,
     interval_text,
@@ -117,9 +119,10 @@ def format_table(calibration: Calibration) -> str:
         f"{printable(rubric.name)}@{printable(rubric.version)} against "
         f"{printable(calibration.labels)}: {len(calibration.rows)} labelled row(s)",
         *_agreement_lines(calibration.overall),
-        *_confusion_lines(calibration.overall.confusion),
-        *_tag_lines(calibration.by_tag),
     ]
+    if cited := citations_text(calibration.citations):
+        lines.append(f"  citations      {cited}")
+    lines += [*_confusion_lines(calibration.overall.confusion), *_tag_lines(calibration.by_tag)]
     results = [one.result for one in calibration.judged]
     if failed := failed_items(rubric, results):
         lines.append(failed_items_text(failed))
@@ -191,6 +194,7 @@ def to_json(calibration: Calibration) -> dict[str, Any]:
         "disagreement_rows": [_case_json(one) for one in calibration.disagreements],
         "judge_error_rows": [_case_json(one) for one in calibration.errors],
         "checklist_failures": failed_items(calibration.rubric, results),
+        "citations": citations_json(calibration.citations),
     }
 
 

@@ -17,6 +17,7 @@ from rubriclib._version import __version__
 from rubriclib.errors import escaped_character, printable
 from rubriclib.judging.result import GradeResult
 from rubriclib.measure.agreement import Interval
+from rubriclib.measure.citations import CitationCounts
 
 if TYPE_CHECKING:
     from rubriclib.judging.engine import RunInfo
@@ -97,6 +98,34 @@ def interval_text(interval: Interval | None, show: Callable[[float | None], str]
     if interval is None:
         return ""
     return f"  (95% interval {show(interval[0])} to {show(interval[1])})"
+
+
+def citations_text(counts: CitationCounts) -> str:
+    """The citations a judge gave, for a table: `12 given, 10 verified (83.3%), 2 unverified`;
+    empty when it gave none (a table without citations stays as it was)."""
+    if not counts.given:
+        return ""
+    return (
+        f"{counts.given} given, {counts.verified} verified "
+        f"({percent_text(counts.verified_share)}), {counts.unverified} unverified"
+    )
+
+
+def citations_json(counts: CitationCounts) -> dict[str, Any]:
+    """The citations a judge gave, for a JSON report: the counts, the verified share (None
+    when none was given) and every unverified citation with what was judged."""
+    return {
+        "given": counts.given,
+        "verified": counts.verified,
+        "unverified": counts.unverified,
+        "verified_share": counts.verified_share,
+        "unverified_citations": counts.unverified_citations,
+    }
+
+
+def quotes_text(quotes: list[str], limit: int) -> str:
+    """Quotes for a table line: each quoted, on one line, shown safely."""
+    return ", ".join(f'"{one_line(quote, limit)}"' for quote in quotes)
 
 
 def iso_time(timestamp: float) -> str:

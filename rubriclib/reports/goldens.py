@@ -17,6 +17,8 @@ from rubriclib.judging.result import GradeResult, pairwise_stats
 from rubriclib.measure.agreement import kappa_band
 from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport, answer_of
 from rubriclib.reports.common import (
+    citations_json,
+    citations_text,
     decimal_text,
     interval_json,
     interval_text,
@@ -27,12 +29,14 @@ from rubriclib.reports.common import (
     one_line,
     pairwise_text,
     percent_text,
+    quotes_text,
     run_json,
     xml_element,
     xml_properties,
 )
 
 _REASON_WIDTH = 160
+_QUOTE_WIDTH = 80
 
 
 def _interrupted(run: RunReport) -> str | None:
@@ -61,6 +65,10 @@ def _summary_line(report: RubricReport) -> str:
         f"{counts_text(report.counts)}, flaky {len(report.flaky)}, "
         f"corrected {report.corrected}"
     )
+    if report.asks_cites:
+        summary += f", missed cites {report.uncited}"
+    if cited := citations_text(report.citations):
+        summary += f"  citations {cited}"
     if report.score_pairs:
         summary += (
             f"  exact score {percent_text(report.exact_score_agreement)}"
@@ -108,13 +116,21 @@ def _outcome_lines(report: RubricReport, trials: int) -> list[str]:
         partial = partial if len(outcome.results) < trials else ""
         lines.append(f"  {mark} {expected}  got {', '.join(outcome.answers)}{flaky}{partial}")
         if not outcome.agreed:
-            miss = next(
-                result
-                for result, answer in zip(outcome.results, outcome.answers, strict=True)
-                if answer != outcome.expected_answer
-            )
-            lines.append(f"       {one_line(miss.reason, _REASON_WIDTH)}")
+            lines.append(f"       {_miss_text(outcome)}")
     return lines
+
+
+def _miss_text(outcome: GoldenOutcome) -> str:
+    """Why a golden was missed, from its first judgment that missed: the judge's reason when
+    the verdict was wrong, else the quotes of `cites` it did not cite."""
+    result, answer = next(
+        (result, answer)
+        for result, answer, met in zip(outcome.results, outcome.answers, outcome.met, strict=True)
+        if not met
+    )
+    if answer != outcome.expected_answer:
+        return one_line(result.reason, _REASON_WIDTH)
+    return f"not cited: {quotes_text(outcome.uncited(result), _QUOTE_WIDTH)}"
 
 
 def last_line(run: RunReport) -> str:
@@ -170,6 +186,8 @@ def _golden_json(outcome: GoldenOutcome) -> dict[str, Any]:
         "verdicts": outcome.verdicts,
         "answers": outcome.answers,
         "agreed": outcome.agreed,
+        "met": outcome.met,
+        "uncited": [outcome.uncited(result) for result in outcome.results],
         "flaky": outcome.flaky,
         "results": [result.model_dump(mode="json") for result in outcome.results],
     }
@@ -181,6 +199,9 @@ def _rubric_json(report: RubricReport) -> dict[str, Any]:
         "counts": report.counts,
         "judgments": report.judgments,
         "corrected": report.corrected,
+        "misses": report.misses,
+        "uncited": report.uncited,
+        "citations": citations_json(report.citations),
         "modes": report.modes,
         "accuracy": report.accuracy,
         "accuracy_interval": interval_json(report.accuracy_interval),
@@ -265,6 +286,10 @@ def _case(
     elif got != expected:
         message = f"expected {expected}, got {got}"
         xml_element(case, "failure", result.reason, message=message)
+    elif uncited := outcome.uncited(result):
+        quoted = ", ".join(f'"{quote}"' for quote in uncited)
+        message = f"expected {expected}, got {got} but did not cite {quoted}"
+        xml_element(case, "failure", f"not cited: {quoted}\n{result.reason}", message=message)
     else:
         return
     xml_element(case, "system-out", _system_out(outcome, result))

@@ -245,6 +245,9 @@ def goldens_page(run: RunReport) -> str:
 
     found = to_json(run)
     notes = _interrupted(found["run"], "planned", "judgments made")
+    for rubric in found["rubrics"]:
+        notes += _citation_notes(rubric["rubric"]["name"], rubric["citations"])
+        notes += _uncited_notes(rubric)
     names = ", ".join(rubric["rubric"]["name"] for rubric in found["rubrics"])
     return page(run_data("goldens", found, notes), f"rubriclib goldens: {names}")
 
@@ -256,6 +259,7 @@ def calibration_page(calibration: Calibration) -> str:
     found = to_json(calibration)
     notes = _interrupted(found["run"], "rows", "rows judged")
     rubric = found["rubric"]
+    notes += _citation_notes(rubric["name"], found["citations"])
     title = f"rubriclib calibration: {rubric['name']}@{rubric['version']}"
     return page(run_data("calibration", found, notes), title)
 
@@ -271,6 +275,37 @@ def run_data(kind: str, found: dict[str, Any], notes: list[str]) -> dict[str, An
         kind: found,
     }
     return clipped(data)  # type: ignore[no-any-return]
+
+
+def _citation_notes(name: str, citations: dict[str, Any]) -> list[str]:
+    """A rubric's citations, for a page's notes: none when its judge gave none."""
+    if not citations["given"]:
+        return []
+    return [
+        f"{name}: citations {citations['given']} given, {citations['verified']} verified "
+        f"({citations['verified_share']:.1%}), {citations['unverified']} unverified"
+    ]
+
+
+def _uncited_notes(rubric: dict[str, Any]) -> list[str]:
+    """A note for each golden missed only for want of a citation: the quotes not cited by a
+    judgment that gave the expected verdict."""
+    notes = []
+    for golden in rubric["goldens"]:
+        expected = golden["expected_winner"] or golden["expected"]
+        quotes = {
+            quote: None
+            for answer, uncited in zip(golden["answers"], golden["uncited"], strict=True)
+            if answer == expected
+            for quote in uncited
+        }
+        if quotes:
+            shown = ", ".join(f'"{quote}"' for quote in quotes)
+            notes.append(
+                f"{rubric['rubric']['name']}: golden {golden['name']} got its expected verdict "
+                f"without citing {shown}"
+            )
+    return notes
 
 
 def _interrupted(run: dict[str, Any], planned: str, judged: str) -> list[str]:

@@ -17,6 +17,7 @@ from rubriclib.errors import Problem, RubricError
 from rubriclib.rubrics.rubric import (
     Golden,
     Rubric,
+    cites_problems,
     judged_digest,
     pairwise_golden_problems,
     parse_goldens_file,
@@ -171,6 +172,7 @@ def load_goldens(rubric: Rubric) -> list[Golden]:
     ]
     problems += required_field_problems(extra, rubric.requires, label)
     problems += pairwise_golden_problems(rubric.scale, extra, label)
+    problems += cites_problems(extra, rubric.citations, label)
     if problems:
         raise RubricError(problems)
     return goldens

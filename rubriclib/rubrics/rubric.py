@@ -7,11 +7,13 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import frontmatter
 from pydantic import (
+    AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -48,6 +50,21 @@ of a rubric that requires a transcript; raise it whenever that rendering changes
 _FRONTMATTER = frontmatter.default_handlers.YAMLHandler()
 
 
+def _not_blank(quote: str) -> str:
+    if not quote.strip():
+        raise ValueError("must not be empty: a quote a judgment must cite")
+    return quote
+
+
+Quote = Annotated[str, AfterValidator(_not_blank)]
+
+
+def _off_is_not_a_boolean(value: Any) -> Any:
+    """YAML reads a bare `off` as false; a citations policy means the word. (In the type's
+    metadata, so `valid_parts` applies it too when another field has a problem.)"""
+    return "off" if value is False else value
+
+
 class Golden(BaseModel):
     """A worked example with the verdict a rubric must give it. A pairwise golden gives the
     `baseline` too and `expected_winner`; its `expected` follows from it (pass only when the
@@ -69,6 +86,9 @@ class Golden(BaseModel):
     expected_score: int | None = Field(default=None, ge=1, le=5, strict=True)
     tags: list[str] = Field(default_factory=list)
     why: str | None = None
+    cites: list[Quote] = Field(default_factory=list)
+    """Quotes a judgment must cite (each matched by a verified citation, `cite_matches`) to
+    meet the golden, beside the expected verdict."""
 
     @model_validator(mode="before")
     @classmethod
@@ -111,7 +131,9 @@ class _Frontmatter(BaseModel):
     pairwise rubric always requires `baseline` (added when the file does not list it)."""
     checklist: list[ChecklistItem] = Field(default_factory=list)
     """Independent yes/no questions about the candidate (none: the rubric is judged whole)."""
-    citations: Literal["optional", "required", "off"] = "optional"
+    citations: Annotated[
+        Literal["optional", "required", "off"], BeforeValidator(_off_is_not_a_boolean)
+    ] = "optional"
     """Whether the verdict tools take `citations` (quotes from the blocks shown, checked by
     rubriclib): `optional` (the default), `required` (a failing verdict must carry a verified
     one: one corrective turn, then `error`) or `off` (the argument is left out)."""
@@ -129,11 +151,6 @@ class _Frontmatter(BaseModel):
         if not SEMVER.fullmatch(value):
             raise ValueError(f"{value!r} is not valid semver; write it like '1.0.0'")
         return value
-
-    @field_validator("citations", mode="before")
-    @classmethod
-    def _off_is_not_a_boolean(cls, value: Any) -> Any:
-        return "off" if value is False else value  # YAML reads a bare `off` as false
 
     @field_validator("description")
     @classmethod
@@ -213,6 +230,7 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
     if fields.scale == "pairwise" and "baseline" not in fields.requires:
         fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
     checks.extend(required_field_problems(fields.goldens, fields.requires, label))
+    checks.extend(cites_problems(fields.goldens, fields.citations, label))
     problems.extend(check for check in checks if check.field not in found)
     if fields.scale == "pairwise" and "{submission}" in body:
         problems.append(
@@ -404,6 +422,22 @@ def required_field_problems(
         for index, golden in enumerate(goldens)
         for name in requires
         if getattr(golden, name) is None and not (name == "input" and golden.transcript)
+    ]
+
+
+def cites_problems(
+    goldens: Sequence[Golden], citations: str | None, label: str, field: str = "goldens"
+) -> list[Problem]:
+    """A problem for every golden that sets `cites` on a rubric whose citations are `off`: no
+    judgment of it can cite, so the golden could never be met."""
+    return [
+        Problem(
+            label,
+            f"{field}[{index}].cites",
+            "the rubric has citations: off, so no judgment can cite these quotes",
+        )
+        for index, golden in enumerate(goldens)
+        if golden.cites and citations == "off"
     ]
 
 

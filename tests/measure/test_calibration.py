@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, keyword_responder, start, wait_for_requests
+from conftest import (
+    SECRET_KEY,
+    cited_result,
+    keyword_responder,
+    recorded_citation,
+    start,
+    wait_for_requests,
+)
 from judge_server import JudgeServer, Reply, tool_reply
 
 from rubriclib.cli import main
@@ -20,13 +27,14 @@ from rubriclib.evals.datasets import Row
 from rubriclib.item import Item
 from rubriclib.judging.result import make_result
 from rubriclib.measure.calibration import (
+    Calibration,
     Judged,
     Label,
     LabelledRow,
     agreement,
     confusion_matrix,
 )
-from rubriclib.rubrics.rubric import parse_goldens_file
+from rubriclib.rubrics.rubric import Rubric, parse_goldens_file
 
 
 def judged(label: str, verdict: str, score: int | None = None, number: int = 1) -> Judged:
@@ -369,3 +377,27 @@ def test_hostile_text_is_escaped_in_the_table_and_kept_exactly_in_goldens(
     assert "judge fail: no\\x1b[2J\\u202e" in result.stdout and "(id r\\x07)" in result.stdout
     [golden] = parse_goldens_file(goldens, "review")
     assert golden.output == output and golden.why is not None and "\x1b" not in golden.why
+
+
+def test_citations_are_counted_over_the_rows_and_the_unverified_named_by_row(
+    rubric: Rubric,
+) -> None:
+    rows = [Row(n, f"labels.jsonl:{n}", Item(output="x", id=f"r{n}")) for n in (1, 2)]
+    labelled = [LabelledRow(row, Label("fail")) for row in rows]
+    results = [
+        cited_result(
+            rubric, "fail", recorded_citation("x"), recorded_citation("invented", "unverified")
+        ),
+        cited_result(rubric, "fail"),
+    ]
+    calibration = Calibration(
+        rubric,
+        "labels.jsonl",
+        labelled,
+        [Judged(*pair) for pair in zip(labelled, results, strict=True)],
+    )
+    counts = calibration.citations
+    assert (counts.given, counts.verified, counts.unverified) == (2, 1, 1)
+    assert counts.unverified_citations == [
+        {"id": "r1", "where": "labels.jsonl:1", "block": "output", "quote": "invented"}
+    ]

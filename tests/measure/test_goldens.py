@@ -9,10 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
+from conftest import cited_result, keyword_responder, recorded_citation
+from judge_server import JudgeServer, Reply, tool_reply
 
 from rubriclib import Golden, GradeResult, Rubric, RubricError, load_rubric
+from rubriclib.cli import main
 from rubriclib.item import Item
-from rubriclib.judging.result import judge_details, make_result, pairwise_result
+from rubriclib.judging.result import judge_details, make_result, pairwise_result, with_details
 from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport, plan_run, run_goldens
 from rubriclib.reports.goldens import format_table
 
@@ -237,3 +241,107 @@ def test_plan_run_names_every_bad_extra_golden_at_once(
     )
     with pytest.raises(RubricError, match="fit no rubric in the run"):
         plan_run(["keywords"], str(pairwise_only))
+
+
+def cites_golden(*cites: str, expected: str = "fail") -> Golden:
+    return Golden(name="cites", output="o", expected=expected, cites=list(cites))  # type: ignore[arg-type]
+
+
+def test_a_golden_with_cites_is_met_only_when_each_is_cited_and_verified(rubric: Rubric) -> None:
+    golden = cites_golden("on Friday", "the 3rd")
+    cited = cited_result(
+        rubric, "fail", recorded_citation("It is on Friday."), recorded_citation("the 3rd")
+    )
+    half = cited_result(
+        rubric, "fail", recorded_citation("on Friday"), recorded_citation("the 3rd", "unverified")
+    )
+    wrong = cited_result(
+        rubric, "pass", recorded_citation("on Friday"), recorded_citation("the 3rd")
+    )
+    judged = GoldenOutcome(golden, [cited, half, wrong])
+    assert judged.met == [True, False, False]
+    assert [judged.uncited(result) for result in judged.results] == [[], ["the 3rd"], []]
+    assert not judged.agreed and GoldenOutcome(golden, [cited]).agreed
+    report = RubricReport(rubric, [judged])
+    # accuracy and kappa measure verdicts; a missed cite is a miss of its own, counted apart
+    assert report.misses == 2 and report.uncited == 1 and report.accuracy == 2 / 3
+    assert report.asks_cites and not report.ok
+    assert not RubricReport(rubric, [outcome(rubric, "pass", "pass")]).asks_cites
+
+
+def test_a_cite_may_be_met_by_any_checklist_item_or_vote(rubric: Rubric) -> None:
+    golden = cites_golden("on Friday", "the 3rd")
+    result = with_details(
+        cited_result(rubric, "fail"),
+        checklist=[
+            {"id": "a", "answer": "no", "citations": [recorded_citation("on Friday")]},
+            {"id": "b", "answer": "yes", "citations": [recorded_citation("the 3rd", "unverified")]},
+        ],
+        votes={"citations": [[], [recorded_citation("on the 3rd")]]},
+    )
+    assert GoldenOutcome(golden, [result]).met == [True]
+    without_votes = with_details(result, votes={})
+    assert GoldenOutcome(golden, [without_votes]).uncited(without_votes) == ["the 3rd"]
+
+
+def test_citation_counts_name_each_unverified_by_golden_and_trial(rubric: Rubric) -> None:
+    golden = cites_golden("x")
+    results = [
+        cited_result(
+            rubric,
+            "fail",
+            recorded_citation("x"),
+            recorded_citation("y", "unverified", found_in="input"),
+        ),
+        cited_result(rubric, "fail", recorded_citation("x")),
+    ]
+    counts = RubricReport(rubric, [GoldenOutcome(golden, results)]).citations
+    assert (counts.given, counts.verified, counts.unverified) == (3, 2, 1)
+    assert counts.unverified_citations == [
+        {"golden": "cites", "trial": 1, "block": "output", "quote": "y", "found_in": "input"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("quote", "exit_code", "mark"),
+    [("on Friday", 0, "ok  "), ("on Saturday", 1, "MISS")],
+)
+def test_test_goldens_passes_a_golden_only_when_the_judge_cites_its_quote(
+    library: Path,
+    endpoint: JudgeServer,
+    write_file: Callable[..., Path],
+    quote: str,
+    exit_code: int,
+    mark: str,
+) -> None:
+    extra = write_file(
+        "cites.yaml",
+        "- name: wrong-day\n"
+        "  context: The meeting is on Monday.\n"
+        "  output: The meeting is on Friday.\n"
+        "  expected: fail\n"
+        "  cites: [on Friday]\n",
+    )
+    by_keyword = keyword_responder()  # keywords' own goldens, answered without citations
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if "on Friday" not in body["messages"][1]["content"]:
+            return by_keyword(body)
+        cited = [{"block": "output", "quote": quote}]
+        return tool_reply("set_grade_fail", {"reason": "the day is wrong", "citations": cited})
+
+    endpoint.responder = respond
+    arguments = ["test-goldens", "keywords", "--goldens", str(extra), "--no-cache"]
+    table = CliRunner().invoke(main, arguments)
+    assert table.exit_code == exit_code, table.output
+    [line] = [line for line in table.output.splitlines() if "wrong-day" in line]
+    assert line.startswith(f"  {mark} wrong-day") and line.endswith("got fail")
+    assert ('not cited: "on Friday"' in table.output) == (exit_code == 1)
+    report = json.loads(CliRunner().invoke(main, [*arguments, "--format", "json"]).output)
+    [rubric] = report["rubrics"]
+    [golden] = [golden for golden in rubric["goldens"] if golden["name"] == "wrong-day"]
+    assert golden["agreed"] == (exit_code == 0) and report["ok"] == (exit_code == 0)
+    assert (rubric["citations"]["given"], rubric["citations"]["verified"]) == (1, 1 - exit_code)
+    if exit_code:
+        [unverified] = rubric["citations"]["unverified_citations"]
+        assert unverified == {"golden": "wrong-day", "trial": 1, "block": "output", "quote": quote}

@@ -5,9 +5,10 @@ JSON's numbers, the disagreements as goldens, interrupted runs, and hostile text
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import yaml
-from conftest import HOSTILE, unsafe_characters
+from conftest import HOSTILE, cited_result, embedded_data, recorded_citation, unsafe_characters
 
 from rubriclib.evals.datasets import Row
 from rubriclib.item import Item
@@ -23,6 +24,7 @@ from rubriclib.reports.calibration import (
     last_line,
     to_json,
 )
+from rubriclib.reports.pages import calibration_page
 from rubriclib.rubrics.rubric import Rubric
 
 USAGE = {"prompt_tokens": 10, "completion_tokens": 2}
@@ -151,3 +153,63 @@ def test_hostile_text_stays_harmless_in_the_table_and_whole_in_json(rubric: Rubr
     data = json.loads(format_json(run))
     assert data["disagreement_rows"][0]["reason"] == HOSTILE
     assert yaml.safe_load(goldens_yaml(run))[0]["why"].startswith("human label pass")
+
+
+def cited(rubric: Rubric, number: int, *citations: dict[str, Any]) -> Judged:
+    one = judged(rubric, number, "fail", "fail")
+    return Judged(one.labelled, cited_result(rubric, "fail", *citations))
+
+
+def test_the_table_counts_citations_only_when_the_judge_gave_some(rubric: Rubric) -> None:
+    run = calibration(
+        rubric,
+        cited(
+            rubric, 1, recorded_citation("output 1"), recorded_citation("invented", "unverified")
+        ),
+        cited(rubric, 2, recorded_citation("output 2")),
+    )
+    lines = format_table(run).splitlines()
+    at = lines.index("  citations      3 given, 2 verified (66.7%), 1 unverified")
+    assert lines[at + 1].startswith("confusion")  # after the agreement numbers
+    plain = format_table(calibration(rubric, judged(rubric, 1, "pass", "pass")))
+    assert "citations" not in plain
+
+
+def test_the_json_counts_citations_and_names_each_unverified_by_row(rubric: Rubric) -> None:
+    run = calibration(
+        rubric,
+        cited(rubric, 1, recorded_citation("output 1")),
+        cited(rubric, 2, recorded_citation("elsewhere", "unverified", found_in="input")),
+    )
+    assert to_json(run)["citations"] == {
+        "given": 2,
+        "verified": 1,
+        "unverified": 1,
+        "verified_share": 0.5,
+        "unverified_citations": [
+            {
+                "id": "2",
+                "where": "labels.jsonl:2",
+                "block": "output",
+                "quote": "elsewhere",
+                "found_in": "input",
+            }
+        ],
+    }
+    empty = to_json(calibration(rubric, judged(rubric, 1, "pass", "pass")))["citations"]
+    assert (empty["given"], empty["verified_share"], empty["unverified_citations"]) == (0, None, [])
+
+
+def test_the_calibration_page_notes_the_citations(rubric: Rubric) -> None:
+    run = calibration(
+        rubric,
+        cited(rubric, 1, recorded_citation("output 1"), recorded_citation("x", "unverified")),
+    )
+    notes = embedded_data(calibration_page(run))["notes"]
+    assert notes == ["tiny: citations 2 given, 1 verified (50.0%), 1 unverified"]
+    assert (
+        embedded_data(calibration_page(calibration(rubric, judged(rubric, 1, "pass", "pass"))))[
+            "notes"
+        ]
+        == []
+    )

@@ -8,7 +8,7 @@ import sys
 import xml.etree.ElementTree as ElementTree
 from typing import Any
 
-from conftest import HOSTILE, unsafe_characters
+from conftest import HOSTILE, cited_result, embedded_data, recorded_citation, unsafe_characters
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +18,7 @@ from rubriclib.judging.engine import RunInfo
 from rubriclib.judging.result import judge_details, make_result
 from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport
 from rubriclib.reports.goldens import FORMATTERS, format_json, format_junit, format_table, to_json
+from rubriclib.reports.pages import goldens_page
 
 STARTED = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 
@@ -293,3 +294,110 @@ def test_formatters_by_name_and_module_direction() -> None:
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.stdout.strip() == "False False"
+
+
+def cited_run(rubric: Rubric) -> RunReport:
+    """A golden met with its cites, one that got its verdict without citing, and a golden
+    without cites whose judge gave an unverified citation."""
+    wanted = ["on Friday", "the 3rd"]
+    met = GoldenOutcome(
+        golden("met", "fail", cites=wanted),
+        [
+            cited_result(
+                rubric, "fail", recorded_citation("It is on Friday"), recorded_citation("the 3rd")
+            )
+        ],
+    )
+    uncited = GoldenOutcome(
+        golden("uncited", "fail", cites=wanted),
+        [cited_result(rubric, "fail", recorded_citation("on Friday"))],
+    )
+    plain = GoldenOutcome(
+        golden("plain"),
+        [
+            cited_result(
+                rubric, "pass", recorded_citation("made up", "unverified", found_in="input")
+            )
+        ],
+    )
+    return RunReport([RubricReport(rubric, [met, uncited, plain])], 1, info(planned=3))
+
+
+def test_table_names_the_quote_a_golden_was_not_cited_for(rubric: Rubric) -> None:
+    lines = format_table(cited_run(rubric)).splitlines()
+    assert lines[0].endswith(
+        "corrected 0, missed cites 1  citations 4 given, 3 verified (75.0%), 1 unverified"
+    )
+    assert lines[1].startswith("  ok   met ")
+    assert lines[2].startswith("  MISS uncited ") and lines[2].endswith("got fail")
+    assert lines[3] == '       not cited: "the 3rd"'
+    assert lines[-1].startswith(
+        "REGRESSION: 1 rubric(s), 3 golden(s) x 1 trial(s); 1 golden(s) missed"
+    )
+
+
+def test_a_table_without_citations_or_cites_shows_nothing_new(rubric: Rubric) -> None:
+    plain = GoldenOutcome(golden(), [judged(rubric, "pass")])
+    summary = format_table(RunReport([RubricReport(rubric, [plain])], 1)).splitlines()[0]
+    assert summary.endswith("judge errors 0, flaky 0, corrected 0")
+
+
+def test_json_counts_citations_and_lists_the_unverified(rubric: Rubric) -> None:
+    data = json.loads(format_json(cited_run(rubric)))
+    assert not data["ok"]
+    [report] = data["rubrics"]
+    assert (report["misses"], report["uncited"], report["accuracy"]) == (1, 1, 1.0)
+    assert report["citations"] == {
+        "given": 4,
+        "verified": 3,
+        "unverified": 1,
+        "verified_share": 0.75,
+        "unverified_citations": [
+            {
+                "golden": "plain",
+                "trial": 1,
+                "block": "output",
+                "quote": "made up",
+                "found_in": "input",
+            }
+        ],
+    }
+    met, uncited, plain = report["goldens"]
+    assert met["cites"] == ["on Friday", "the 3rd"] and met["agreed"] and met["met"] == [True]
+    assert uncited["uncited"] == [["the 3rd"]] and not uncited["agreed"]
+    assert plain["cites"] == [] and plain["uncited"] == [[]] and plain["agreed"]
+
+
+def test_json_counts_are_there_when_the_judge_gave_no_citation(rubric: Rubric) -> None:
+    run = RunReport([RubricReport(rubric, [GoldenOutcome(golden(), [judged(rubric, "pass")])])], 1)
+    [report] = to_json(run)["rubrics"]
+    assert report["citations"] == {
+        "given": 0,
+        "verified": 0,
+        "unverified": 0,
+        "verified_share": None,
+        "unverified_citations": [],
+    }
+
+
+def test_junit_fails_a_case_that_got_its_verdict_without_citing(rubric: Rubric) -> None:
+    root = ElementTree.fromstring(format_junit(cited_run(rubric)))
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("3", "1", "0")
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    failure = cases["uncited [trial 1]"].find("failure")
+    assert failure is not None
+    assert failure.get("message") == 'expected fail, got fail but did not cite "the 3rd"'
+    assert (failure.text or "").startswith('not cited: "the 3rd"\n')
+    assert list(cases["met [trial 1]"]) == [] and list(cases["plain [trial 1]"]) == []
+
+
+def test_the_goldens_page_notes_citations_and_the_quotes_not_cited(rubric: Rubric) -> None:
+    notes = embedded_data(goldens_page(cited_run(rubric)))["notes"]
+    assert notes == [
+        "tiny: citations 4 given, 3 verified (75.0%), 1 unverified",
+        'tiny: golden uncited got its expected verdict without citing "the 3rd"',
+    ]
+    plain = RunReport(
+        [RubricReport(rubric, [GoldenOutcome(golden(), [judged(rubric, "pass")])])], 1
+    )
+    assert embedded_data(goldens_page(plain))["notes"] == []

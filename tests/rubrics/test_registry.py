@@ -256,3 +256,13 @@ def test_bad_goldens_file_names_file_and_field(
         load_goldens(load_rubric(str(path)))
     assert str(caught.value).startswith(f"{goldens_path}")
     assert fragment in str(caught.value)
+
+
+def test_a_goldens_file_may_not_ask_cites_of_a_rubric_that_never_cites(
+    write_file: Callable[..., Path],
+) -> None:
+    text = rubric_text("house").replace("scale: pass-fail", "scale: pass-fail\ncitations: off")
+    path = write_file("lib/rubrics/house.md", text)
+    write_file("lib/goldens/house.yaml", "- {name: extra, output: x, expected: fail, cites: [x]}\n")
+    with pytest.raises(RubricError, match=r"goldens\[0\]\.cites: the rubric has citations: off"):
+        load_goldens(load_rubric(str(path)))

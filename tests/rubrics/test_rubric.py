@@ -428,3 +428,67 @@ goldens:
         f"{path}:9: goldens[1].name: duplicate golden name 'a'",
         f"{path}:10: goldens[2].name: duplicate golden name 'a'",
     ]
+
+
+def test_a_golden_may_list_quotes_a_judgment_must_cite(write_file: Callable[..., Path]) -> None:
+    golden = """goldens:
+  - name: cited
+    context: The meeting is on Monday.
+    output: It is on Friday.
+    expected: fail
+    cites: ["on Friday", "on Monday"]
+  - {name: plain, output: fine, expected: pass}
+"""
+    rubric = load_rubric(str(write_file("c.md", with_header(BASE + golden))))
+    assert [loaded.cites for loaded in rubric.goldens] == [["on Friday", "on Monday"], []]
+    without = load_rubric(str(write_file("d.md", with_header(BASE + golden.split("    cites")[0]))))
+    assert without.digest == rubric.digest  # goldens are never in the digest
+
+
+def test_a_golden_cites_is_a_list_of_quotes_each_named_by_line(
+    write_file: Callable[..., Path],
+) -> None:
+    goldens = """goldens:
+  - name: blank
+    output: x
+    expected: fail
+    cites: ["fine", "  "]
+  - name: text
+    output: x
+    expected: fail
+    cites: on Friday
+  - name: number
+    output: x
+    expected: fail
+    cites: [3]
+"""
+    path = write_file("c.md", with_header(BASE + goldens))
+    assert problems_of(path) == [
+        f"{path}:10: goldens[0].cites[1]: must not be empty: a quote a judgment must cite",
+        f"{path}:14: goldens[1].cites: input should be a valid list, not str",
+        f"{path}:18: goldens[2].cites[0]: input should be a valid string, not int",
+    ]
+
+
+def test_cites_on_a_rubric_whose_citations_are_off_is_a_problem(
+    write_file: Callable[..., Path],
+) -> None:
+    goldens = "citations: off\ngoldens:\n  - {name: a, output: x, expected: fail, cites: [x]}\n"
+    path = write_file("c.md", with_header(BASE + goldens))
+    assert problems_of(path) == [
+        f"{path}:8: goldens[0].cites: the rubric has citations: off, so no judgment can cite "
+        "these quotes"
+    ]
+
+
+def test_a_bare_off_citations_policy_survives_another_problem(
+    write_file: Callable[..., Path],
+) -> None:
+    # YAML reads `off` as false: the policy must still read as `off` while the rest is checked.
+    path = write_file("o.md", with_header(BASE + "citations: off\ncolour: red\n"))
+    [problem] = problems_of(path)
+    assert problem.startswith(f"{path}:7: colour: unknown key")
+    assert (
+        load_rubric(str(write_file("p.md", with_header(BASE + "citations: off\n")))).citations
+        == "off"
+    )
