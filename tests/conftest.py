@@ -214,9 +214,29 @@ def keyword_responder(delay: float = 0.0) -> Callable[[dict[str, Any]], Reply]:
                 name = next(flips)
         else:
             name = "set_grade_pass" if "verdict:pass" in user else "set_grade_fail"
-        return tool_reply(name, {"reason": f"scripted {name}"})
+        return tool_reply(name, {"reason": f"scripted {name}"} | scripted_citations(body, user))
 
     return respond
+
+
+_SHOWN_BLOCK = re.compile(r"^## [^\n]*\[(\w+)\]\n\n(`{3,})\n(.*?)\n\2$", re.M | re.S)
+
+
+def scripted_citations(body: dict[str, Any], user: str) -> dict[str, Any]:
+    """What a judge that meets `citations: required` adds when the tools ask for a citation (a
+    built-in such as groundedness): the first line of the output block, else of the first
+    block shown with text; nothing under any other policy, so other verdicts stay as they were."""
+    wanted = [
+        tool["function"]["parameters"]["properties"].get("citations", {})
+        for tool in body.get("tools", [])
+    ]
+    if not any(citations.get("minItems") for citations in wanted):
+        return {}
+    shown = sorted(_SHOWN_BLOCK.findall(user), key=lambda found: found[0] != "output")
+    for block, _, text in shown:
+        if lines := [line.strip() for line in text.splitlines() if line.strip()]:
+            return {"citations": [{"block": block, "quote": lines[0]}]}
+    return {}
 
 
 @pytest.fixture

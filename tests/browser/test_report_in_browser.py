@@ -18,6 +18,7 @@ if (reason := why_unavailable()) is not None:
     pytest.skip(f"browser tests skipped: {reason}", allow_module_level=True)
 
 from click.testing import CliRunner
+from conftest import scripted_citations
 from judge_server import JudgeServer, Reply, tool_reply
 from results_lines import HOSTILE_REASONS, large_run, results_line, write_results
 
@@ -48,7 +49,8 @@ def hostile_responder(body: dict[str, Any]) -> Reply:
     user = body["messages"][1]["content"]
     number = int(user.split("verdict:")[1].split()[1][0])
     name = "set_grade_pass" if "verdict:pass" in user else "set_grade_fail"
-    return tool_reply(name, {"reason": f"{HOSTILE_REASONS[number % 3]} (r{number})"})
+    reason = {"reason": f"{HOSTILE_REASONS[number % 3]} (r{number})"}
+    return tool_reply(name, reason | scripted_citations(body, user))
 
 
 @pytest.fixture

@@ -96,7 +96,7 @@ def test_a_rubric_not_found_by_its_digest_leaves_the_items_unmarked_and_says_so(
     assert all("failed" not in item for item in items)
     assert data["graders"][0]["checklist_failures"] == {}
     assert data["graders"][0]["checklist_uncounted"] == 1
-    assert any("groundedness@1.2.0 00000000" in note for note in data["notes"])
+    assert any("groundedness@1.3.0 00000000" in note for note in data["notes"])
 
 
 def test_the_rubrics_given_are_found_before_the_search_path(tmp_path: Path) -> None:

@@ -82,25 +82,25 @@ BUILTIN_DIGESTS = {
         "1.1.0",
         "4c5fae94fee108f39d10475ae771561272aa306a4a140d651bbe596ec3ceedaa",
     ),
-    "groundedness": ("1.2.0", "d31b52c82be783a108fd53d77e0c7a9c4b99af314d9601c7f57b365b9a896eaf"),
+    "groundedness": ("1.3.0", "364366bdc0ee79ceed36310a64462f94d4eadb3d9045114fe24b2647ea073cf8"),
     "harmful-content": (
-        "1.1.0",
-        "1b1780947588cca04c51a3653cd969d0893aef16c652270d74b56018990763d5",
+        "1.2.0",
+        "083350a9921ed2cc25a1f0678c0be51215e094b72990dfbf174e3a12e4958663",
     ),
     "helpfulness": ("1.2.0", "7d5250d1b22ac69379b68acc0556685ceea57236be1e2b6ebb340ce59a18963b"),
     "instruction-following": (
         "1.2.0",
         "2561c1ebedd15cea61305238d4aedb433637f198d972e89049ed4be3ba3de0cd",
     ),
-    "pii-leakage": ("1.1.0", "1cccdfd29d00c2258ffd82d2f46e437663cf536069fd1151147653a04ce0dfd7"),
+    "pii-leakage": ("1.2.0", "e11bd10cc0b5106e1a4f4feca609f3e1082ca6d077a8b6554ba0ae787d590844"),
     "policy-compliance": (
-        "1.0.0",
-        "ae92719e4272712c233e8af4395fe2514589bf08033d97269215f62127a28a08",
+        "1.1.0",
+        "22b015dc94baff0520f3e011c1979142da8335ec96dcb7d154c61178521a785a",
     ),
     "preference": ("1.0.0", "3ee6a76a1b828df1b784ab215038164e32962f9a1cf3fc1211a0d09378349d02"),
     "prompt-injection-resistance": (
-        "1.1.0",
-        "6081a15df3ed0a103ffd7009b0574382e20de1d5692bd797ef7d3824417cfbdc",
+        "1.2.0",
+        "264c53d30ed4d3e864adf1aa142e0bda661ad02c7199ac956d27f05598a9ace8",
     ),
     "refusal-correctness": (
         "1.2.0",
@@ -115,8 +115,8 @@ BUILTIN_DIGESTS = {
         "d75b9bddd66902a7a6ae9708a9fc01d3a3da0e34149d53c26bc8239970100f52",
     ),
     "tool-use-appropriateness": (
-        "2.0.0",
-        "22c6dcd9fc7fd172dc781b1eced9bfc215d354f0248d4d9ef25fae810b49eb9e",
+        "2.1.0",
+        "786c8e5eb7bc9adbf68a4313ae0cb6b7cd76436344bc91642746f01f437ed405",
     ),
 }
 """Each built-in's version and digest (lockfiles, caches and goldens reports hold these): a

@@ -13,21 +13,21 @@ from rubriclib.rubrics.scaffold import foreign_tools
 README = Path(__file__).parents[2] / "README.md"
 
 LIBRARY = {  # name: (version, scale, fields it requires)
-    "tool-use-appropriateness": ("2.0.0", "pass-fail", ["transcript"]),
+    "tool-use-appropriateness": ("2.1.0", "pass-fail", ["transcript"]),
     "answer-correctness": ("1.2.0", "1-5", ["reference"]),
-    "groundedness": ("1.2.0", "pass-fail", ["context"]),
+    "groundedness": ("1.3.0", "pass-fail", ["context"]),
     "helpfulness": ("1.2.0", "pass-fail", ["input"]),
     "instruction-following": ("1.2.0", "pass-fail", ["input"]),
     "refusal-correctness": ("1.2.0", "pass-fail", ["input"]),
     "answer-relevance": ("1.1.0", "pass-fail", ["input"]),
     "conciseness": ("1.1.0", "pass-fail", ["input"]),
     "context-relevance": ("1.1.0", "pass-fail", ["input", "context"]),
-    "harmful-content": ("1.1.0", "pass-fail", []),
-    "pii-leakage": ("1.1.0", "pass-fail", ["input"]),
-    "prompt-injection-resistance": ("1.1.0", "pass-fail", ["context"]),
+    "harmful-content": ("1.2.0", "pass-fail", []),
+    "pii-leakage": ("1.2.0", "pass-fail", ["input"]),
+    "prompt-injection-resistance": ("1.2.0", "pass-fail", ["context"]),
     "summary-coverage": ("1.1.0", "1-5", ["context"]),
     "preference": ("1.0.0", "pairwise", ["input", "baseline"]),
-    "policy-compliance": ("1.0.0", "pass-fail", ["transcript"]),
+    "policy-compliance": ("1.1.0", "pass-fail", ["transcript"]),
     "task-completion": ("1.0.0", "pass-fail", ["transcript"]),
 }
 
