@@ -6,7 +6,7 @@ and a quote from it. rubriclib never trusts one: a quote is `verified` only when
 the text rubriclib rendered for that block (whitespace runs, Unicode compatibility forms and
 typographic quotes and dashes normalised; a quote across a cut marker never matches), else
 `unverified`, naming the block where it does appear when it is in another one. Checking costs
-no request.
+no request. `given_citations` reads them back from a result's details, wherever they are kept.
 """
 
 from __future__ import annotations
@@ -118,3 +118,105 @@ def _find(quote: str, text: str) -> tuple[int, int] | None:
                 last = found + len(needle) - 1
                 return at + origin[found], at + origin[last] + 1
     return None
+
+
+STATUSES = ("verified", "unverified")
+
+
+def given_citations(details: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every citation of one judgment, each `{by, block, quote, status}` and what it has of
+    `span`, `found_in`, `note` and `request` (a pairwise order: 0 output first, 1 baseline
+    first). Taken from the most detailed place that holds any (panel judges, votes, pairwise
+    orders, checklist items, else the judgment's own), so none is counted twice."""
+    panel = details.get("panel")
+    if isinstance(panel, dict) and isinstance(panel.get("judges"), list):
+        found = [
+            labelled(citation, str(member.get("model")))
+            for member in panel["judges"]
+            if isinstance(member, dict)
+            for citation in given_citations(member)
+        ]
+        if found:
+            return found
+    for found in (_of_votes(details), _of_orders(details), _of_checklist(details)):
+        if found:
+            return found
+    return [entry(citation) for citation in _listed(details.get("citations"))]
+
+
+def _of_votes(details: Mapping[str, Any]) -> list[dict[str, Any]]:
+    votes = details.get("votes")
+    lists = votes.get("citations") if isinstance(votes, dict) else None
+    if not isinstance(lists, list):
+        return []
+    return [
+        entry(citation, f"vote {index + 1}")
+        for index, listed in enumerate(lists)
+        for citation in _listed(listed)
+    ]
+
+
+def _of_orders(details: Mapping[str, Any]) -> list[dict[str, Any]]:
+    pairwise = details.get("pairwise")
+    orders = pairwise.get("orders") if isinstance(pairwise, dict) else None
+    if not isinstance(orders, list):
+        return []
+    found = []
+    for index, order in enumerate(orders[:2]):  # output first, then baseline first
+        if isinstance(order, dict):
+            for citation in _listed(order.get("citations")):
+                found.append(entry(citation, str(order.get("order", ""))) | {"request": index})
+    return found
+
+
+def _of_checklist(details: Mapping[str, Any]) -> list[dict[str, Any]]:
+    items = details.get("checklist")
+    if not isinstance(items, list):
+        return []
+    return [
+        entry(citation, f"item {item.get('id')}")
+        for item in items
+        if isinstance(item, dict)
+        for citation in _listed(item.get("citations"))
+    ]
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def labelled(citation: dict[str, Any], by: str) -> dict[str, Any]:
+    """`citation` with `by` put in front of who gave it (a panel judge before its vote)."""
+    return citation | {"by": f"{by}, {citation['by']}" if citation["by"] else by}
+
+
+def entry(citation: Any, by: str = "") -> dict[str, Any]:
+    """One checked citation as read back from a result (any shape: a results file is not
+    trusted): only the fields of the contract, each of its type (a span only on a verified
+    citation, two whole numbers in order), with `by`, who gave it."""
+    if not isinstance(citation, dict):
+        return {"by": by, "block": None, "quote": str(citation), "status": "unverified"}
+    block = citation.get("block")
+    status = citation.get("status")
+    shown: dict[str, Any] = {
+        "by": by,
+        "block": block if isinstance(block, str) else None,
+        "quote": str(citation.get("quote", "")),
+        "status": status if status in STATUSES else "unverified",
+    }
+    span = citation.get("span")
+    if shown["status"] == "verified" and isinstance(span, list) and _is_span(span):
+        shown["span"] = list(span)
+    for key in ("found_in", "note"):
+        if isinstance(citation.get(key), str):
+            shown[key] = citation[key]
+    return shown
+
+
+def _is_span(span: Any) -> bool:
+    return (
+        isinstance(span, list)
+        and len(span) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in span)
+        and 0 <= span[0] <= span[1]
+    )

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from rubriclib.judging.citations import given_citations
 from rubriclib.rubrics.rubric import Rubric
 
 ORDERS = ("output-first", "baseline-first")
@@ -281,8 +282,9 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
     }
     if rubric.scale == "1-5":
         tally["scores"] = [vote.details.get("raw_score") for vote in votes]
-    if any("citations" in vote.details for vote in votes):
-        tally["citations"] = [vote.details.get("citations", []) for vote in votes]
+    cited = [given_citations(vote.details) for vote in votes]  # checklist items' too
+    if any(cited):
+        tally["citations"] = cited
     if not answered:
         first = votes[0].reason if votes else "no vote was cast"
         result = make_result(rubric, judge, "error", f"all {len(votes)} vote(s) errored: {first}")

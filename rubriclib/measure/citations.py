@@ -8,35 +8,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rubriclib.judging.citations import given_citations
 from rubriclib.judging.result import GradeResult
 
 
 def result_citations(result: GradeResult) -> list[dict[str, Any]]:
-    """Every checked citation of `result` (`{block, quote, status, ...}`), wherever its details
-    keep them: `citations`, `votes.citations` (a list per vote), `checklist[i].citations`,
-    `pairwise.orders[i].citations` (and each vote's pairwise orders), a panel member's votes."""
-    found: list[dict[str, Any]] = []
-    _gather(result.details, found)
-    return found
-
-
-def _gather(value: Any, found: list[dict[str, Any]]) -> None:
-    if isinstance(value, Mapping):
-        for key, inner in value.items():
-            (_citations if key == "citations" else _gather)(inner, found)
-    elif isinstance(value, list):
-        for inner in value:
-            _gather(inner, found)
-
-
-def _citations(value: Any, found: list[dict[str, Any]]) -> None:
-    """A `citations` value: a list of citations, or (votes) a list of such lists."""
-    if isinstance(value, list):
-        for inner in value:
-            if isinstance(inner, Mapping) and "status" in inner:
-                found.append(dict(inner))
-            else:
-                _citations(inner, found)
+    """Every checked citation of `result` (`{by, block, quote, status, ...}`), wherever its
+    details keep them (`citations.given_citations`)."""
+    return given_citations(result.details)
 
 
 def verified_citations(result: GradeResult) -> list[dict[str, Any]]:

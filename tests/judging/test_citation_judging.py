@@ -349,3 +349,19 @@ def test_a_panel_keeps_each_member_s_citations(rubric: Rubric) -> None:
         result = Panel(judges, "majority").grade(rubric, "all fine")
     cited, bare = result.details["panel"]["judges"]
     assert cited["citations"][0]["status"] == "verified" and "citations" not in bare
+
+
+def test_checklist_votes_keep_each_vote_s_item_citations(
+    judge_server: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    rubric = load_rubric(str(write_file("cited.md", CHECKLIST.replace("CITATIONS", "optional"))))
+    cited = [cite("output", "in 1970")]
+    judge_server.script(
+        tool_reply("answer", {"reason": "r", "answer": "yes", "citations": cited}),
+        tool_reply("answer", {"reason": "r", "answer": "yes"}),
+    )
+    judge = Judge("judge-model", judge_server.url, SECRET_KEY, mode="checklist", votes=2)
+    result = judge.grade(rubric, "It was in 1970.", context="It was in 1969.")
+    first, second = result.details["votes"]["citations"]
+    assert [(c["by"], c["status"]) for c in first] == [("item invented", "verified")]
+    assert second == []

@@ -22,28 +22,34 @@ def test_citations_are_found_in_votes_checklist_items_and_pairwise_orders(
     rubric: Rubric,
 ) -> None:
     bare = cited_result(rubric, "fail")
-    result = with_details(
+    voted = with_details(
+        bare, votes={"verdicts": ["fail", "fail"], "citations": [[recorded_citation("one")], []]}
+    )
+    items = with_details(
         bare,
-        votes={"verdicts": ["fail", "fail"], "citations": [[recorded_citation("one")], []]},
         checklist=[
             {"id": "a", "answer": "no", "citations": [recorded_citation("two", "unverified")]},
             {"id": "b", "answer": "yes"},
         ],
-        pairwise={
-            "winner": "tie",
-            "orders": [
-                {"order": "output-first", "citations": [recorded_citation("three", block="A")]}
-            ],
-            "votes": [{"orders": [{"citations": [recorded_citation("four", block="B")]}]}],
-        },
     )
-    quotes = [found["quote"] for found in result_citations(result)]
-    assert sorted(quotes) == ["four", "one", "three", "two"]
-    assert sorted(found["quote"] for found in verified_citations(result)) == [
-        "four",
-        "one",
-        "three",
+    orders = [
+        {"order": "output-first", "citations": [recorded_citation("three", block="A")]},
+        {"order": "baseline-first", "citations": [recorded_citation("four", block="B")]},
     ]
+    compared = with_details(bare, pairwise={"winner": "tie", "orders": orders})
+    found = [result_citations(result) for result in (voted, items, compared)]
+    assert [[c["quote"] for c in listed] for listed in found] == [
+        ["one"],
+        ["two"],
+        ["three", "four"],
+    ]
+    assert [c["by"] for c in found[0] + found[1] + found[2]] == [
+        "vote 1",
+        "item a",
+        "output-first",
+        "baseline-first",
+    ]
+    assert [c["quote"] for c in verified_citations(items)] == []
 
 
 def test_counts_and_the_unverified_named_by_what_was_judged(rubric: Rubric) -> None:

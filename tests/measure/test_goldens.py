@@ -271,17 +271,19 @@ def test_a_golden_with_cites_is_met_only_when_each_is_cited_and_verified(rubric:
 
 def test_a_cite_may_be_met_by_any_checklist_item_or_vote(rubric: Rubric) -> None:
     golden = cites_golden("on Friday", "the 3rd")
-    result = with_details(
+    items = with_details(
         cited_result(rubric, "fail"),
         checklist=[
             {"id": "a", "answer": "no", "citations": [recorded_citation("on Friday")]},
             {"id": "b", "answer": "yes", "citations": [recorded_citation("the 3rd", "unverified")]},
         ],
-        votes={"citations": [[], [recorded_citation("on the 3rd")]]},
     )
-    assert GoldenOutcome(golden, [result]).met == [True]
-    without_votes = with_details(result, votes={})
-    assert GoldenOutcome(golden, [without_votes]).uncited(without_votes) == ["the 3rd"]
+    assert GoldenOutcome(golden, [items]).uncited(items) == ["the 3rd"]
+    voted = with_details(
+        cited_result(rubric, "fail"),
+        votes={"citations": [[recorded_citation("on Friday")], [recorded_citation("on the 3rd")]]},
+    )
+    assert GoldenOutcome(golden, [voted]).met == [True]
 
 
 def test_citation_counts_name_each_unverified_by_golden_and_trial(rubric: Rubric) -> None:

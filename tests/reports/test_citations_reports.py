@@ -10,13 +10,9 @@ from typing import Any
 from conftest import citation
 from results_lines import results_line, write_results
 
-from rubriclib.reports.citations import (
-    citations_change,
-    citations_in,
-    entry,
-    place_citations,
-    shown_span,
-)
+from rubriclib.judging.citations import entry
+from rubriclib.judging.citations import given_citations as citations_in
+from rubriclib.reports.citations import citations_change, place_citations, shown_span
 from rubriclib.reports.data import TEXT_LIMIT, read_results, report_data
 
 GOOD = citation("output", "fine", [4, 8])
