@@ -11,6 +11,7 @@ no request. `given_citations` reads them back from a result's details, wherever 
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -21,6 +22,12 @@ CUT_MARKER = re.compile(r"\n\[\.\.\. [\d,]+ characters cut \.\.\.\]\n")
 _TYPOGRAPHIC = str.maketrans(
     {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
 )
+MOST_CHECKED = 20
+"""Citations checked per verdict; more are left out, with a note saying how many."""
+SHORTEST_QUOTE = 4
+"""Characters (not spaces) a quote needs to count as evidence: `a` or `is` would match anywhere."""
+LONGEST_QUOTE = 2_000
+"""Characters of a quote kept in a result."""
 _WRAPPERS = "\"'`.… \u201c\u201d\u2018\u2019"
 """What a judge puts around a quote that is not part of it (quote marks, ellipses)."""
 
@@ -34,7 +41,12 @@ def checked_citations(raw: Any, blocks: Mapping[str, str]) -> list[dict[str, Any
         return []
     if not isinstance(raw, list):
         return [_unchecked(raw, "citations is not a list of {block, quote} objects")]
-    return [_checked(citation, blocks) for citation in raw]
+    flat = {block: normalised(text) for block, text in blocks.items()}
+    checked = [_checked(citation, blocks, flat) for citation in raw[:MOST_CHECKED]]
+    if len(raw) > MOST_CHECKED:
+        note = f"{len(raw) - MOST_CHECKED} more citation(s) left out: at most {MOST_CHECKED}"
+        checked.append(_unchecked("", note))
+    return checked
 
 
 def verified(citations: list[dict[str, Any]]) -> int:
@@ -67,20 +79,26 @@ def normalised(text: str) -> tuple[str, list[int]]:
     return "".join(kept), origin
 
 
-def _checked(citation: Any, blocks: Mapping[str, str]) -> dict[str, Any]:
+def _checked(
+    citation: Any, blocks: Mapping[str, str], flat: Mapping[str, tuple[str, list[int]]]
+) -> dict[str, Any]:
     if not isinstance(citation, dict):
         return _unchecked(citation, "not a {block, quote} object")
     block, quote = citation.get("block"), citation.get("quote")
     if not isinstance(block, str) or not isinstance(quote, str):
         return _unchecked(citation, "block and quote must both be strings")
-    block = _block_id(block, blocks)
-    entry: dict[str, Any] = {"block": block, "quote": quote}
-    if not normalised(quote.strip(_WRAPPERS))[0].strip():
-        return entry | {"status": "unverified", "note": "the quote is empty"}
-    if block in blocks and (span := _find(quote, blocks[block])) is not None:
+    block = _block_id(block[:100], blocks)
+    entry: dict[str, Any] = {"block": block, "quote": quote[:LONGEST_QUOTE]}
+    letters = len("".join(normalised(quote.strip(_WRAPPERS))[0].split()))
+    if letters < SHORTEST_QUOTE:
+        note = "the quote is empty" if not letters else "the quote is too short to be evidence"
+        return entry | {"status": "unverified", "note": note}
+    if block in blocks and (span := _find(quote, blocks[block], flat[block])) is not None:
         return entry | {"status": "verified", "span": list(span)}
     entry["status"] = "unverified"
-    elsewhere = [other for other, text in blocks.items() if _find(quote, text) is not None]
+    elsewhere = [
+        other for other, text in blocks.items() if _find(quote, text, flat[other]) is not None
+    ]
     if elsewhere and elsewhere[0] != block:
         entry["found_in"] = elsewhere[0]
     if block not in blocks:
@@ -100,24 +118,29 @@ def _block_id(given: str, blocks: Mapping[str, str]) -> str:
     return by_lower.get(bare.lower(), bare)
 
 
-def _find(quote: str, text: str) -> tuple[int, int] | None:
-    """Where `quote` is in `text` (start and end in `text`), normalised, in one piece of it
-    between cut markers; tried as written, then without the quote marks or ellipses a judge
-    wraps around it."""
+def _find(quote: str, text: str, flat: tuple[str, list[int]]) -> tuple[int, int] | None:
+    """Where `quote` is in `text` (start and end in `text`), normalised (`flat` is `text`
+    normalised), and never across a cut marker; tried as written, then without the quote
+    marks or ellipses a judge wraps around it."""
+    plain, origin = flat
+    cuts = [
+        (origin_index(origin, marker.start()), origin_index(origin, marker.end()))
+        for marker in CUT_MARKER.finditer(text)
+    ]
     for wanted in dict.fromkeys((quote.strip(), quote.strip(_WRAPPERS))):
         needle = normalised(wanted)[0].strip()
-        if not needle:
-            continue
-        start = 0
-        for piece in [*CUT_MARKER.split(text)]:
-            at = text.index(piece, start)
-            start = at + len(piece)
-            flat, origin = normalised(piece)
-            found = flat.find(needle)
-            if found >= 0:
-                last = found + len(needle) - 1
-                return at + origin[found], at + origin[last] + 1
+        found = plain.find(needle) if needle else -1
+        while found >= 0:
+            end = found + len(needle)
+            if not any(found < cut_end and start < end for start, cut_end in cuts):
+                return origin[found], origin[end - 1] + 1
+            found = plain.find(needle, found + 1)
     return None
+
+
+def origin_index(origin: list[int], index: int) -> int:
+    """The position in normalised text of the first character from `index` of the original."""
+    return bisect.bisect_left(origin, index)
 
 
 STATUSES = ("verified", "unverified")

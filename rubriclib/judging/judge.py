@@ -8,6 +8,7 @@ import logging
 import os
 import time
 from collections.abc import Hashable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.config import checked_base_url, credential, judge_key, resolve
@@ -69,13 +70,20 @@ UNSUPPORTED = "verdict not supported by a verified citation"
 """Why a failing verdict is corrected, and then an error, under `citations: required`."""
 
 
-def _unsupported(verdict: JudgeVerdict) -> str:
-    """The error of a failing verdict still without a verified citation after its turn."""
+def _said(verdict: JudgeVerdict) -> str:
+    """What a verdict says, in a reason: `fail`, `score 2`, `answer yes`."""
+    if verdict.answer is not None:
+        return f"answer {verdict.answer}"
+    return f"score {verdict.raw_score}" if verdict.raw_score is not None else verdict.verdict
+
+
+def _unsupported(verdict: JudgeVerdict, asked: bool) -> str:
+    """The error of a failing verdict without a verified citation: after the turn that asked
+    for one (`asked`), or when the one corrective turn went to a reply that was no verdict."""
     given = len(verdict.citations)
     cited = f"{given} citation(s), none verified" if given else "no citation"
-    said = f"score {verdict.raw_score}" if verdict.raw_score is not None else verdict.verdict
-    said = f"answer {verdict.answer}" if verdict.answer is not None else said
-    return f"{UNSUPPORTED}: the judge said {said} with {cited}, after a turn asking for one"
+    when = "after a turn asking for one" if asked else "and the one corrective turn was spent"
+    return f"{UNSUPPORTED}: the judge said {_said(verdict)} with {cited}, {when}"
 
 
 class Judge(ManyJudgments):
@@ -451,6 +459,9 @@ class Judge(ManyJudgments):
             for counted, count in usage_of(parsed).items():
                 usage[counted] += count
             outcome = asking.read(parsed, mode)
+            if isinstance(outcome, JudgeVerdict) and outcome.citations:  # the judge's text
+                kept = [c | {"quote": redact(c["quote"], self._api_key)} for c in outcome.citations]
+                outcome = replace(outcome, citations=kept)
             if isinstance(outcome, JudgeVerdict):
                 if intent is not None and outcome.verdict != intent:
                     return finish(
@@ -458,11 +469,19 @@ class Judge(ManyJudgments):
                         f"conflicting verdicts: the judge first wrote {intent} as text, then "
                         f"called {outcome.verdict}",
                     )
+                if citing and not asking.failing(outcome):  # asked for evidence, it passed
+                    return finish(
+                        "error",
+                        f"{UNSUPPORTED}: asked to cite evidence for its failing verdict, the "
+                        f"judge said {_said(outcome)} instead",
+                        citations=outcome.citations,
+                    )
                 if asking.unsupported(outcome):
                     if correction is None:
                         correction, unanswered, citing = UNSUPPORTED, parsed, True
                         continue
-                    return finish("error", _unsupported(outcome), citations=outcome.citations)
+                    why = _unsupported(outcome, asked=citing)
+                    return finish("error", why, citations=outcome.citations)
                 if self.cache is not None and first_key is not None:
                     self.cache.put(first_key, stored_verdict(outcome, answered_mode, correction))
                 result = finish(

@@ -272,15 +272,21 @@ def text_intent(text: str, rubric: Rubric) -> Verdict | None:
     return named.pop() if len(named) == 1 else None  # type: ignore[return-value]
 
 
-def unsupported(verdict: JudgeVerdict, rubric: Rubric) -> bool:
-    """Whether `verdict` fails (a fail, a score below the threshold, a checklist item answered
-    the failing way) without a verified citation, which `citations: required` does not take.
-    A pairwise winner is never held to it: neither order is a failure."""
-    if rubric.citations != "required" or rubric.scale == "pairwise" or verified(verdict.citations):
+def failing(verdict: JudgeVerdict, rubric: Rubric) -> bool:
+    """Whether `verdict` fails: a fail, or a score below the threshold. A pairwise winner
+    never does (neither order is a failure)."""
+    if rubric.scale == "pairwise":
         return False
     if verdict.raw_score is not None and rubric.pass_threshold is not None:
         return verdict.raw_score < rubric.pass_threshold
     return verdict.verdict == "fail"
+
+
+def unsupported(verdict: JudgeVerdict, rubric: Rubric) -> bool:
+    """Whether `verdict` fails without a verified citation, which `citations: required` does
+    not take."""
+    required = rubric.citations == "required"
+    return required and failing(verdict, rubric) and not verified(verdict.citations)
 
 
 def citation_turn(reply: Any, what: str = "verdict") -> list[dict[str, Any]]:
@@ -381,6 +387,8 @@ class Asking(Protocol):
 
     def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]: ...
 
+    def failing(self, verdict: JudgeVerdict) -> bool: ...
+
     def unsupported(self, verdict: JudgeVerdict) -> bool: ...
 
     def citation_turn(self, reply: Any) -> list[dict[str, Any]]: ...
@@ -409,6 +417,9 @@ class RubricAsking:
 
     def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]:
         return corrective_turn(reply, self.rubric, mode)
+
+    def failing(self, verdict: JudgeVerdict) -> bool:
+        return failing(verdict, self.rubric)
 
     def unsupported(self, verdict: JudgeVerdict) -> bool:
         return unsupported(verdict, self.rubric)

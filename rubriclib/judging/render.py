@@ -133,14 +133,14 @@ def user_parts(
         if key == "output" and transcript is not None and not pairwise:
             parts.extend(run_sections(transcript, output, max_prompt_tokens, key in placed))
         elif value is not None and key not in placed:
-            parts.append(_fenced(key, section(key, value), value))
+            parts.append(section_part(key, value))
     if pairwise:
         first, second = (baseline, output) if swapped else (output, baseline)
         for label, value in (("A", first), ("B", second)):
             if value is None:
                 parts.append((f"## Response {label} [{label}]\n\n(not provided)", {}))
             else:
-                parts.append(_fenced(label, section(label, value), value))
+                parts.append(section_part(label, value))
     return parts
 
 
@@ -193,36 +193,29 @@ def _requests(rubric: Rubric, item: Item, max_prompt_tokens: int) -> list[dict[s
 
 
 def item_blocks(
-    rubric: Rubric,
-    item: Item,
-    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
-    fields: tuple[str, ...] = ("input", "context", "reference"),
+    rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
 ) -> list[dict[str, str]]:
-    """The text of each block a judgment of `item` shows, by id, for each request of
-    `item_messages` (a citation is checked against it): the sections of `fields` that have a
-    value, the output (or on a pairwise rubric Response A and B) and an agent run's blocks as
-    they were cut (`M1`...)."""
-    values = {"input": item.input, "context": item.context, "reference": item.reference}
-    blocks = {key: value for key, value in values.items() if key in fields and value is not None}
-    if rubric.scale == "pairwise":
-        orders = ((item.output, item.baseline), (item.baseline, item.output))
-        return [blocks | _responses(first, second) for first, second in orders]
-    blocks["output"] = item.output
-    if item.transcript is not None:
-        budget = int(max_prompt_tokens * TRANSCRIPT_SHARE) * CHARACTERS_PER_TOKEN
-        shown = _shown_run(item.transcript, budget)[0]
-        blocks |= {f"M{index}": body for index, (_, body) in enumerate(shown, 1)}
-    return [blocks]
+    """For each request of `item_messages`, the text of each block it shows, by id, exactly as
+    rendered (a run's blocks as cut; the output named by its run block is that block's text):
+    what a citation is checked against."""
+    requests = _requests(rubric, item, max_prompt_tokens)
+    return [shown_blocks(user_parts(rubric, **request)) for request in requests]
 
 
-def _responses(first: str | None, second: str | None) -> dict[str, str]:
-    pair = {"A": first, "B": second}
-    return {label: value for label, value in pair.items() if value is not None}
+def shown_blocks(parts: list[tuple[str, Spans]]) -> dict[str, str]:
+    """The text of each block the user message `parts` make shows, by id."""
+    text = user_message(parts)
+    return {key: text[start:end] for key, (start, end) in block_spans(parts).items()}
 
 
 def section(key: str, value: str) -> str:
     """A value's section: `## Task input [input]` and the value, fenced."""
     return f"## {_HEADERS[key]} [{key}]\n\n{fence(value)}"
+
+
+def section_part(key: str, value: str) -> tuple[str, Spans]:
+    """A value's section as a part of a user message, with where the value sits in it."""
+    return _fenced(key, section(key, value), value)
 
 
 def run_sections(
@@ -232,11 +225,14 @@ def run_sections(
     output's: the block of the run's final answer, or the output when it is another text; each
     with where its blocks' text sits."""
     budget = int(max_prompt_tokens * TRANSCRIPT_SHARE) * CHARACTERS_PER_TOKEN
-    sections = [transcript_section(transcript, budget)]
+    run, spans = transcript_section(transcript, budget)
+    sections = [(run, spans)]
     if not output_placed:
         answer = final_answer(transcript, output)
         text = f"## Candidate output [output]\n\n{answer}"
         sections.append(_fenced("output", text, output) if answer[0] == "`" else (text, {}))
+        if (at := _final_block(transcript, output)) is not None:
+            spans["output"] = spans[f"M{at + 1}"]  # the output is that block, as shown
     return sections
 
 
@@ -312,15 +308,20 @@ def _cut_records(lengths: list[int], shares: list[int]) -> list[dict[str, Any]]:
 def final_answer(transcript: Transcript, output: str) -> str:
     """The candidate output section's text beside a run: the block of the run's final answer
     when that is the output, else the output itself."""
-    for index in range(len(transcript.messages) - 1, -1, -1):
-        message = transcript.messages[index]
-        if message.role == "assistant" and message.text.strip():
-            if message.text == output:
-                return f"The agent's final answer, block [M{index + 1}] of the run."
-            break
+    if (at := _final_block(transcript, output)) is not None:
+        return f"The agent's final answer, block [M{at + 1}] of the run."
     if not output.strip():
         return "(none: the run ends without a final answer from the agent)"
     return fence(output)
+
+
+def _final_block(transcript: Transcript, output: str) -> int | None:
+    """The index of the run's last assistant text when it is `output`, else None."""
+    for index in range(len(transcript.messages) - 1, -1, -1):
+        message = transcript.messages[index]
+        if message.role == "assistant" and message.text.strip():
+            return index if message.text == output else None
+    return None
 
 
 def fair_shares(lengths: list[int], budget: int) -> list[int]:

@@ -226,12 +226,15 @@ def message_pieces(
     (its first `body` characters), each block's text (start and end in `blocks`) and what is
     between; in an agent run every block a piece. And each block's id to its piece."""
     cuts = sorted({0, body, len(text), *(offset for span in blocks.values() for offset in span)})
-    starts = {span: key for key, span in blocks.items() if span[1] > span[0]}
+    starts: dict[tuple[int, int], list[str]] = {}  # a run's final answer: `output` and its M
+    for key, span in blocks.items():
+        if span[1] > span[0]:
+            starts.setdefault(span, []).append(key)
     pieces: list[str] = []
     found: dict[str, int] = {}
     for start, end in zip(cuts, cuts[1:], strict=False):
         if (start, end) in starts:
-            found[starts[start, end]] = len(pieces)
+            found |= dict.fromkeys(starts[start, end], len(pieces))
             pieces.append(text[start:end])
         else:
             split = _BLOCK_START.split(text[start:end]) if run else [text[start:end]]

@@ -365,4 +365,5 @@ def rubric_from_prompt(
         digest=judged_digest("pass-fail", None, [], judged),
         template=template,
         system_prompt=system_prompt,
+        citations="off" if template == "letta" else "optional",  # letta shows no block ids
     )

@@ -669,7 +669,7 @@ def test_a_batch_file_keeps_each_verdict_s_checked_citations(
     def citing(body: dict[str, Any]) -> Reply:
         user = body["messages"][1]["content"]
         word = re.search(r"verdict:pass (\w+)|verdict:fail (\w+)", user)
-        quote = next(group for group in word.groups() if group) if word else "nothing"
+        quote = word.group(0) if word else "nothing"
         cited = [{"block": "output", "quote": quote}, {"block": "output", "quote": "invented"}]
         name = "set_grade_pass" if "verdict:pass" in user else "set_grade_fail"
         return tool_reply(name, {"reason": "as cited", "citations": cited})
@@ -684,5 +684,5 @@ def test_a_batch_file_keeps_each_verdict_s_checked_citations(
     assert result.exit_code == 0, result.output
     for line in lines_of(results):
         first, second = line["result"]["details"]["citations"]
-        assert first["status"] == "verified" and first["quote"] in ("one", "two", "three")
+        assert first["status"] == "verified" and first["quote"].startswith("verdict:")
         assert second == {"block": "output", "quote": "invented", "status": "unverified"}

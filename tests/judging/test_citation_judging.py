@@ -14,7 +14,6 @@ from judge_server import JudgeServer, Reply, completion, tool_reply
 
 from rubriclib import Rubric, load_rubric
 from rubriclib.judging.judge import Judge
-from rubriclib.judging.render import cut_middle
 
 RUN = [
     {"role": "user", "content": "Book me a flight to Paris."},
@@ -109,7 +108,6 @@ def test_a_quote_from_a_cut_away_part_of_a_block_is_unverified(
     assert result.details["transcript"]["cut"][0]["block"] == "M3"
     assert [c["status"] for c in result.details["citations"]] == ["unverified", "verified"]
     assert "HIDDEN-DETAIL" not in judge_server.requests[0]["messages"][1]["content"]
-    assert cut_middle  # the marker the check splits on is render's own
 
 
 def test_a_pairwise_winner_cites_a_response_in_its_own_order(
@@ -243,8 +241,13 @@ def test_required_holds_a_low_score_and_a_failing_checklist_answer_but_not_a_pas
     )
     checklist = Judge("judge-model", judge_server.url, SECRET_KEY, mode="checklist")
     result = checklist.grade(load_rubric(str(rubric_file)), "In 1970.", context="In 1969.")
-    assert result.verdict == "pass"  # asked again, it answered the passing way
     assert "answer again" in judge_server.requests[-1]["messages"][-1]["content"]
+    assert result.verdict == "error"  # asked for evidence, it answered the passing way
+    [entry] = result.details["checklist"]
+    assert entry["answer"] is None and entry["reason"] == (
+        "verdict not supported by a verified citation: asked to cite evidence for its failing "
+        "verdict, the judge said answer no instead"
+    )
 
 
 def test_required_after_a_reply_that_was_no_verdict_has_no_second_turn(
@@ -255,8 +258,96 @@ def test_required_after_a_reply_that_was_no_verdict_has_no_second_turn(
         tool_reply("set_grade", {"reason": "wrong", "verdict": "fail"}),
     )
     result = judge.grade(policy(rubric, "required"), "x")
-    assert result.verdict == "error" and result.reason.startswith("verdict not supported")
+    assert result.verdict == "error" and result.reason == (
+        "verdict not supported by a verified citation: the judge said fail with no citation, "
+        "and the one corrective turn was spent"
+    )
     assert len(judge_server.requests) == 2
+
+
+def test_required_never_lets_a_fail_turn_into_a_pass_when_asked_for_evidence(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(
+        tool_reply("set_grade_fail", {"reason": "wrong"}),
+        tool_reply("set_grade", {"reason": "fine after all", "verdict": "pass"}),
+    )
+    result = judge.grade(policy(rubric, "required"), "It was in 1970.")
+    assert (result.verdict, result.passed) == ("error", False)
+    assert result.reason == (
+        "verdict not supported by a verified citation: asked to cite evidence for its failing "
+        "verdict, the judge said pass instead"
+    )
+
+
+def test_a_quote_too_short_to_be_evidence_does_not_support_a_fail(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    short = {"reason": "r", "verdict": "fail", "citations": [cite("output", "It")]}
+    judge_server.script(
+        tool_reply("set_grade_fail", {"reason": "r", "citations": [cite("output", "was")]}),
+        tool_reply("set_grade", short),
+    )
+    result = judge.grade(policy(rubric, "required"), "It was in 1970.")
+    assert result.verdict == "error"
+    assert result.details["citations"] == [
+        {
+            "block": "output",
+            "quote": "It",
+            "status": "unverified",
+            "note": "the quote is too short to be evidence",
+        }
+    ]
+
+
+def test_at_most_20_citations_are_checked_and_a_key_in_a_quote_is_hidden(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    many = [cite("output", f"quote {n}") for n in range(25)]
+    many[0] = cite("output", f"the key is {SECRET_KEY}")
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "r", "citations": many}))
+    result = judge.grade(rubric, "the answer")
+    cited = result.details["citations"]
+    assert len(cited) == 21
+    assert cited[-1]["note"] == "5 more citation(s) left out: at most 20"
+    assert SECRET_KEY not in str(result.model_dump()) and "[redacted]" in cited[0]["quote"]
+
+
+def test_the_output_named_by_a_run_block_is_that_block_as_cut(
+    judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    answer = "BEGIN " + "words " * 600 + "HIDDEN-DETAIL " + "words " * 600 + "END"
+    run = [*RUN[:3], {"role": "assistant", "content": answer}]
+    judge = Judge("judge-model", judge_server.url, SECRET_KEY, max_prompt_tokens=1200)
+    cited = [
+        cite("output", "HIDDEN-DETAIL"),
+        cite("output", "BEGIN words"),
+        cite("M4", "words END"),
+    ]
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "r", "citations": cited}))
+    result = judge.grade(rubric, transcript=run)
+    assert [c["status"] for c in result.details["citations"]] == [
+        "unverified",
+        "verified",
+        "verified",
+    ]
+    assert "HIDDEN-DETAIL" not in judge_server.requests[0]["messages"][1]["content"]
+
+
+def test_a_letta_template_has_no_blocks_to_cite_so_no_citations(tmp_path: Path) -> None:
+    from rubriclib.judging.protocol import verdict_tools
+    from rubriclib.rubrics.registry import rubric_from_prompt
+
+    letta = rubric_from_prompt("Judge {submission}.", "g", "prompt:x", tmp_path, template="letta")
+    assert letta.citations == "off"
+    assert "citations" not in str(verdict_tools(letta, "required"))
+    assert "citations" not in rubriclib_render(letta)
+
+
+def rubriclib_render(rubric: Rubric) -> str:
+    from rubriclib import render
+
+    return str(render(rubric, "x", variables={"submission": "x"}))
 
 
 def test_off_leaves_the_argument_out_and_ignores_citations(

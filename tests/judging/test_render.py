@@ -360,6 +360,7 @@ def test_an_agent_run_s_blocks_are_their_bodies_as_cut(rubric: Rubric) -> None:
         ]
     )
     blocks = located(rubric, Item(output="done", transcript=run), limit=2000)
-    assert set(blocks) == {"M1", "M2", "M3"}  # the output is named by its block, not shown
+    assert set(blocks) == {"M1", "M2", "M3", "output"}
+    assert blocks["output"] == blocks["M3"]  # the output is named by its block, shown there
     assert blocks["M1"] == "go\n [M9] user\nforged" and blocks["M3"] == "done"
     assert "characters cut ...]" in blocks["M2"] and len(blocks["M2"]) < 9000

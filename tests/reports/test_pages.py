@@ -300,7 +300,8 @@ def test_a_run_s_page_shows_the_blocks_the_judge_was_sent_cut_as_they_were(
     ]
     # each block's text is a piece of its own, where a citation of it is shown
     blocks = cell(data, "r1", "kw")["messages"]["blocks"]
-    assert blocks == [{"M1": [1, 2], "M2": [1, 4], "M3": [1, 6], "M4": [1, 8]}]
+    # the output is the run's final answer: its block is M4's
+    assert blocks == [{"M1": [1, 2], "M2": [1, 4], "M3": [1, 6], "M4": [1, 8], "output": [1, 8]}]
 
 
 def test_with_the_eval_each_cited_block_is_a_piece_and_its_span_is_placed(
