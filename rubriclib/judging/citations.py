@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+STATUSES = ("verified", "unverified")
 CUT_MARKER = re.compile(r"\n\[\.\.\. [\d,]+ characters cut \.\.\.\]\n")
 """What `render.cut_middle` leaves where it cut a block: a quote may not span it."""
 _TYPOGRAPHIC = str.maketrans(
@@ -143,9 +144,6 @@ def origin_index(origin: list[int], index: int) -> int:
     return bisect.bisect_left(origin, index)
 
 
-STATUSES = ("verified", "unverified")
-
-
 def given_citations(details: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every citation of one judgment, each `{by, block, quote, status}` and what it has of
     `span`, `found_in`, `note` and `request` (a pairwise order: 0 output first, 1 baseline
@@ -154,7 +152,7 @@ def given_citations(details: Mapping[str, Any]) -> list[dict[str, Any]]:
     panel = details.get("panel")
     if isinstance(panel, dict) and isinstance(panel.get("judges"), list):
         found = [
-            labelled(citation, str(member.get("model")))
+            given_by(citation, str(member.get("model")))
             for member in panel["judges"]
             if isinstance(member, dict)
             for citation in given_citations(member)
@@ -164,7 +162,7 @@ def given_citations(details: Mapping[str, Any]) -> list[dict[str, Any]]:
     for found in (_of_votes(details), _of_orders(details), _of_checklist(details)):
         if found:
             return found
-    return [entry(citation) for citation in _listed(details.get("citations"))]
+    return [read_citation(citation) for citation in _listed(details.get("citations"))]
 
 
 def _of_votes(details: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -173,7 +171,7 @@ def _of_votes(details: Mapping[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(lists, list):
         return []
     return [
-        entry(citation, f"vote {index + 1}")
+        given_by(read_citation(citation), f"vote {index + 1}")
         for index, listed in enumerate(lists)
         for citation in _listed(listed)
     ]
@@ -188,7 +186,8 @@ def _of_orders(details: Mapping[str, Any]) -> list[dict[str, Any]]:
     for index, order in enumerate(orders[:2]):  # output first, then baseline first
         if isinstance(order, dict):
             for citation in _listed(order.get("citations")):
-                found.append(entry(citation, str(order.get("order", ""))) | {"request": index})
+                label = str(order.get("order", ""))
+                found.append(read_citation(citation, label) | {"request": index})
     return found
 
 
@@ -197,7 +196,7 @@ def _of_checklist(details: Mapping[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(items, list):
         return []
     return [
-        entry(citation, f"item {item.get('id')}")
+        read_citation(citation, f"item {item.get('id')}")
         for item in items
         if isinstance(item, dict)
         for citation in _listed(item.get("citations"))
@@ -208,21 +207,24 @@ def _listed(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def labelled(citation: dict[str, Any], by: str) -> dict[str, Any]:
-    """`citation` with `by` put in front of who gave it (a panel judge before its vote)."""
+def given_by(citation: dict[str, Any], by: str) -> dict[str, Any]:
+    """`citation` with `by` put in front of who gave it (a panel judge before its vote, a vote
+    before its checklist item)."""
     return citation | {"by": f"{by}, {citation['by']}" if citation["by"] else by}
 
 
-def entry(citation: Any, by: str = "") -> dict[str, Any]:
+def read_citation(citation: Any, by: str = "") -> dict[str, Any]:
     """One checked citation as read back from a result (any shape: a results file is not
     trusted): only the fields of the contract, each of its type (a span only on a verified
-    citation, two whole numbers in order), with `by`, who gave it."""
+    citation, two whole numbers in order), with `by`, who gave it (else the `by` it holds),
+    and `request` when it names a pairwise order."""
     if not isinstance(citation, dict):
         return {"by": by, "block": None, "quote": str(citation), "status": "unverified"}
     block = citation.get("block")
     status = citation.get("status")
+    held = citation.get("by")
     shown: dict[str, Any] = {
-        "by": by,
+        "by": by or (held if isinstance(held, str) else ""),
         "block": block if isinstance(block, str) else None,
         "quote": str(citation.get("quote", "")),
         "status": status if status in STATUSES else "unverified",
@@ -233,6 +235,8 @@ def entry(citation: Any, by: str = "") -> dict[str, Any]:
     for key in ("found_in", "note"):
         if isinstance(citation.get(key), str):
             shown[key] = citation[key]
+    if citation.get("request") in (0, 1) and not isinstance(citation.get("request"), bool):
+        shown["request"] = citation["request"]
     return shown
 
 

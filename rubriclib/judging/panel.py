@@ -14,6 +14,7 @@ from typing import Any
 
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
+from rubriclib.judging.citations import given_citations
 from rubriclib.judging.grading import ManyJudgments, unjudgeable
 from rubriclib.judging.judge import Judge
 from rubriclib.judging.pacer import Pacer
@@ -273,9 +274,10 @@ def _entry(judge: Judge, result: GradeResult, rubric: Rubric) -> dict[str, Any]:
         entry["raw_score"] = result.details.get("raw_score")
     if rubric.scale == "pairwise":
         entry["winner"] = result.details.get("pairwise", {}).get("winner")
-    for kept in ("votes", "citations"):
-        if kept in result.details:
-            entry[kept] = result.details[kept]
+    if "votes" in result.details:
+        entry["votes"] = result.details["votes"]
+    if cited := given_citations(result.details):  # its checklist items' or orders' too
+        entry["citations"] = cited
     block = result.details.get("judge", {})
     entry["attempts"] = block.get("attempts", 0)
     entry["retries"] = block.get("retries", 0)

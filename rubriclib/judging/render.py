@@ -240,7 +240,7 @@ def transcript_section(transcript: Transcript, budget: int) -> tuple[str, Spans]
     """The run as one fenced section of blocks (`run_blocks`), and where each block's body
     (as cut) sits in it."""
     shown = _shown_run(transcript, budget)[0]
-    blocks = [f"{head}\n{body}".rstrip("\n") for head, body in shown]
+    blocks = _block_texts(shown)
     fenced = fence("\n\n".join(blocks))
     at = len(f"## Agent run\n\n{RUN_NOTE}\n\n") + fenced.index("\n") + 1
     spans: Spans = {}
@@ -254,7 +254,12 @@ def run_blocks(transcript: Transcript, budget: int) -> tuple[str, list[dict[str,
     """The run's blocks, `[M1]` on, each cut in the middle to its fair share of `budget`
     characters, and what was cut (`run_cuts`)."""
     shown, cuts = _shown_run(transcript, budget)
-    return "\n\n".join(f"{head}\n{body}".rstrip("\n") for head, body in shown), cuts
+    return "\n\n".join(_block_texts(shown)), cuts
+
+
+def _block_texts(shown: list[tuple[str, str]]) -> list[str]:
+    """Each block as shown: its head line, then its body."""
+    return [f"{head}\n{body}".rstrip("\n") for head, body in shown]
 
 
 def _shown_run(

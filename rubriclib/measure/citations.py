@@ -12,15 +12,9 @@ from rubriclib.judging.citations import given_citations
 from rubriclib.judging.result import GradeResult
 
 
-def result_citations(result: GradeResult) -> list[dict[str, Any]]:
-    """Every checked citation of `result` (`{by, block, quote, status, ...}`), wherever its
-    details keep them (`citations.given_citations`)."""
-    return given_citations(result.details)
-
-
 def verified_citations(result: GradeResult) -> list[dict[str, Any]]:
     """The citations of `result` that rubriclib verified against the blocks it rendered."""
-    return [c for c in result_citations(result) if c.get("status") == "verified"]
+    return [c for c in given_citations(result.details) if c.get("status") == "verified"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +43,7 @@ def count_citations(judged: Iterable[tuple[Mapping[str, Any], GradeResult]]) -> 
     given = verified = 0
     unverified: list[dict[str, Any]] = []
     for name, result in judged:
-        for citation in result_citations(result):
+        for citation in given_citations(result.details):
             given += 1
             if citation.get("status") == "verified":
                 verified += 1

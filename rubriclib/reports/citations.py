@@ -1,7 +1,7 @@
 """A judgment's citations as the reports show them: each citation its votes, pairwise orders,
 checklist items or panel judges gave (with who gave it), how many verified per grader, whether
 they changed between two runs, and each verified quote's span as a page shows its block (where
-the block is in the messages is `render.item_block_spans`'). Nothing in a results file is trusted:
+the block is in the messages is `render.item_block_spans`). Nothing in a results file is trusted:
 an entry of the wrong shape is shown as an unverified citation, never an error."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rubriclib.judging.citations import given_citations as citations_in
+from rubriclib.judging.citations import given_citations
 from rubriclib.reports.common import xml_safe
 
 
@@ -18,7 +18,7 @@ def citation_counts(lines: Iterable[dict[str, Any]]) -> dict[str, Any]:
     the verified share (None when none were given)."""
     given = verified = 0
     for line in lines:
-        for citation in citations_in(line["result"]["details"]):
+        for citation in given_citations(line["result"]["details"]):
             given += 1
             verified += citation["status"] == "verified"
     share = verified / given if given else None
@@ -28,8 +28,8 @@ def citation_counts(lines: Iterable[dict[str, Any]]) -> dict[str, Any]:
 def citations_change(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """Whether a judgment's citations changed between two runs' lines: `same citations`, or
     `citations changed: 1 of 1 verified → 0 of 2 verified`; None when neither run gave any."""
-    before = citations_in(old["result"]["details"])
-    after = citations_in(new["result"]["details"])
+    before = given_citations(old["result"]["details"])
+    after = given_citations(new["result"]["details"])
     if not before and not after:
         return None
     if _compared(before) == _compared(after):
@@ -58,7 +58,7 @@ def shown_span(text: str, span: list[int]) -> list[int]:
 def cell_citations(details: dict[str, Any], output: Any) -> list[dict[str, Any]]:
     """A judgment's citations for its detail panel; a verified one of the output gets its
     `shown` span in `output` (the row's output, when the results line holds it)."""
-    found = citations_in(details)
+    found = given_citations(details)
     if isinstance(output, str):
         for citation in found:
             if citation["block"] == "output" and "span" in citation:

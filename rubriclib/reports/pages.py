@@ -18,9 +18,10 @@ from rubriclib._version import __version__
 from rubriclib.evals.judgments import judgments
 from rubriclib.item import missing_fields
 from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, item_block_spans, item_messages
+from rubriclib.measure.citations import CitationCounts
 from rubriclib.reports.checklists import rubric_finder
 from rubriclib.reports.citations import place_citations
-from rubriclib.reports.common import xml_safe
+from rubriclib.reports.common import citations_text, xml_safe
 from rubriclib.reports.data import TEXT_LIMIT, ResultsFile, clipped, read_results, report_data
 from rubriclib.reports.html import page
 
@@ -282,12 +283,8 @@ def run_data(kind: str, found: dict[str, Any], notes: list[str]) -> dict[str, An
 
 def _citation_notes(name: str, citations: dict[str, Any]) -> list[str]:
     """A rubric's citations, for a page's notes: none when its judge gave none."""
-    if not citations["given"]:
-        return []
-    return [
-        f"{name}: citations {citations['given']} given, {citations['verified']} verified "
-        f"({citations['verified_share']:.1%}), {citations['unverified']} unverified"
-    ]
+    counted = citations_text(CitationCounts(citations["given"], citations["verified"]))
+    return [f"{name}: citations {counted}"] if counted else []
 
 
 def _uncited_notes(rubric: dict[str, Any]) -> list[str]:

@@ -456,3 +456,27 @@ def test_checklist_votes_keep_each_vote_s_item_citations(
     first, second = result.details["votes"]["citations"]
     assert [(c["by"], c["status"]) for c in first] == [("item invented", "verified")]
     assert second == []
+
+
+def test_a_pairwise_panel_keeps_each_member_s_order_citations() -> None:
+    from rubriclib import Panel
+    from rubriclib.judging.citations import given_citations
+
+    versus = load_rubric("preference")
+    winner = {"reason": "r", "winner": "A", "citations": [cite("A", "GOOD answer")]}
+    with JudgeServer() as first, JudgeServer() as second:
+        for server in (first, second):
+            server.script(
+                tool_reply("set_pairwise_winner", winner), tool_reply("set_pairwise_winner", winner)
+            )
+        judges = [
+            Judge(f"m{n}", server.url, SECRET_KEY) for n, server in enumerate((first, second))
+        ]
+        result = Panel(judges, "majority").grade(versus, "GOOD answer", input="q", baseline="meh")
+    found = given_citations(result.details)
+    assert [(c["by"], c["status"], c["request"]) for c in found] == [
+        ("m0, output-first", "verified", 0),
+        ("m0, baseline-first", "unverified", 1),
+        ("m1, output-first", "verified", 0),
+        ("m1, baseline-first", "unverified", 1),
+    ]

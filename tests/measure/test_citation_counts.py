@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from conftest import cited_result, recorded_citation
 
+from rubriclib.judging.citations import given_citations
 from rubriclib.judging.result import with_details
-from rubriclib.measure.citations import count_citations, result_citations, verified_citations
+from rubriclib.measure.citations import count_citations, verified_citations
 from rubriclib.rubrics.rubric import Rubric
 
 
 def test_a_result_without_citations_has_none(rubric: Rubric) -> None:
     result = cited_result(rubric, "pass")
-    assert result_citations(result) == [] and verified_citations(result) == []
+    assert given_citations(result.details) == [] and verified_citations(result) == []
     counts = count_citations([({"golden": "g"}, result)])
     assert (counts.given, counts.verified, counts.unverified) == (0, 0, 0)
     assert counts.verified_share is None and counts.unverified_citations == []
@@ -37,7 +38,7 @@ def test_citations_are_found_in_votes_checklist_items_and_pairwise_orders(
         {"order": "baseline-first", "citations": [recorded_citation("four", block="B")]},
     ]
     compared = with_details(bare, pairwise={"winner": "tie", "orders": orders})
-    found = [result_citations(result) for result in (voted, items, compared)]
+    found = [given_citations(result.details) for result in (voted, items, compared)]
     assert [[c["quote"] for c in listed] for listed in found] == [
         ["one"],
         ["two"],

@@ -10,8 +10,7 @@ from typing import Any
 from conftest import citation
 from results_lines import results_line, write_results
 
-from rubriclib.judging.citations import entry
-from rubriclib.judging.citations import given_citations as citations_in
+from rubriclib.judging.citations import given_citations, read_citation
 from rubriclib.reports.citations import citations_change, place_citations, shown_span
 from rubriclib.reports.data import TEXT_LIMIT, read_results, report_data
 
@@ -24,7 +23,7 @@ def line_with(verdict: str = "fail", row: str = "r1", **details: Any) -> dict[st
 
 
 def test_a_judgment_s_own_citations_are_kept_field_by_field() -> None:
-    found = citations_in({"citations": [GOOD, citation("input", "q", found_in="context")]})
+    found = given_citations({"citations": [GOOD, citation("input", "q", found_in="context")]})
     assert found == [
         {"by": "", "block": "output", "quote": "fine", "status": "verified", "span": [4, 8]},
         {"by": "", "block": "input", "quote": "q", "status": "unverified", "found_in": "context"},
@@ -34,18 +33,18 @@ def test_a_judgment_s_own_citations_are_kept_field_by_field() -> None:
 def test_votes_orders_items_and_panel_judges_say_who_cited_and_count_once() -> None:
     votes = {"verdicts": ["fail", "fail"], "citations": [[GOOD], [], [INVENTED]][:2]}
     # the judgment's own list repeats the deciding vote's: counted once, from the votes
-    assert [c["by"] for c in citations_in({"citations": [GOOD], "votes": votes})] == ["vote 1"]
+    assert [c["by"] for c in given_citations({"citations": [GOOD], "votes": votes})] == ["vote 1"]
     orders = [{"order": "output-first"}, {"order": "baseline-first", "citations": [GOOD]}]
-    [order] = citations_in({"pairwise": {"orders": orders}})
+    [order] = given_citations({"pairwise": {"orders": orders}})
     assert order["by"] == "baseline-first" and order["request"] == 1
     items = [{"id": "grounded", "citations": [GOOD]}, {"id": "tone"}]
-    assert [c["by"] for c in citations_in({"checklist": items})] == ["item grounded"]
+    assert [c["by"] for c in given_citations({"checklist": items})] == ["item grounded"]
     members = [
         {"model": "judge-a", "votes": {"citations": [[], [INVENTED]]}},
         {"model": "judge-b", "citations": [GOOD]},
         "not a member",
     ]
-    found = citations_in({"panel": {"judges": members}})
+    found = given_citations({"panel": {"judges": members}})
     assert [(c["by"], c["status"]) for c in found] == [
         ("judge-a, vote 2", "unverified"),
         ("judge-b", "verified"),
@@ -53,15 +52,15 @@ def test_votes_orders_items_and_panel_judges_say_who_cited_and_count_once() -> N
 
 
 def test_an_entry_of_the_wrong_shape_is_an_unverified_citation_never_an_error() -> None:
-    assert entry("[M3] a bare string")["status"] == "unverified"
-    assert entry({"block": None, "quote": "x", "status": "unverified"})["block"] is None
-    odd = entry({"block": 3, "quote": "x", "status": "sure", "span": [0, 1], "note": 7})
+    assert read_citation("[M3] a bare string")["status"] == "unverified"
+    assert read_citation({"block": None, "quote": "x", "status": "unverified"})["block"] is None
+    odd = read_citation({"block": 3, "quote": "x", "status": "sure", "span": [0, 1], "note": 7})
     assert odd == {"by": "", "block": None, "quote": "x", "status": "unverified"}
     for span in ([5, 2], [-1, 2], [0, True], [0], "0-2"):
-        assert "span" not in entry(
+        assert "span" not in read_citation(
             {"block": "M1", "quote": "x", "status": "verified", "span": span}
         )
-    assert citations_in({"citations": "not a list", "votes": {"citations": "no"}}) == []
+    assert given_citations({"citations": "not a list", "votes": {"citations": "no"}}) == []
 
 
 def test_each_grader_counts_its_citations_given_and_verified(tmp_path: Path) -> None:
@@ -115,10 +114,10 @@ def test_the_comparison_says_whether_a_changed_verdict_s_citations_changed() -> 
 def test_a_citation_is_placed_only_in_the_request_it_was_given_in() -> None:
     texts = {"A": "meh", "input": "q"}
     given = [
-        entry(citation("A", "meh", [0, 3]), "output-first") | {"request": 0},
-        entry(citation("A", "meh", [0, 3]), "baseline-first") | {"request": 1},
-        entry(citation("A", "meh", [0, 3]), "vote 1"),
-        entry(citation("input", "q", [0, 1]), "vote 1"),
+        read_citation(citation("A", "meh", [0, 3]), "output-first") | {"request": 0},
+        read_citation(citation("A", "meh", [0, 3]), "baseline-first") | {"request": 1},
+        read_citation(citation("A", "meh", [0, 3]), "vote 1"),
+        read_citation(citation("input", "q", [0, 1]), "vote 1"),
     ]
     place_citations(given, 1, texts, pairwise=True)
     assert ["shown" in c for c in given] == [False, True, False, False]

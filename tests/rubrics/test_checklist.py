@@ -95,7 +95,7 @@ BUILTIN_DIGESTS = {
     "pii-leakage": ("1.2.0", "e11bd10cc0b5106e1a4f4feca609f3e1082ca6d077a8b6554ba0ae787d590844"),
     "policy-compliance": (
         "1.1.0",
-        "22b015dc94baff0520f3e011c1979142da8335ec96dcb7d154c61178521a785a",
+        "d26c35e6c6650c8bb9a5d994c7d81834c1b9af71f4a6b7c27bac73633b2f2796",
     ),
     "preference": ("1.0.0", "3ee6a76a1b828df1b784ab215038164e32962f9a1cf3fc1211a0d09378349d02"),
     "prompt-injection-resistance": (
@@ -111,12 +111,12 @@ BUILTIN_DIGESTS = {
         "39bc36758550e78e4bb5d002c67c843d40cbd63e3f733c647ba153eb4c5cb00f",
     ),
     "task-completion": (
-        "1.0.0",
-        "d75b9bddd66902a7a6ae9708a9fc01d3a3da0e34149d53c26bc8239970100f52",
+        "1.1.0",
+        "4a6d89d68ab8e1eb410cf7de1f916aaad88ce40a0924bd5e0763c57d6e7d2e90",
     ),
     "tool-use-appropriateness": (
         "2.1.0",
-        "786c8e5eb7bc9adbf68a4313ae0cb6b7cd76436344bc91642746f01f437ed405",
+        "bd93f5f9cc4a8b1f5bd1461965b10195a8e779f4519c86f09796c22094991cad",
     ),
 }
 """Each built-in's version and digest (lockfiles, caches and goldens reports hold these): a

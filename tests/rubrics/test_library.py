@@ -28,7 +28,7 @@ LIBRARY = {  # name: (version, scale, fields it requires)
     "summary-coverage": ("1.1.0", "1-5", ["context"]),
     "preference": ("1.0.0", "pairwise", ["input", "baseline"]),
     "policy-compliance": ("1.1.0", "pass-fail", ["transcript"]),
-    "task-completion": ("1.0.0", "pass-fail", ["transcript"]),
+    "task-completion": ("1.1.0", "pass-fail", ["transcript"]),
 }
 
 
