@@ -19,8 +19,7 @@ from rubriclib.judging.checklist_protocol import (
     ItemAsking,
     checklist_result,
     no_checklist,
-    question_blocks,
-    question_messages,
+    question_prompts,
 )
 from rubriclib.judging.failures import (
     EndpointUnusable,
@@ -45,7 +44,7 @@ from rubriclib.judging.protocol import (
     too_large,
     usage_of,
 )
-from rubriclib.judging.render import item_blocks, item_messages, run_details
+from rubriclib.judging.render import item_prompts, run_details
 from rubriclib.judging.result import (
     GradeResult,
     combine_orders,
@@ -298,11 +297,11 @@ class Judge(ManyJudgments):
         checklist = self.mode == "checklist"
         if checklist and not rubric.checklist:
             return not_judged(rubric, self.model, no_checklist(rubric))
-        messages = question_messages if checklist else item_messages
-        rendered = messages(rubric, item, self.max_prompt_tokens)
-        shown = (question_blocks if checklist else item_blocks)(
+        prompts = (question_prompts if checklist else item_prompts)(
             rubric, item, self.max_prompt_tokens
         )
+        rendered = [messages for messages, _ in prompts]
+        shown = [blocks for _, blocks in prompts]
         size = max(estimated_tokens(rubric, request) for request in rendered)
         if (why := too_large(size, self.max_prompt_tokens)) is not None:
             return not_judged(rubric, self.model, why)  # never sent

@@ -89,10 +89,7 @@ def render(
         transcript=transcript,
         max_prompt_tokens=max_prompt_tokens,
     )
-    return [
-        {"role": "system", "content": system_message(rubric)},
-        {"role": "user", "content": user_message(parts)},
-    ]
+    return _messages(rubric, user_message(parts))
 
 
 def user_message(parts: list[tuple[str, Spans]]) -> str:
@@ -165,7 +162,27 @@ def item_messages(
 ) -> list[list[dict[str, str]]]:
     """The messages of each request a vote on `item` starts with: one list, or on a pairwise
     rubric two (the output as Response A, then the baseline as Response A)."""
-    return [render(rubric, **request) for request in _requests(rubric, item, max_prompt_tokens)]
+    return [messages for messages, _ in item_prompts(rubric, item, max_prompt_tokens)]
+
+
+def item_prompts(
+    rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
+) -> list[tuple[list[dict[str, str]], dict[str, str]]]:
+    """For each request about `item`, rendered once: its messages (`item_messages`) and the
+    text of each block it shows (`item_blocks`)."""
+    prompts = []
+    for request in _requests(rubric, item, max_prompt_tokens):
+        parts = user_parts(rubric, **request)
+        user = user_message(parts)
+        prompts.append((_messages(rubric, user), shown_blocks(parts, user)))
+    return prompts
+
+
+def _messages(rubric: Rubric, user: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": system_message(rubric)},
+        {"role": "user", "content": user},
+    ]
 
 
 def item_block_spans(
@@ -198,14 +215,12 @@ def item_blocks(
     """For each request of `item_messages`, the text of each block it shows, by id, exactly as
     rendered (a run's blocks as cut; the output named by its run block is that block's text):
     what a citation is checked against."""
-    requests = _requests(rubric, item, max_prompt_tokens)
-    return [shown_blocks(user_parts(rubric, **request)) for request in requests]
+    return [blocks for _, blocks in item_prompts(rubric, item, max_prompt_tokens)]
 
 
-def shown_blocks(parts: list[tuple[str, Spans]]) -> dict[str, str]:
-    """The text of each block the user message `parts` make shows, by id."""
-    text = user_message(parts)
-    return {key: text[start:end] for key, (start, end) in block_spans(parts).items()}
+def shown_blocks(parts: list[tuple[str, Spans]], user: str) -> dict[str, str]:
+    """The text of each block the user message `user`, made of `parts`, shows, by id."""
+    return {key: user[start:end] for key, (start, end) in block_spans(parts).items()}
 
 
 def section(key: str, value: str) -> str:
