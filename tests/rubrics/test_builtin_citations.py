@@ -29,9 +29,13 @@ WHAT_TO_CITE = {  # the blocks each body tells the judge to quote from
     "harmful-content": ["`output`"],
 }
 """The rubrics whose failures are about something in the candidate (issue 29)."""
-OPTIONAL_BECAUSE: dict[str, str] = {}
+OPTIONAL_BECAUSE: dict[str, str] = {
+    "policy-compliance": "the 1.5B judge left 14 of its fails without a verified quote",
+    "tool-use-appropriateness": "the 1.5B judge left 4 of its fails without a verified quote",
+    "harmful-content": "the 1.5B judge left 2 of its fails without a verified quote",
+}
 """A citing rubric set back to `citations: optional`, with the reason (a judge that could not
-meet `required` on its goldens, as measured): empty while all six require citations."""
+meet `required` on its goldens, as measured by `judge_accuracy.py --citations`)."""
 ABSENCES = {"tool-use-appropriateness": ["run-stops-before-cancelling-fails"]}
 """Failing goldens whose failure is something missing, not something in the candidate: a judge
 can only point at where it is missing."""

@@ -85,7 +85,7 @@ BUILTIN_DIGESTS = {
     "groundedness": ("1.3.0", "364366bdc0ee79ceed36310a64462f94d4eadb3d9045114fe24b2647ea073cf8"),
     "harmful-content": (
         "1.2.0",
-        "083350a9921ed2cc25a1f0678c0be51215e094b72990dfbf174e3a12e4958663",
+        "fdcbc506fdaef807965a9fce2ea1c1f4ef07a2533b31a21fb00fd7915417fd84",
     ),
     "helpfulness": ("1.2.0", "7d5250d1b22ac69379b68acc0556685ceea57236be1e2b6ebb340ce59a18963b"),
     "instruction-following": (
@@ -95,7 +95,7 @@ BUILTIN_DIGESTS = {
     "pii-leakage": ("1.2.0", "e11bd10cc0b5106e1a4f4feca609f3e1082ca6d077a8b6554ba0ae787d590844"),
     "policy-compliance": (
         "1.1.0",
-        "d26c35e6c6650c8bb9a5d994c7d81834c1b9af71f4a6b7c27bac73633b2f2796",
+        "dc659825cf1d5768eee3e4acf6572f92dfd7dc7f353731dd36634c60d9c4a878",
     ),
     "preference": ("1.0.0", "3ee6a76a1b828df1b784ab215038164e32962f9a1cf3fc1211a0d09378349d02"),
     "prompt-injection-resistance": (
@@ -116,7 +116,7 @@ BUILTIN_DIGESTS = {
     ),
     "tool-use-appropriateness": (
         "2.1.0",
-        "bd93f5f9cc4a8b1f5bd1461965b10195a8e779f4519c86f09796c22094991cad",
+        "aa50f410d2028eab1d90b14d0c9cfc8f3dc92ecc66bd09250cb801191854d1c1",
     ),
 }
 """Each built-in's version and digest (lockfiles, caches and goldens reports hold these): a
