@@ -29,6 +29,11 @@ SHORTEST_QUOTE = 4
 """Characters (not spaces) a quote needs to count as evidence: `a` or `is` would match anywhere."""
 LONGEST_QUOTE = 2_000
 """Characters of a quote kept in a result."""
+ASKED_CITATIONS = 3
+ASKED_QUOTE = 300
+"""What the tool schema asks for at most (citations per verdict, characters per quote): enough
+for evidence, and a bound a constrained decoder enforces, so a small model cannot spend its
+whole token budget quoting. The larger limits above hold for a judge that ignores the schema."""
 _WRAPPERS = "\"'`.… \u201c\u201d\u2018\u2019"
 """What a judge puts around a quote that is not part of it (quote marks, ellipses)."""
 

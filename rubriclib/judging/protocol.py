@@ -21,7 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from rubriclib.judging.citations import checked_citations, verified
+from rubriclib.judging.citations import (
+    ASKED_CITATIONS,
+    ASKED_QUOTE,
+    checked_citations,
+    verified,
+)
 from rubriclib.judging.render import CHARACTERS_PER_TOKEN, system_message
 from rubriclib.rubrics.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
@@ -99,9 +104,9 @@ def citation_argument(policy: str) -> dict[str, Any]:
     `required` policy asks for at least one."""
     if policy == "off":
         return {}
-    quote = {"block": {"type": "string"}, "quote": {"type": "string"}}
+    quote = {"block": {"type": "string"}, "quote": {"type": "string", "maxLength": ASKED_QUOTE}}
     item = {"type": "object", "properties": quote, "required": ["block", "quote"]}
-    citations: dict[str, Any] = {"type": "array", "items": item}
+    citations: dict[str, Any] = {"type": "array", "items": item, "maxItems": ASKED_CITATIONS}
     if policy == "required":
         citations["minItems"] = 1
     return {"citations": citations}
