@@ -3,7 +3,7 @@ a promptfoo assertion's `config` and the command line's flags all fill."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -39,6 +39,9 @@ class JudgeSettings(BaseModel):
     checklist: bool | None = None
     """Checklist mode (`Judge(mode="checklist")`): ask each of the rubric's checklist items
     on its own and compute the verdict from the answers."""
+    checklist_answers: Literal["tool", "probability"] | None = None
+    """How checklist items are answered (`Judge(answers=...)`): `tool` (a call with a reason)
+    or `probability` (one word, p(yes) read from logprobs), which implies checklist mode."""
 
     _base_url = field_validator("base_url")(usable_base_url)
 
@@ -53,6 +56,11 @@ class JudgeSettings(BaseModel):
         for layer in layers:
             merged |= layer.model_dump(exclude_none=True)
         return JudgeSettings(**merged)
+
+    @property
+    def asks_checklist(self) -> bool:
+        """Whether a judge made from these settings asks the rubric's checklist."""
+        return bool(self.checklist) or self.checklist_answers == "probability"
 
     def judge_settings(self) -> JudgeSettings:
         """Only the judge's own fields (a subclass, such as an eval file's `judge:`, adds run

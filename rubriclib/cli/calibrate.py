@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -19,13 +19,13 @@ from rubriclib.cli.app import (
     writable,
 )
 from rubriclib.cli.options import (
-    CHECKLIST_OPTION,
     CONCURRENCY_OPTION,
     FROZEN_OPTION,
     HTML_REPORT_OPTION,
     MODEL_OPTION,
     NO_CACHE_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
+    checklist_options,
     concurrency_setting,
     flag_judge,
     refuse_unlocked,
@@ -72,7 +72,7 @@ if TYPE_CHECKING:
 )
 @NO_CACHE_OPTION
 @FROZEN_OPTION
-@CHECKLIST_OPTION
+@checklist_options
 def calibrate(
     ref: str,
     labels_file: str,
@@ -87,7 +87,7 @@ def calibrate(
     min_kappa: float | None,
     no_cache: bool,
     frozen: bool,
-    checklist: bool,
+    checklist: Literal["tool", "probability"] | None,
 ) -> None:
     """Judge human-labelled rows and report how well the judge agrees with the humans.
 

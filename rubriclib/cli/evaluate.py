@@ -7,7 +7,7 @@ import sys
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -46,14 +46,19 @@ class EvalChoice:
     limit: int | None
     votes: int | None
     no_cache: bool
-    checklist: bool
+    checklist: Literal["tool", "probability"] | None
+    """How --checklist and --checklist-answers ask the checklist (`options.checklist_options`)."""
 
     def prepared(self, *, frozen: bool = False, batch: str | None = None) -> Prepared:
         """The eval, checked (`setup.prepare`): no key read, no request sent."""
         from rubriclib.evals.setup import prepare
 
         return prepare(
-            self.eval_file, self.dataset, frozen=frozen, batch=batch, checklist=self.checklist
+            self.eval_file,
+            self.dataset,
+            frozen=frozen,
+            batch=batch,
+            checklist=self.checklist is not None,
         )
 
     def ready(
@@ -97,7 +102,7 @@ def with_eval_choice(command: Any) -> Any:
         limit: int | None,
         votes: int | None,
         no_cache: bool,
-        checklist: bool,
+        checklist: Literal["tool", "probability"] | None,
         **rest: Any,
     ) -> Any:
         chosen = EvalChoice(eval_file, dataset, model, limit, votes, no_cache, checklist)

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import click
 
@@ -119,12 +119,29 @@ TEMPERATURE_OPTION = click.option(
 )
 
 
-CHECKLIST_OPTION = click.option(
-    "--checklist",
-    is_flag=True,
-    help="Checklist mode: ask each of the rubric's checklist items on its own (one request "
-    "per item) and compute the verdict from the answers.",
-)
+def checklist_options(command: C) -> C:
+    """--checklist and --checklist-answers, handed to `command` as one `checklist`: None
+    (holistic), `tool` or `probability` (which implies --checklist)."""
+
+    @functools.wraps(command)
+    def run(**options: Any) -> Any:
+        asked, answers = options.pop("checklist"), options.pop("checklist_answers")
+        checklist = (answers or "tool") if asked or answers == "probability" else None
+        return command(checklist=checklist, **options)
+
+    flag = click.option(
+        "--checklist",
+        is_flag=True,
+        help="Checklist mode: ask each of the rubric's checklist items on its own (one request "
+        "per item) and compute the verdict from the answers.",
+    )
+    answers = click.option(
+        "--checklist-answers",
+        type=click.Choice(["tool", "probability"]),
+        help="How checklist items are answered: tool (a call with a reason; the default) or "
+        "probability (one word, p(yes) read from the logprobs; implies --checklist).",
+    )
+    return with_options([flag, answers])(cast(C, run))
 
 
 POLL_SECONDS_OPTION = click.option(
@@ -276,7 +293,7 @@ eval_options = [
     click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows."),
     votes_option("Votes per judgment for every grader (wins over the eval file's votes)."),
     NO_CACHE_OPTION,
-    CHECKLIST_OPTION,
+    checklist_options,
 ]
 
 
@@ -292,7 +309,7 @@ def refuse_unlocked(rubrics: list[Rubric]) -> None:
         raise RubricError(problems)
 
 
-def refuse_without_checklist(rubrics: list[Rubric], checklist: bool) -> None:
+def refuse_without_checklist(rubrics: list[Rubric], checklist: str | None) -> None:
     """With --checklist: exit 2, one line per rubric that has no checklist, before any key is
     read or request sent."""
     from rubriclib.judging.checklist_protocol import no_checklist
@@ -304,7 +321,7 @@ def refuse_without_checklist(rubrics: list[Rubric], checklist: bool) -> None:
 def flag_judge(
     rubrics: list[Rubric],
     model: str | None,
-    checklist: bool,
+    checklist: Literal["tool", "probability"] | None,
     no_cache: bool,
     *,
     votes: int = 1,
@@ -318,7 +335,11 @@ def flag_judge(
 
     refuse_without_checklist(rubrics, checklist)
     settings = JudgeSettings(
-        model=model, votes=votes, temperature=temperature, checklist=checklist or None
+        model=model,
+        votes=votes,
+        temperature=temperature,
+        checklist=True if checklist else None,
+        checklist_answers=checklist,
     )
     return Judge.from_settings(
         settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()

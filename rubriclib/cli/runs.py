@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -21,7 +21,6 @@ from rubriclib.cli.app import (
     stop_if_refused,
 )
 from rubriclib.cli.options import (
-    CHECKLIST_OPTION,
     CONCURRENCY_OPTION,
     FORMAT_OPTION,
     FROZEN_OPTION,
@@ -32,6 +31,7 @@ from rubriclib.cli.options import (
     REQUESTS_PER_MINUTE_OPTION,
     TEMPERATURE_OPTION,
     JudgedInputs,
+    checklist_options,
     concurrency_setting,
     flag_judge,
     refuse_unlocked,
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 @votes_option("Independent judgments; the majority wins (1-5: the median), a tie fails.", 1)
 @TEMPERATURE_OPTION
 @FROZEN_OPTION
-@CHECKLIST_OPTION
+@checklist_options
 def judge_command(
     ref: str,
     inputs: JudgedInputs,
@@ -66,7 +66,7 @@ def judge_command(
     votes: int,
     temperature: float,
     frozen: bool,
-    checklist: bool,
+    checklist: Literal["tool", "probability"] | None,
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
 
@@ -158,7 +158,7 @@ def judge_command(
     help="With --batch: poll the batches the state file records instead of submitting again.",
 )
 @POLL_SECONDS_OPTION
-@CHECKLIST_OPTION
+@checklist_options
 def test_goldens(
     refs: Sequence[str],
     model: str | None,
@@ -176,7 +176,7 @@ def test_goldens(
     use_batch: bool,
     resume: bool,
     poll_seconds: float,
-    checklist: bool,
+    checklist: Literal["tool", "probability"] | None,
 ) -> None:
     """Regression run: judge every golden of each rubric (every resolvable one when no REF).
 

@@ -25,13 +25,24 @@ def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
     }
 
 
+def checklist_answers(details: dict[str, Any]) -> str | None:
+    """How a result's checklist items were answered (`probability` when read from logprobs),
+    None when it is no checklist result."""
+    if "checklist" not in details:
+        return None
+    items = details["checklist"]
+    read = isinstance(items, list) and any("p_yes" in item for item in items)
+    return "probability" if read else "tool"
+
+
 def read_resumable(
     path: Path,
-    expected: dict[str, tuple[str, str, int, bool]],
+    expected: dict[str, tuple[str, str, int, str | None]],
     own_rubrics: dict[tuple[str, str], str] | None = None,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """The lines of a results file worth keeping: valid JSON, a verdict (not an error), and the
-    (rubric digest, judge model, votes, checklist mode) `expected` of their grader now
+    (rubric digest, judge model, votes, how its checklist was answered) `expected` of their
+    grader now
     (`own_rubrics`: the digest of a row's own rubric, by row and grader). First line of a pair
     wins."""
     own_rubrics = own_rubrics or {}
@@ -45,7 +56,7 @@ def read_resumable(
                 details = line["result"]["details"]
                 votes = details.get("votes", {}).get("asked", 1)
                 judged = (details["rubric"]["digest"], details["judge"]["model"], votes)
-                identity = (*judged, "checklist" in details)
+                identity = (*judged, checklist_answers(details))
                 key = (str(line["row"]), str(line["grader"]))
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short by a kill, or not ours

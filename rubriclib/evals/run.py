@@ -39,8 +39,9 @@ class GraderStats:
     model: str
     votes: int = 1
     """Votes per judgment the grader's judge casts (a resumed line must have been judged so)."""
-    checklist: bool = False
-    """Whether the grader's judge asks the rubric's checklist (so must a resumed line)."""
+    checklist: str | None = None
+    """How the grader's judge answers the rubric's checklist, None when it does not ask it
+    (so must a resumed line)."""
     passed: int = 0
     failed: int = 0
     errors: int = 0

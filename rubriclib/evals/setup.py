@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.config import resolve
 from rubriclib.errors import BatchRefused, EvalError, Problem, RubricError
@@ -176,7 +176,7 @@ def ready_run(
     model: str | None = None,
     cache: bool | str | os.PathLike[str] = False,
     votes: int | None = None,
-    checklist: bool = False,
+    checklist: Literal["tool", "probability"] | None = None,
     capabilities: bool | str | os.PathLike[str] = False,
     offline: bool = False,
     limit: int | None = None,
@@ -185,7 +185,8 @@ def ready_run(
     resume: bool = False,
 ) -> ReadyRun:
     """A prepared eval made runnable, the one place an eval becomes so: its judges (`model`,
-    `votes` and `checklist` mode override every grader's; `cache`, `capabilities` and
+    `votes` and `checklist` mode, answered by `tool` or `probability`, override every
+    grader's; `cache`, `capabilities` and
     `offline` as `_make_judges` takes them) and its target (a missing key is a
     JudgeConfigError here, before any request); the rows it reads, within `limit` (else the
     eval's own); its concurrency (`concurrency`, else the eval's, else the config's); and with
@@ -194,12 +195,12 @@ def ready_run(
     judges hold their prompts to the eval's prompt-size limit."""
     ev = prepared.eval
     mode = True if checklist else None  # the flag turns checklist mode on, never off
-    over = JudgeSettings(model=model, votes=votes, checklist=mode)
+    over = JudgeSettings(model=model, votes=votes, checklist=mode, checklist_answers=checklist)
     judges = _make_judges(ev, over, cache, capabilities, offline)
     target = _make_target(ev)
     kept = {}
     if resume and out is not None:
-        expected = {}
+        expected: dict[str, tuple[str, str, int, str | None]] = {}
         for g in ev.graders:
             judge = judges[g.name]
             expected[g.name] = (g.rubric.digest, judge.model, judge.votes, judge.checklist)
@@ -277,7 +278,9 @@ def _make_panel(
     from rubriclib.judging.panel import Panel
 
     assert grader.panel is not None
-    flags = JudgeSettings(votes=over.votes, checklist=over.checklist)
+    flags = JudgeSettings(
+        votes=over.votes, checklist=over.checklist, checklist_answers=over.checklist_answers
+    )
     members = [judge_for(member.merge(flags)) for member in grader.panel.judges]
     return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
 

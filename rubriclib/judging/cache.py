@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rubriclib.config import default_cache_dir
-from rubriclib.judging.protocol import POSITIONS, QUIRKS, JudgeVerdict, Mode
+from rubriclib.judging.protocol import ANSWER_DETAILS, POSITIONS, QUIRKS, JudgeVerdict, Mode
 from rubriclib.judging.result import (
     GradeResult,
     judge_details,
@@ -219,7 +219,9 @@ def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> 
     details = judge_details(model, stored.get("mode"), 0, 0, usage, correction, cached=True)
     result = make_result(rubric, details, stored["verdict"], reason, raw)
     p = stored.get("p") if isinstance(stored.get("p"), float) else None
-    item = JudgeVerdict(stored["verdict"], reason, answer=answer, p=p).item_details()
+    read = {key: stored[key] for key in ANSWER_DETAILS if key in stored}
+    read_as = JudgeVerdict(stored["verdict"], reason, answer=answer, p=p, answer_details=read)
+    item = read_as.item_details()
     cited = stored.get("citations")
     if isinstance(cited, list) and cited and all(isinstance(c, dict) for c in cited):
         item["citations"] = cited

@@ -100,10 +100,11 @@ def quirk_in(error: BaseException, sent: dict[str, Any], known: set[str]) -> str
     body_message = error.body.get("message") if isinstance(error.body, dict) else error.body
     # llama-cpp-python fails an assertion on tool_choice="required": HTTP 500, empty message.
     silent_crash = error.status == 500 and not str(body_message or "").strip()
-    choice = sent["tool_choice"]
+    choice = sent.get("tool_choice")  # none in a plain-text request
     choice_quirk = "no_named_tool_choice" if isinstance(choice, dict) else "no_required_tool_choice"
     candidates = [
-        (choice_quirk, choice != "auto" and ("tool_choice" in text or silent_crash)),
+        (choice_quirk, choice not in (None, "auto") and ("tool_choice" in text or silent_crash)),
+        ("no_logprobs", "logprobs" in text and "logprobs" in sent),
         ("no_temperature", "temperature" in text and "temperature" in sent),
         ("max_completion_tokens", "max_tokens" in text and "max_tokens" in sent),
     ]

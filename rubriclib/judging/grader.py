@@ -4,7 +4,7 @@ is one scorer or many). Nothing downstream needs to know which; nothing is cast.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Protocol
+from typing import Literal, Protocol
 
 from rubriclib.item import Item
 from rubriclib.judging.pacer import Pacer
@@ -30,9 +30,10 @@ class Grader(Protocol):
         ...
 
     @property
-    def checklist(self) -> bool:
-        """Whether its results are checklist results (`details.checklist`): a resumed run
-        keeps only results judged the way it judges now."""
+    def checklist(self) -> Literal["tool", "probability"] | None:
+        """How its results' checklist items are answered (`details.checklist`), None when its
+        results are not checklist results: a resumed run keeps only results judged the way it
+        judges now."""
         ...
 
     @property

@@ -32,6 +32,11 @@ from rubriclib.judging.failures import (
     signal_kind,
 )
 from rubriclib.judging.grading import ManyJudgments, unjudgeable
+from rubriclib.judging.probability_answers import (
+    ANSWER_MODES,
+    ProbabilityAsking,
+    probability_prompts,
+)
 from rubriclib.judging.protocol import (
     Asking,
     JudgeVerdict,
@@ -40,7 +45,6 @@ from rubriclib.judging.protocol import (
     estimated_tokens,
     parse_reply,
     reply_text,
-    sampling,
     too_large,
     usage_of,
 )
@@ -58,6 +62,7 @@ from rubriclib.judging.result import (
 )
 from rubriclib.judging.steps import Send, Steps, Together, Wait, adrive, drive
 from rubriclib.judging.transport import SdkTransport, Transport, chosen_transport, display_url
+from rubriclib.rubrics.checklist import ChecklistItem
 from rubriclib.rubrics.rubric import Rubric
 from rubriclib.settings import JudgeSettings
 
@@ -108,16 +113,27 @@ class Judge(ManyJudgments):
         capabilities: bool | str | os.PathLike[str] = False,
         mode: Literal["holistic", "checklist"] = "holistic",
         max_prompt_tokens: int | None = None,
+        answers: Literal["tool", "probability"] = "tool",
     ) -> None:
         if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
             raise JudgeConfigError(f"votes must be a whole number of at least 1, not {votes!r}")
         if mode not in ("holistic", "checklist"):
             raise JudgeConfigError(f"mode must be 'holistic' or 'checklist', not {mode!r}")
+        if answers not in ANSWER_MODES:
+            raise JudgeConfigError(f"answers must be 'tool' or 'probability', not {answers!r}")
+        if answers == "probability" and mode != "checklist":
+            raise JudgeConfigError(
+                "answers='probability' reads checklist items' answers: use it with mode='checklist'"
+            )
         self.mode = mode
         """`holistic`: one request asks for the rubric's verdict. `checklist`: each of the
         rubric's checklist items is asked on its own (one request per item, at once) and the
         verdict is computed from the answers (`checklist.checklist_verdict`); a vote is one
         pass over every item."""
+        self.answers = answers
+        """How checklist items are answered: `tool`, a call to `answer` with a reason; or
+        `probability`, one word in plain text whose yes/no probability is read from the
+        token logprobs (`probability_answers`): one generated token per item."""
         self.votes = votes
         """Independent judgments per item: the majority verdict (on 1-5, the median score)
         wins, a tie never passes, and voting stops once a majority is decided."""
@@ -171,9 +187,10 @@ class Judge(ManyJudgments):
         return self._endpoint
 
     @property
-    def checklist(self) -> bool:
-        """Whether its results are checklist results (`mode="checklist"`)."""
-        return self.mode == "checklist"
+    def checklist(self) -> Literal["tool", "probability"] | None:
+        """How its results' checklist items were answered (`answers`), None when they are
+        not checklist results (`mode="holistic"`)."""
+        return self.answers if self.mode == "checklist" else None
 
     @property
     def pace_key(self) -> Hashable:
@@ -238,10 +255,13 @@ class Judge(ManyJudgments):
         if api_key is None and settings.api_key_env:
             api_key = credential(settings.api_key_env, named_by=named_by)
         options = settings.judge_settings().model_dump(
-            exclude_none=True, exclude={"model", "base_url", "api_key_env", "checklist"}
+            exclude_none=True,
+            exclude={"model", "base_url", "api_key_env", "checklist", "checklist_answers"},
         )
-        if settings.checklist is not None:
-            options["mode"] = "checklist" if settings.checklist else "holistic"
+        if settings.checklist is not None or settings.checklist_answers is not None:
+            options["mode"] = "checklist" if settings.asks_checklist else "holistic"
+        if settings.checklist_answers is not None:
+            options["answers"] = settings.checklist_answers
         return cls(
             settings.model,
             settings.base_url,
@@ -297,9 +317,10 @@ class Judge(ManyJudgments):
         checklist = self.mode == "checklist"
         if checklist and not rubric.checklist:
             return not_judged(rubric, self.model, no_checklist(rubric))
-        prompts = (question_prompts if checklist else item_prompts)(
-            rubric, item, self.max_prompt_tokens
-        )
+        prompter = item_prompts
+        if checklist:
+            prompter = probability_prompts if self.answers == "probability" else question_prompts
+        prompts = prompter(rubric, item, self.max_prompt_tokens)
         rendered = [messages for messages, _ in prompts]
         shown = [blocks for _, blocks in prompts]
         size = max(estimated_tokens(rubric, request) for request in rendered)
@@ -350,13 +371,22 @@ class Judge(ManyJudgments):
     ) -> Steps:
         """Every step of one vote in checklist mode: each item asked on its own, all at once
         (each request cached by its own body), then the verdict computed from the answers."""
+
+        def asking(check: ChecklistItem, blocks: dict[str, str]) -> Asking:
+            if self.answers == "probability":
+                return ProbabilityAsking(check)
+            return ItemAsking(check, rubric.citations, blocks)
+
         asked = tuple(
-            self._judgment(
-                rubric, messages, ItemAsking(check, rubric.citations, blocks), trial, vote
-            )
+            self._judgment(rubric, messages, asking(check, blocks), trial, vote)
             for check, messages, blocks in zip(rubric.checklist, rendered, shown, strict=True)
         )
-        return checklist_result(rubric, (yield Together(asked)))
+        if self.answers == "tool":
+            return checklist_result(rubric, (yield Together(asked)))
+        answered = []  # one item after another: a server's prefix cache serves the next
+        for judgment in asked:
+            answered.append((yield from judgment))
+        return checklist_result(rubric, answered)
 
     def _judgment(
         self,
@@ -415,7 +445,7 @@ class Judge(ManyJudgments):
                 sent = messages + asking.citation_turn(unanswered)
             elif correction is not None:
                 sent = messages + asking.corrective_turn(unanswered, mode)
-            shaped = sampling(self.temperature, self.max_tokens, self.quirks)
+            shaped = asking.sampling(self.temperature, self.max_tokens, self.quirks)
             body = asking.body(sent, mode, self.model, shaped)
             key = cache_key(self.endpoint, body, trial, vote)
             if self.cache is not None and correction is None and key != first_key:
@@ -458,6 +488,9 @@ class Judge(ManyJudgments):
             for counted, count in usage_of(parsed).items():
                 usage[counted] += count
             outcome = asking.read(parsed, mode)
+            read_from = outcome.answer_details if isinstance(outcome, JudgeVerdict) else {}
+            if read_from.get("logprobs") is False:
+                self._learn_no_logprobs()
             if isinstance(outcome, JudgeVerdict) and outcome.citations:  # the judge's text
                 kept = [c | {"quote": redact(c["quote"], self._api_key)} for c in outcome.citations]
                 outcome = replace(outcome, citations=kept)
@@ -495,6 +528,21 @@ class Judge(ManyJudgments):
                 return finish("error", f"no valid verdict after a corrective turn: {outcome}")
             correction, unanswered = outcome, parsed
             intent = asking.intent(reply_text(parsed))
+
+    def _learn_no_logprobs(self) -> None:
+        """An endpoint answered a probability question without logprobs: say so once, and
+        remember it with its other quirks (later requests do not ask for them)."""
+        if "no_logprobs" in self.quirks:
+            return
+        logger.warning(
+            "%s returned no logprobs for %s: probability answers fall back to the word the "
+            "judge wrote (p 1 or 0)",
+            self._endpoint,
+            self.model,
+        )
+        self.quirks.add("no_logprobs")
+        if self._capabilities is not None:
+            self._capabilities.remember_quirk(self._endpoint, self.model, "no_logprobs")
 
     def _delay(self, retry: int, error: BaseException) -> float:
         return backoff_delay(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
@@ -91,9 +91,9 @@ class Panel(ManyJudgments):
         return "panel:" + ",".join(judge.endpoint for judge in self.judges)
 
     @property
-    def checklist(self) -> bool:
-        """False: a panel's result is its members' combined (their modes are in its `model`)."""
-        return False
+    def checklist(self) -> Literal["tool", "probability"] | None:
+        """None: a panel's result is its members' combined (their modes are in its `model`)."""
+        return None
 
     @property
     def pace_key(self) -> Hashable:

@@ -30,10 +30,14 @@ from rubriclib.judging.citations import (
 from rubriclib.judging.render import CHARACTERS_PER_TOKEN, system_message
 from rubriclib.rubrics.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
-Mode = Literal["required", "named", "auto"]
+Mode = Literal["required", "named", "auto", "text"]
 Verdict = Literal["pass", "fail"]
 Position = Literal["A", "B", "tie"]
 POSITIONS = ("A", "B", "tie")
+
+
+ANSWER_DETAILS = ("p_yes", "mass", "logprobs")
+"""How a probability answer was read (`probability_answers`), kept in its details."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,9 @@ class JudgeVerdict:
     """A checklist item's answer (its `verdict` is fail when that is the item's `fail_if`)."""
     p: float | None = None
     """The probability of `answer`, where the endpoint returned its logprobs."""
+    answer_details: dict[str, Any] = field(default_factory=dict)
+    """More of how an answer was read, kept in its details (a probability answer's `p_yes`,
+    `mass` and whether it came from `logprobs`)."""
     citations: list[dict[str, Any]] = field(default_factory=list)
     """The judge's citations, each checked against the blocks it was shown
     (`citations.checked_citations`)."""
@@ -59,7 +66,8 @@ class JudgeVerdict:
         known); nothing for a rubric's verdict."""
         if self.answer is None:
             return {}
-        return {"answer": self.answer} | ({"p": self.p} if self.p is not None else {})
+        p = {"p": self.p} if self.p is not None else {}
+        return {"answer": self.answer} | p | self.answer_details
 
     def cited(self) -> dict[str, Any]:
         """`{"citations": [...]}` for a result's details, or nothing when none were given."""
@@ -126,6 +134,7 @@ QUIRKS = (
     "no_named_tool_choice",
     "no_temperature",
     "max_completion_tokens",
+    "no_logprobs",
 )
 """What an endpoint may refuse, each with its fallback (`tool_mode`, `sampling`); learned from
 a refusal (`failures.quirk_in`) and remembered per endpoint and model (`cache.known_quirks`)."""
@@ -384,6 +393,10 @@ class Asking(Protocol):
 
     def mode(self, quirks: set[str], correcting: bool) -> Mode: ...
 
+    def sampling(
+        self, temperature: float | None, max_tokens: int | None, quirks: set[str]
+    ) -> dict[str, Any]: ...
+
     def body(
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]
     ) -> dict[str, Any]: ...
@@ -411,6 +424,11 @@ class RubricAsking:
 
     def mode(self, quirks: set[str], correcting: bool) -> Mode:
         return tool_mode(self.rubric, quirks, correcting)
+
+    def sampling(
+        self, temperature: float | None, max_tokens: int | None, quirks: set[str]
+    ) -> dict[str, Any]:
+        return sampling(temperature, max_tokens, quirks)
 
     def body(
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]

@@ -16,7 +16,7 @@ from rubriclib.item import Item
 from rubriclib.judging.result import GradeResult
 
 DIGEST = "46c865e0a84e2dde32ed1ca44cdfdbecdafd74266027b33ae9565e9f4c4ab0d2"
-NOW = {"g": (DIGEST, "gpt-4o-mini", 1, False)}
+NOW = {"g": (DIGEST, "gpt-4o-mini", 1, None)}
 """What grader g is today: results_line's rubric digest, its judge model, one vote, holistic."""
 
 
@@ -41,16 +41,19 @@ def test_resume_keeps_verdicts_made_as_the_grader_judges_now(tmp_path: Path) -> 
         results_line("old-rubric", "g", "pass", digest="0" * 64),
         results_line("other-model", "g", "fail", model="gpt-4o"),
         results_line("three-votes", "g", "pass", votes={"asked": 3}),
-        results_line("checklist", "g", "pass", checklist={"items": []}),
+        results_line("checklist", "g", "pass", checklist=[{"id": "a", "answer": "no"}]),
+        results_line("probable", "g", "pass", checklist=[{"id": "a", "p_yes": 0.2}]),
         results_line("gone-grader", "h", "pass"),
         results_line("kept", "g", "fail"),  # a later line for the same pair
     ]
     kept = read_resumable(write_results(tmp_path / "r.jsonl", lines), NOW)
     assert list(kept) == [("kept", "g")] and kept["kept", "g"]["verdict"] == "pass"
-    voted = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 3, False)})
+    voted = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 3, None)})
     assert list(voted) == [("three-votes", "g")]
-    by_checklist = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 1, True)})
+    by_checklist = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 1, "tool")})
     assert list(by_checklist) == [("checklist", "g")]
+    by_probability = {"g": (DIGEST, "gpt-4o-mini", 1, "probability")}
+    assert list(read_resumable(tmp_path / "r.jsonl", by_probability)) == [("probable", "g")]
 
 
 def test_resume_skips_lines_cut_short_or_not_ours(tmp_path: Path) -> None:

@@ -405,4 +405,4 @@ def test_a_prompt_over_the_limit_is_an_error_and_never_sent(
     judge = Judge("judge-model", judge_server.url, "k", max_prompt_tokens=200)
     result = judge.grade(rubric, "x" * 4_000)
     assert result.verdict == "error" and judge_server.requests == []
-    assert result.reason == "not judged: prompt too large: about 1,297 tokens > 200"
+    assert result.reason == "not judged: prompt too large: about 1,313 tokens > 200"

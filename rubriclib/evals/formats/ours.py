@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -42,6 +42,8 @@ class _GraderSpec(Strict):
     votes: int | None = Field(default=None, ge=1, strict=True)
     checklist: bool | None = None
     """Judge in checklist mode (each of the rubric's checklist items asked on its own)."""
+    checklist_answers: Literal["tool", "probability"] | None = None
+    """How the checklist items are answered; `probability` implies checklist mode."""
     judges: list[_JudgeSpec] | None = None
     aggregate: Rule | None = None
 
@@ -95,13 +97,22 @@ def read(
     graders = []
     defaults = spec.judge.judge_settings() if spec.judge else JudgeSettings()
     for index, grader in enumerate(spec.graders or []):
-        settings = defaults.merge(grader.judge, votes=grader.votes, checklist=grader.checklist)
+        settings = defaults.merge(
+            grader.judge,
+            votes=grader.votes,
+            checklist=grader.checklist,
+            checklist_answers=grader.checklist_answers,
+        )
         panel = _panel(grader, settings, label, problems, index)
         if grader.rubric is None and grader.prompt is None:
             continue  # reported by validation
         rubric = grader_rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
-        if rubric is not None and settings.checklist and not rubric.checklist:
+        if rubric is not None and settings.asks_checklist and not rubric.checklist:
             where = "checklist" if grader.checklist else "judge.checklist"
+            if settings.checklist_answers == "probability" and not settings.checklist:
+                where = (
+                    "checklist_answers" if grader.checklist_answers else "judge.checklist_answers"
+                )
             problems.append(Problem(label, f"graders[{index}].{where}", no_checklist(rubric)))
         if rubric is not None:
             graders.append(Grader(grader.name, rubric, settings, panel))
