@@ -26,6 +26,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,7 +56,16 @@ MODES = ("holistic", "checklist", "probability")
 """holistic: one verdict per golden; checklist: each checklist item by tool call; probability:
 each item as one word read as p(yes) (`--checklist-answers probability`)."""
 FLAGS = {"checklist": ["--checklist"], "probability": ["--checklist-answers", "probability"]}
-COLUMNS = ("accuracy", "kappa", "false passes", "errors", "requests", "prompt tokens", "s/j")
+COLUMNS = (
+    "accuracy",
+    "kappa",
+    "false passes",
+    "errors",
+    "requests",
+    "prompt tokens",
+    "cache hits",
+    "s/j",
+)
 CITING = (
     "groundedness",
     "tool-use-appropriateness",
@@ -101,9 +111,10 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def serve(server_python: str, model: Path, port: int) -> subprocess.Popen[bytes]:
+def serve(server_python: str, model: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     """llama-cpp-python's server with the judge, once it answers /v1/models; started through
-    e2e/clean_llama_server.py, so the judge reads the chat unescaped."""
+    e2e/clean_llama_server.py, so the judge reads the chat unescaped. Its output (with the
+    prompt tokens it evaluated for each request) is appended to `log`."""
     command = [
         server_python,
         str(LAUNCHER),
@@ -120,7 +131,8 @@ def serve(server_python: str, model: Path, port: int) -> subprocess.Popen[bytes]
         "--port",
         str(port),
     ]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with log.open("ab") as output:
+        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -132,6 +144,18 @@ def serve(server_python: str, model: Path, port: int) -> subprocess.Popen[bytes]
             time.sleep(2)
     server.kill()
     sys.exit("judge_accuracy: the server did not answer within 300 s")
+
+
+EVALUATED = re.compile(rb"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
+"""llama.cpp's timing line for one request: the prompt tokens it evaluated (the rest of the
+prompt came from the prefix it kept of the previous request)."""
+
+
+def evaluated_tokens(log: Path, start: int) -> int:
+    """The prompt tokens the server evaluated since byte `start` of its log."""
+    with log.open("rb") as output:
+        output.seek(start)
+        return sum(int(found) for found in EVALUATED.findall(output.read()))
 
 
 def with_checklists(rubrics: list[str]) -> list[str]:
@@ -253,6 +277,7 @@ def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
             "errors": f"{rubric['counts']['errors']} ({abstained} abstained)",
             "requests": f"{requests:.1f}",
             "prompt tokens": f"{prompt:,.0f}",
+            "cache hits": "",
             "s/j": f"{per_judgment:.1f}",
         }
     goldens = [g for r in report["rubrics"] for g in r["goldens"]]
@@ -260,10 +285,16 @@ def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
     failing = [g for g in goldens if g["expected"] == "fail"]
     passed = sum(r["verdict"] == "pass" for g in failing for r in g["results"])
     errors = sum(r["counts"]["errors"] for r in report["rubrics"])
+    results = [result for golden in goldens for result in golden["results"]]
+    usage = [r["details"].get("judge", {}).get("usage", {}) for r in results]
+    prompt_tokens = sum(used.get("prompt_tokens", 0) for used in usage)
+    hits = 1 - report.get("evaluated", prompt_tokens) / max(prompt_tokens, 1)
     rows["(all)"] = dict.fromkeys(COLUMNS, "") | {
         "accuracy": f"{met}/{judgments} ({met / max(judgments, 1):.0%})",
         "false passes": f"{passed}/{len(failing)}",
         "errors": str(errors),
+        "prompt tokens": f"{prompt_tokens / max(judgments, 1):,.0f}",
+        "cache hits": f"{hits:.0%}",
         "s/j": f"{per_judgment:.1f}",
     }
     return rows
@@ -306,12 +337,14 @@ def main() -> None:
         measure_citations(args, args.citations.split(","))
         return
     modes = [mode for mode in args.modes.split(",") if mode in MODES]
-    server = serve(args.server_python, args.model, args.port)
+    log = args.out / f"server-{args.port}.log"
+    server = serve(args.server_python, args.model, args.port, log)
     try:
-        by_mode = {
-            mode: per_rubric(run_mode(mode, rubrics, args.port, args.out / f"{mode}.json"))
-            for mode in modes
-        }
+        by_mode = {}
+        for mode in modes:
+            start = log.stat().st_size
+            report = run_mode(mode, rubrics, args.port, args.out / f"{mode}.json")
+            by_mode[mode] = per_rubric(report | {"evaluated": evaluated_tokens(log, start)})
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -322,7 +355,7 @@ def main() -> None:
 
 def measure_citations(args: argparse.Namespace, policies: list[str]) -> None:
     """Holistic test-goldens over the citing built-ins once per citation policy."""
-    server = serve(args.server_python, args.model, args.port)
+    server = serve(args.server_python, args.model, args.port, args.out / f"server-{args.port}.log")
     try:
         by_policy = {}
         for policy in policies:
