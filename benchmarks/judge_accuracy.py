@@ -300,6 +300,47 @@ def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
     return rows
 
 
+def fitted_rows(report: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Per rubric, from a probability-answers report (no new request): the verdicts of a judge
+    profile fitted on the other goldens (`measure.profiles.cross_validated`, 5 folds) with the
+    in-sample accuracy beside; a golden without every item's p(yes) counts as an error."""
+    from rubriclib import load_rubric
+    from rubriclib.measure.profiles import cross_validated, evidence
+
+    rows: dict[str, dict[str, str]] = {}
+    met = judged = passed = failing = errors = 0
+    for entry in report["rubrics"]:
+        checklist = load_rubric(entry["rubric"]["name"]).checklist
+        read = [
+            (golden["expected"], evidence(checklist, result["details"], golden["expected"]))
+            for golden in entry["goldens"]
+            for result in golden["results"]
+        ]
+        usable = [one for _, one in read if one is not None]
+        fitted = cross_validated(usable) if len(usable) >= 2 else None
+        verdicts = iter(fitted.held_out if fitted else [])
+        agreed = false_passes = 0
+        for expected, one in read:
+            verdict = next(verdicts) if one is not None and fitted else "error"
+            agreed += verdict == expected
+            false_passes += expected == "fail" and verdict == "pass"
+        fails = sum(expected == "fail" for expected, _ in read)
+        in_sample = f" (in-sample {fitted.in_sample:.0%})" if fitted else ""
+        rows[entry["rubric"]["name"]] = dict.fromkeys(COLUMNS, "") | {
+            "accuracy": f"{agreed / max(len(read), 1):.0%} cross-validated{in_sample}",
+            "false passes": f"{false_passes}/{fails}",
+            "errors": str(len(read) - len(usable)),
+        }
+        met, judged, passed = met + agreed, judged + len(read), passed + false_passes
+        failing, errors = failing + fails, errors + len(read) - len(usable)
+    rows["(all)"] = dict.fromkeys(COLUMNS, "") | {
+        "accuracy": f"{met}/{judged} ({met / max(judged, 1):.0%}) cross-validated",
+        "false passes": f"{passed}/{failing}",
+        "errors": str(errors),
+    }
+    return rows
+
+
 def _with_interval(value: float | None, interval: dict[str, float] | None, shape: str) -> str:
     if value is None:
         return "-"
@@ -345,6 +386,8 @@ def main() -> None:
             start = log.stat().st_size
             report = run_mode(mode, rubrics, args.port, args.out / f"{mode}.json")
             by_mode[mode] = per_rubric(report | {"evaluated": evaluated_tokens(log, start)})
+            if mode == "probability":
+                by_mode["fitted"] = fitted_rows(report)
     finally:
         server.terminate()
         server.wait(timeout=30)

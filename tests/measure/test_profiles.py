@@ -1,0 +1,67 @@
+"""Judge profiles fitted on checklist probabilities: the evidence read from a result, the
+per-item bias correction, the regression and its cross-validated accuracy."""
+
+from __future__ import annotations
+
+import pytest
+
+from rubriclib.measure.profiles import Evidence, cross_validated, evidence, fit
+from rubriclib.rubrics.checklist import ChecklistItem
+
+ITEMS = [
+    ChecklistItem(id="invented", question="Does it invent?", fail_if="yes"),
+    ChecklistItem(id="answers", question="Does it answer?", fail_if="no"),
+]
+
+
+def test_a_result_s_p_yes_becomes_each_item_s_probability_of_passing() -> None:
+    details = {"checklist": [{"id": "invented", "p_yes": 0.2}, {"id": "answers", "p_yes": 0.9}]}
+    read = evidence(ITEMS, details, "pass")
+    assert read is not None and read.label == "pass"
+    assert read.passing == {"invented": pytest.approx(0.8), "answers": pytest.approx(0.9)}
+    abstained = {"checklist": [{"id": "invented", "p_yes": 0.2}, {"id": "answers", "p_yes": None}]}
+    assert evidence(ITEMS, abstained, "pass") is None
+    assert evidence(ITEMS, {"checklist": [{"id": "invented", "answer": "no"}]}, "pass") is None
+    assert evidence(ITEMS, {}, "fail") is None
+
+
+def biased_rows(count: int) -> list[Evidence]:
+    """`count` rows, half passing: `real` tells them apart, `biased` answers the failing way
+    for every one (a little less surely for the passing ones)."""
+    rows = []
+    for index in range(count):
+        passes = index % 2 == 0
+        passing = {"real": 0.9 if passes else 0.2, "biased": 0.2 if passes else 0.05}
+        rows.append(Evidence(passing, "pass" if passes else "fail"))
+    return rows
+
+
+def test_an_item_that_always_answers_the_failing_way_is_centred_and_stops_failing_all() -> None:
+    rows = biased_rows(12)
+    rule = sum(("pass" if min(r.passing.values()) > 0.5 else "fail") == r.label for r in rows)
+    assert rule == 6  # the rubric's rule fails every row: the biased item decides
+    fitted = cross_validated(rows)
+    assert set(fitted.profile.offsets) == {"biased"}
+    assert fitted.cross_validated == 1.0 and fitted.in_sample == 1.0
+    assert fitted.held_out == [row.label for row in rows]
+
+
+def test_an_item_seen_fewer_than_eight_times_keeps_its_own_odds() -> None:
+    assert fit(biased_rows(6)).offsets == {}
+
+
+def test_an_item_that_sometimes_passes_is_not_corrected() -> None:
+    rows = biased_rows(12)
+    rows[0] = Evidence({"real": 0.9, "biased": 0.7}, "pass")
+    assert fit(rows).offsets == {}
+
+
+def test_cross_validation_holds_each_row_out_of_its_own_fit() -> None:
+    rows = biased_rows(10)
+    rows[4] = Evidence({"real": 0.2, "biased": 0.05}, "pass")  # a row no fit can get right
+    fitted = cross_validated(rows)
+    assert fitted.held_out[4] == "fail"
+    assert fitted.cross_validated == pytest.approx(0.9)
+    assert 0 <= fitted.calibration_error <= 1
+    again = cross_validated(rows)
+    assert again.held_out_p == fitted.held_out_p  # deterministic folds
