@@ -34,6 +34,7 @@ from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
     from rubriclib.measure.calibration import Calibration
+    from rubriclib.rubrics.rubric import Rubric
 
 
 @main.command("calibrate")
@@ -41,10 +42,9 @@ if TYPE_CHECKING:
 @click.option(
     "--labels",
     "labels_file",
-    required=True,
     type=click.Path(dir_okay=False),
     help="Rows to judge with a human `label` (pass/fail) or, for a 1-5 rubric, a `score`: "
-    ".jsonl, .csv, .json or .yaml.",
+    ".jsonl, .csv, .json or .yaml. Required, but with --fit, which fits on the goldens without.",
 )
 @MODEL_OPTION
 @CONCURRENCY_OPTION
@@ -64,7 +64,14 @@ if TYPE_CHECKING:
     "goldens_out",
     help="Write every disagreement here as a goldens YAML file, to review and add.",
 )
-@click.option("--force", is_flag=True, help="Let --to-goldens replace an existing file.")
+@click.option(
+    "--fit",
+    is_flag=True,
+    help="Fit this judge model's profile for the rubric on the rows' probability answers "
+    "(with --checklist-answers probability; pass-fail rubrics) and write it to "
+    "rubriclib-profiles/MODEL/RUBRIC@VERSION.yaml, where runs with that model find it.",
+)
+@click.option("--force", is_flag=True, help="Let --to-goldens or --fit replace an existing file.")
 @click.option(
     "--min-kappa",
     type=click.FloatRange(min=-1, max=1),
@@ -75,7 +82,7 @@ if TYPE_CHECKING:
 @checklist_options
 def calibrate(
     ref: str,
-    labels_file: str,
+    labels_file: str | None,
     model: str | None,
     concurrency: int | None,
     requests_per_minute: float | None,
@@ -83,6 +90,7 @@ def calibrate(
     out: str | None,
     html_report: str | None,
     goldens_out: str | None,
+    fit: bool,
     force: bool,
     min_kappa: float | None,
     no_cache: bool,
@@ -103,18 +111,26 @@ def calibrate(
       rubriclib calibrate answer-correctness --labels scores.csv --to-goldens review.yaml
       rubriclib calibrate groundedness --labels labelled.jsonl --report calibration.html
       rubriclib calibrate groundedness --labels labelled.jsonl --checklist  (the other mode)
+      rubriclib calibrate groundedness --checklist-answers probability --fit  (on the goldens)
     """
     from rubriclib.judging.engine import interruptible
-    from rubriclib.measure.calibration import load_labels, run_calibration
+    from rubriclib.measure.calibration import golden_rows, load_labels, run_calibration
     from rubriclib.rubrics.registry import load_rubric
 
     reports = ReportFiles.checked(out, html_report)
     goldens_path = _goldens_destination(goldens_out, force, reports)
+    if labels_file is None and not fit:
+        raise BadInput("--labels: a labels file is required (or --fit, to fit on the goldens)")
     rubric = load_rubric(ref)
     if frozen:
         refuse_unlocked([rubric])
-    rows = load_labels(Path(labels_file), rubric)  # every bad row: exit 2 before any request
+    if fit:
+        _refuse_fit(rubric, checklist)
+    # every bad row: exit 2 before any request
+    rows = golden_rows(rubric) if labels_file is None else load_labels(Path(labels_file), rubric)
+    labels_file = labels_file or "goldens"
     judge = flag_judge([rubric], model, checklist, no_cache)  # a missing key stops here
+    profile = _profile_destination(judge.model, rubric, force) if fit else None
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
 
@@ -132,7 +148,62 @@ def calibrate(
 
         calibration = judging(len(rows), run, interrupt, [judge])
         _finish(calibration, report_format, reports, (goldens_path, goldens_out))
+        if profile is not None and calibration.interrupted is None:
+            _write_profile(calibration, judge.model, profile)
         sys.exit(_exit_code(calibration, min_kappa))
+
+
+def _refuse_fit(rubric: Rubric, checklist: str | None) -> None:
+    """--fit: exit 2 unless the rows are judged by probability answers on a pass-fail rubric."""
+    if checklist != "probability":
+        raise BadInput("--fit: fits probability answers: add --checklist-answers probability")
+    if rubric.scale != "pass-fail":
+        raise BadInput(f"--fit: {rubric.name} is {rubric.scale}; profiles are for pass-fail")
+
+
+def _profile_destination(model: str, rubric: Rubric, force: bool) -> Path:
+    """Where --fit writes the profile, checked before any judge call."""
+    from rubriclib.config import find_project
+    from rubriclib.judging.profile import profile_path
+
+    path = profile_path(find_project()[0], model, rubric)
+    if path.exists() and not force:
+        raise BadInput(f"--fit: {path} exists; pass --force to replace it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return writable(str(path), "--fit")
+
+
+def _write_profile(calibration: Calibration, model: str, path: Path) -> None:
+    """Fit the profile on the calibration's probability answers and write it, saying how it
+    measured (cross-validated first: the figure to quote)."""
+    from rubriclib.judging.profile import profile_text
+    from rubriclib.measure.profiles import calibration_evidence, cross_validated
+
+    rows = calibration_evidence(calibration)
+    left_out = len(calibration.judged) - len(rows)
+    if len(rows) < 2 or len({row.label for row in rows}) < 2:
+        click.echo(
+            f"rubriclib: --fit: no profile written: {len(rows)} row(s) with probability answers "
+            "and both verdicts among them are needed",
+            err=True,
+        )
+        return
+    fitted = cross_validated(rows)
+    measured = {
+        "rows": len(rows),
+        "left_out": left_out,
+        "cross_validated_accuracy": round(fitted.cross_validated, 4),
+        "in_sample_accuracy": round(fitted.in_sample, 4),
+        "calibration_error": round(fitted.calibration_error, 4),
+        "labels": calibration.labels,
+    }
+    write_atomically(path, profile_text(fitted.profile, model, calibration.rubric, measured))
+    click.echo(
+        f"rubriclib: wrote the judge profile {path}: cross-validated accuracy "
+        f"{fitted.cross_validated:.0%} on {len(rows)} row(s) (in-sample {fitted.in_sample:.0%}; "
+        f"{left_out} row(s) without every item's p(yes) left out)",
+        err=True,
+    )
 
 
 def _finish(

@@ -11,7 +11,7 @@ from collections.abc import Hashable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from rubriclib.config import checked_base_url, credential, judge_key, resolve
+from rubriclib.config import checked_base_url, credential, find_project, judge_key, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
 from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
@@ -37,6 +37,7 @@ from rubriclib.judging.probability_answers import (
     ProbabilityAsking,
     probability_prompts,
 )
+from rubriclib.judging.profile import Applied, item_passing, profile_path, read_profile
 from rubriclib.judging.protocol import (
     Asking,
     JudgeVerdict,
@@ -131,6 +132,7 @@ class Judge(ManyJudgments):
         verdict is computed from the answers (`checklist.checklist_verdict`); a vote is one
         pass over every item."""
         self.answers = answers
+        self._profiles: dict[str, Applied | None] = {}
         """How checklist items are answered: `tool`, a call to `answer` with a reason; or
         `probability`, one word in plain text whose yes/no probability is read from the
         token logprobs (`probability_answers`): one generated token per item."""
@@ -386,7 +388,38 @@ class Judge(ManyJudgments):
         answered = []  # one item after another: a server's prefix cache serves the next
         for judgment in asked:
             answered.append((yield from judgment))
-        return checklist_result(rubric, answered)
+        return self._profiled(rubric, checklist_result(rubric, answered))
+
+    def _profiled(self, rubric: Rubric, result: GradeResult) -> GradeResult:
+        """A probability-answers result decided by this model's profile for the rubric, when
+        the project has one that matches (`judging.profile`): the rule's verdict is kept in
+        `details.profile.rule`."""
+        applied = self._profile(rubric)
+        passing = item_passing(rubric.checklist, result.details) if applied else None
+        if applied is None or passing is None or rubric.scale != "pass-fail":
+            return result
+        p_pass = applied.profile.p_pass(passing)
+        verdict = applied.profile.verdict(passing)
+        reason = (
+            f"{verdict} by the judge profile {applied.path.name} (p(pass) {p_pass:.3f}); the "
+            f"checklist rule said {result.verdict}: {result.reason}"
+        )
+        profiled = make_result(rubric, result.details["judge"], verdict, reason)
+        kept = {"path": str(applied.path), "digest": applied.digest, "p_pass": round(p_pass, 6)}
+        return with_details(
+            profiled, checklist=result.details["checklist"], profile=kept | {"rule": result.verdict}
+        )
+
+    def _profile(self, rubric: Rubric) -> Applied | None:
+        """This model's profile for `rubric` in the project, read once per rubric digest; one
+        that does not match (another rubric digest or model) is said once and never applied."""
+        if rubric.digest not in self._profiles:
+            path = profile_path(find_project()[0], self.model, rubric)
+            read = read_profile(path, self.model, rubric)
+            if isinstance(read, str):
+                logger.warning("judge profile not applied: %s", read)
+            self._profiles[rubric.digest] = read if isinstance(read, Applied) else None
+        return self._profiles[rubric.digest]
 
     def _judgment(
         self,

@@ -101,6 +101,21 @@ def load_labels(path: Path, rubric: Rubric) -> list[LabelledRow]:
     return rows
 
 
+def golden_rows(rubric: Rubric) -> list[LabelledRow]:
+    """The rubric's goldens as labelled rows (`calibrate --fit` without --labels)."""
+    from rubriclib.measure.goldens import golden_item
+    from rubriclib.rubrics.registry import load_goldens
+
+    return [
+        LabelledRow(
+            Row(number, f"{rubric.source}: goldens[{number - 1}]", golden_item(golden)),
+            Label(golden.expected),
+            tuple(golden.tags),
+        )
+        for number, golden in enumerate(load_goldens(rubric), start=1)
+    ]
+
+
 def read_labels(rows: Iterable[Row], rubric: Rubric) -> tuple[list[LabelledRow], list[Problem]]:
     """Every row with its label, and every problem with a label or tags (up to MAX_PROBLEMS)."""
     labelled: list[LabelledRow] = []

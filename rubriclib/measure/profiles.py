@@ -1,4 +1,5 @@
-"""Pure: how one judge's checklist probabilities become a verdict, fitted on labelled rows.
+"""Pure: fitting a judge profile (`judging.profile`) on labelled rows: how one judge's
+checklist probabilities become a verdict.
 
 Probability answers (`Judge(answers="probability")`) give each checklist item a p(yes); the
 rubric's rule fails a candidate when any item's failing answer has p >= 0.5. A small judge has
@@ -17,20 +18,22 @@ row (k folds), beside the in-sample figure; only the cross-validated one is to b
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from rubriclib.judging.profile import Profile, features, item_passing, logit, sigmoid
 from rubriclib.rubrics.checklist import ChecklistItem
+
+if TYPE_CHECKING:
+    from rubriclib.measure.calibration import Calibration
 
 LEAST_SEEN = 8
 """Candidates an item must have answered before its bias is corrected."""
 L2 = 1.0
 """The regression's L2 penalty: few rows, so the weights stay near zero unless the rows insist."""
 FOLDS = 5
-_EDGE = 1e-4
-"""How close to 0 or 1 a probability may come before its log-odds are taken."""
 
 
 @dataclass(frozen=True)
@@ -47,48 +50,31 @@ def evidence(
 ) -> Evidence | None:
     """A result's checklist probabilities as Evidence, or None when it has none for some item
     (an error, an abstention, or answers by tool call)."""
-    listed = details.get("checklist")
-    if not isinstance(listed, list):
-        return None
-    p_yes = {entry.get("id"): entry.get("p_yes") for entry in listed if isinstance(entry, dict)}
-    passing = {}
-    for item in items:
-        p = p_yes.get(item.id)
-        if not isinstance(p, float | int) or isinstance(p, bool):
-            return None
-        passing[item.id] = 1 - float(p) if item.fail_if == "yes" else float(p)
-    return Evidence(passing, label)
+    passing = item_passing(items, details)
+    return Evidence(passing, label) if passing is not None else None
 
 
-@dataclass(frozen=True)
-class Profile:
-    """A fitted profile: per-item log-odds offsets and the regression's bias and weights (on
-    the mean and the minimum of the items' probabilities of passing)."""
-
-    offsets: Mapping[str, float]
-    bias: float
-    weights: tuple[float, float]
-
-    def p_pass(self, passing: Mapping[str, float]) -> float:
-        """The probability that a candidate with these item probabilities passes."""
-        mean, least = _features(passing, self.offsets)
-        return _sigmoid(self.bias + self.weights[0] * mean + self.weights[1] * least)
-
-    def verdict(self, passing: Mapping[str, float]) -> str:
-        """pass at a probability of passing above one half (a tie never passes)."""
-        return "pass" if self.p_pass(passing) > 0.5 else "fail"
+def calibration_evidence(calibration: Calibration) -> list[Evidence]:
+    """The rows of a calibration judged with every item's p(yes) (not errors, abstentions or
+    tool answers), as Evidence with the human's verdict."""
+    items = calibration.rubric.checklist
+    read = [
+        (item_passing(items, one.result.details), one.labelled.label.verdict)
+        for one in calibration.judged
+    ]
+    return [Evidence(passing, label) for passing, label in read if passing is not None]
 
 
 def fit(rows: Sequence[Evidence]) -> Profile:
     """The profile of these labelled rows (at least one)."""
     offsets = {}
     for item in rows[0].passing:
-        seen = [_logit(row.passing[item]) for row in rows]
+        seen = [logit(row.passing[item]) for row in rows]
         if len(seen) >= LEAST_SEEN and all(odds < 0 for odds in seen):  # always the failing way
             offsets[item] = -statistics.median(seen)
-    features = [_features(row.passing, offsets) for row in rows]
+    shown = [features(row.passing, offsets) for row in rows]
     labels = [1.0 if row.label == "pass" else 0.0 for row in rows]
-    bias, mean, least = _logistic(features, labels)
+    bias, mean, least = _logistic(shown, labels)
     return Profile(offsets, bias, (mean, least))
 
 
@@ -132,11 +118,6 @@ def cross_validated(rows: Sequence[Evidence], folds: int = FOLDS) -> Fitted:
     )
 
 
-def _features(passing: Mapping[str, float], offsets: Mapping[str, float]) -> tuple[float, float]:
-    shifted = [_sigmoid(_logit(p) + offsets.get(item, 0.0)) for item, p in sorted(passing.items())]
-    return statistics.fmean(shifted), min(shifted)
-
-
 def _logistic(features: Sequence[tuple[float, float]], labels: Sequence[float]) -> list[float]:
     """Bias and two weights minimising the log loss plus L2 on the weights (Newton's method:
     a 3x3 system per step)."""
@@ -147,7 +128,7 @@ def _logistic(features: Sequence[tuple[float, float]], labels: Sequence[float]) 
         hessian = [[0.0] * 3 for _ in range(3)]
         hessian[1][1] = hessian[2][2] = L2
         for x, y in zip(rows, labels, strict=True):
-            p = _sigmoid(sum(t * v for t, v in zip(theta, x, strict=True)))
+            p = sigmoid(sum(t * v for t, v in zip(theta, x, strict=True)))
             for i in range(3):
                 gradient[i] += (p - y) * x[i]
                 for j in range(3):
@@ -194,12 +175,3 @@ def _calibration_error(probabilities: Sequence[float], labels: Sequence[str]) ->
 
 def _share(verdicts: Sequence[str], labels: Sequence[str]) -> float:
     return sum(v == y for v, y in zip(verdicts, labels, strict=True)) / max(len(labels), 1)
-
-
-def _logit(p: float) -> float:
-    p = min(max(p, _EDGE), 1 - _EDGE)
-    return math.log(p / (1 - p))
-
-
-def _sigmoid(x: float) -> float:
-    return 1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x))
