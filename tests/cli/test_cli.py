@@ -44,7 +44,7 @@ def test_list_marks_shadowed_builtins(runner: CliRunner, library: Path) -> None:
     assert table.exit_code == 0
     assert "keywords" in table.output and "2.1.0" in table.output
     assert table.output.count("(shadows built-in)") == 1
-    assert "(by pin only: helpfulness@1.2.0)" in table.output  # the shadowed built-in
+    assert "(by pin only: helpfulness@1.3.0)" in table.output  # the shadowed built-in
     listed = json.loads(runner.invoke(main, ["list", "--json"]).output)
     rows = {row["name"]: row for row in listed if row["default"]}
     assert (

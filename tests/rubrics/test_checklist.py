@@ -87,10 +87,10 @@ BUILTIN_DIGESTS = {
         "1.2.0",
         "fdcbc506fdaef807965a9fce2ea1c1f4ef07a2533b31a21fb00fd7915417fd84",
     ),
-    "helpfulness": ("1.2.0", "7d5250d1b22ac69379b68acc0556685ceea57236be1e2b6ebb340ce59a18963b"),
+    "helpfulness": ("1.3.0", "2dcc177f6316affded85394eb04d2ed0e192a27b292b4040512c75cd35db5a36"),
     "instruction-following": (
-        "1.2.0",
-        "2561c1ebedd15cea61305238d4aedb433637f198d972e89049ed4be3ba3de0cd",
+        "1.3.0",
+        "783bc8fb90709de3cf5becd0023eecede6c4399004d75a90042df517fcad80fd",
     ),
     "pii-leakage": ("1.2.0", "e11bd10cc0b5106e1a4f4feca609f3e1082ca6d077a8b6554ba0ae787d590844"),
     "policy-compliance": (
@@ -115,8 +115,8 @@ BUILTIN_DIGESTS = {
         "4a6d89d68ab8e1eb410cf7de1f916aaad88ce40a0924bd5e0763c57d6e7d2e90",
     ),
     "tool-use-appropriateness": (
-        "2.1.0",
-        "aa50f410d2028eab1d90b14d0c9cfc8f3dc92ecc66bd09250cb801191854d1c1",
+        "2.2.0",
+        "1487b086f97ec42894b3239d284b09f1609334f413152b296d453a1de69469d8",
     ),
 }
 """Each built-in's version and digest (lockfiles, caches and goldens reports hold these): a

@@ -14,10 +14,10 @@ from rubriclib.rubrics.registry import builtin_names, is_path_reference
 
 BUILTINS = {  # the first pass-fail built-ins, at their versions
     "groundedness": "1.3.0",
-    "helpfulness": "1.2.0",
-    "instruction-following": "1.2.0",
+    "helpfulness": "1.3.0",
+    "instruction-following": "1.3.0",
     "refusal-correctness": "1.2.0",
-    "tool-use-appropriateness": "2.1.0",
+    "tool-use-appropriateness": "2.2.0",
 }
 
 
