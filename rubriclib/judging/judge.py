@@ -37,7 +37,7 @@ from rubriclib.judging.probability_answers import (
     ProbabilityAsking,
     probability_prompts,
 )
-from rubriclib.judging.profile import Applied, item_passing, profile_path, read_profile
+from rubriclib.judging.profile import Applied, decided_by, profile_path, read_profile
 from rubriclib.judging.protocol import (
     Asking,
     JudgeVerdict,
@@ -388,27 +388,9 @@ class Judge(ManyJudgments):
         answered = []  # one item after another: a server's prefix cache serves the next
         for judgment in asked:
             answered.append((yield from judgment))
-        return self._profiled(rubric, checklist_result(rubric, answered))
-
-    def _profiled(self, rubric: Rubric, result: GradeResult) -> GradeResult:
-        """A probability-answers result decided by this model's profile for the rubric, when
-        the project has one that matches (`judging.profile`): the rule's verdict is kept in
-        `details.profile.rule`."""
+        result = checklist_result(rubric, answered)
         applied = self._profile(rubric)
-        passing = item_passing(rubric.checklist, result.details) if applied else None
-        if applied is None or passing is None or rubric.scale != "pass-fail":
-            return result
-        p_pass = applied.profile.p_pass(passing)
-        verdict = applied.profile.verdict(passing)
-        reason = (
-            f"{verdict} by the judge profile {applied.path.name} (p(pass) {p_pass:.3f}); the "
-            f"checklist rule said {result.verdict}: {result.reason}"
-        )
-        profiled = make_result(rubric, result.details["judge"], verdict, reason)
-        kept = {"path": str(applied.path), "digest": applied.digest, "p_pass": round(p_pass, 6)}
-        return with_details(
-            profiled, checklist=result.details["checklist"], profile=kept | {"rule": result.verdict}
-        )
+        return decided_by(applied, rubric, result) if applied is not None else result
 
     def _profile(self, rubric: Rubric) -> Applied | None:
         """This model's profile for `rubric` in the project, read once per rubric digest; one
