@@ -310,7 +310,8 @@ def fitted_rows(report: dict[str, Any]) -> dict[str, dict[str, str]]:
     rows: dict[str, dict[str, str]] = {}
     met = judged = passed = failing = errors = 0
     for entry in report["rubrics"]:
-        checklist = load_rubric(entry["rubric"]["name"]).checklist
+        identity = entry["rubric"]
+        checklist = load_rubric(f"{identity['name']}@{identity['version']}").checklist
         read = [
             (golden["expected"], evidence(checklist, result["details"], golden["expected"]))
             for golden in entry["goldens"]
