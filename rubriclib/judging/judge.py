@@ -132,10 +132,11 @@ class Judge(ManyJudgments):
         verdict is computed from the answers (`checklist.checklist_verdict`); a vote is one
         pass over every item."""
         self.answers = answers
-        self._profiles: dict[str, Applied | None] = {}
         """How checklist items are answered: `tool`, a call to `answer` with a reason; or
         `probability`, one word in plain text whose yes/no probability is read from the
         token logprobs (`probability_answers`): one generated token per item."""
+        self._profiles: dict[str, Applied | None] = {}
+        """The project's profile for this model, by rubric digest (None: none applies)."""
         self.votes = votes
         """Independent judgments per item: the majority verdict (on 1-5, the median score)
         wins, a tie never passes, and voting stops once a majority is decided."""
@@ -371,8 +372,9 @@ class Judge(ManyJudgments):
         trial: int,
         vote: int,
     ) -> Steps:
-        """Every step of one vote in checklist mode: each item asked on its own, all at once
-        (each request cached by its own body), then the verdict computed from the answers."""
+        """Every step of one vote in checklist mode: each item asked on its own (each request
+        cached by its own body), all at once, or with probability answers one after another
+        and then decided by a matching judge profile; the verdict computed from the answers."""
 
         def asking(check: ChecklistItem, blocks: dict[str, str]) -> Asking:
             if self.answers == "probability":
@@ -482,9 +484,7 @@ class Judge(ManyJudgments):
                 quirk = quirk_in(reply, body, self.quirks)
                 if quirk:
                     logger.info("judge endpoint quirk %s: retrying with the fallback", quirk)
-                    self.quirks.add(quirk)
-                    if self._capabilities is not None:
-                        self._capabilities.remember_quirk(self._endpoint, self.model, quirk)
+                    self._learn(quirk)
                     continue
                 if is_retryable(reply) and retries < self.max_retries:
                     retries += 1
@@ -555,9 +555,14 @@ class Judge(ManyJudgments):
             self._endpoint,
             self.model,
         )
-        self.quirks.add("no_logprobs")
+        self._learn("no_logprobs")
+
+    def _learn(self, quirk: str) -> None:
+        """Keep `quirk` for this Judge's later requests, and remember it across runs when
+        capabilities are kept."""
+        self.quirks.add(quirk)
         if self._capabilities is not None:
-            self._capabilities.remember_quirk(self._endpoint, self.model, "no_logprobs")
+            self._capabilities.remember_quirk(self._endpoint, self.model, quirk)
 
     def _delay(self, retry: int, error: BaseException) -> float:
         return backoff_delay(
