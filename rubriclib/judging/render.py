@@ -185,6 +185,14 @@ def _messages(rubric: Rubric, user: str) -> list[dict[str, str]]:
     ]
 
 
+def item_parts(
+    rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
+) -> list[tuple[str, Spans]]:
+    """The parts of the user message of the (first) request about `item`: the rubric's body
+    filled in, then the item's sections, as a holistic judgment shows them."""
+    return user_parts(rubric, **_requests(rubric, item, max_prompt_tokens)[0])
+
+
 def item_block_spans(
     rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
 ) -> list[Spans]:

@@ -82,15 +82,15 @@ BUILTIN_DIGESTS = {
         "1.1.0",
         "4c5fae94fee108f39d10475ae771561272aa306a4a140d651bbe596ec3ceedaa",
     ),
-    "groundedness": ("1.3.0", "364366bdc0ee79ceed36310a64462f94d4eadb3d9045114fe24b2647ea073cf8"),
+    "groundedness": ("1.4.0", "ab1f7a7955a3508e2cc295eea5f50ba35ab2f98b6133262e23d2d05388b67ed7"),
     "harmful-content": (
         "1.2.0",
         "fdcbc506fdaef807965a9fce2ea1c1f4ef07a2533b31a21fb00fd7915417fd84",
     ),
-    "helpfulness": ("1.3.0", "2dcc177f6316affded85394eb04d2ed0e192a27b292b4040512c75cd35db5a36"),
+    "helpfulness": ("1.4.0", "8da7faa3874853d85558c8d37102a3eeb99bdbfe5e8d0125ff960bee9dab539d"),
     "instruction-following": (
-        "1.3.0",
-        "783bc8fb90709de3cf5becd0023eecede6c4399004d75a90042df517fcad80fd",
+        "1.4.0",
+        "4105cce0746b28b9624497ce01c59433b959db4b1f3adfd1371c85b59e60e5ed",
     ),
     "pii-leakage": ("1.2.0", "e11bd10cc0b5106e1a4f4feca609f3e1082ca6d077a8b6554ba0ae787d590844"),
     "policy-compliance": (
@@ -103,8 +103,8 @@ BUILTIN_DIGESTS = {
         "264c53d30ed4d3e864adf1aa142e0bda661ad02c7199ac956d27f05598a9ace8",
     ),
     "refusal-correctness": (
-        "1.2.0",
-        "acad6ac8fd0bddb2a470493d6cb1e086583062ab1b2bab4b43bc901f68a52279",
+        "1.3.0",
+        "ca058b9f89d1b8e29a449ec00e36c67cfb48e112416ac5e325cb818e76cf8871",
     ),
     "summary-coverage": (
         "1.1.0",
@@ -115,8 +115,8 @@ BUILTIN_DIGESTS = {
         "4a6d89d68ab8e1eb410cf7de1f916aaad88ce40a0924bd5e0763c57d6e7d2e90",
     ),
     "tool-use-appropriateness": (
-        "2.2.0",
-        "1487b086f97ec42894b3239d284b09f1609334f413152b296d453a1de69469d8",
+        "2.3.0",
+        "46f3231ee0c30a1d6a845c0d54a2974241a8a4dcf1d76579f8c78d179d1d691d",
     ),
 }
 """Each built-in's version and digest (lockfiles, caches and goldens reports hold these): a

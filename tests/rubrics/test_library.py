@@ -13,12 +13,12 @@ from rubriclib.rubrics.scaffold import foreign_tools
 README = Path(__file__).parents[2] / "README.md"
 
 LIBRARY = {  # name: (version, scale, fields it requires)
-    "tool-use-appropriateness": ("2.2.0", "pass-fail", ["transcript"]),
+    "tool-use-appropriateness": ("2.3.0", "pass-fail", ["transcript"]),
     "answer-correctness": ("1.2.0", "1-5", ["reference"]),
-    "groundedness": ("1.3.0", "pass-fail", ["context"]),
-    "helpfulness": ("1.3.0", "pass-fail", ["input"]),
-    "instruction-following": ("1.3.0", "pass-fail", ["input"]),
-    "refusal-correctness": ("1.2.0", "pass-fail", ["input"]),
+    "groundedness": ("1.4.0", "pass-fail", ["context"]),
+    "helpfulness": ("1.4.0", "pass-fail", ["input"]),
+    "instruction-following": ("1.4.0", "pass-fail", ["input"]),
+    "refusal-correctness": ("1.3.0", "pass-fail", ["input"]),
     "answer-relevance": ("1.1.0", "pass-fail", ["input"]),
     "conciseness": ("1.1.0", "pass-fail", ["input"]),
     "context-relevance": ("1.1.0", "pass-fail", ["input", "context"]),

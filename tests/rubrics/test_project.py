@@ -104,8 +104,8 @@ def test_a_pin_chooses_the_highest_fitting_version_across_folders(project: Path)
     (project / "rubrics" / "groundedness.md").write_text(versioned("groundedness", "2.0.0"))
     assert load_rubric("groundedness").version == "2.0.0"  # a bare name: the first found
     pinned = load_rubric("groundedness@^1")
-    assert pinned.version == "1.3.0" and pinned.source == "builtin:groundedness"
-    with pytest.raises(RubricError, match=r"at version 1\.3\.0, 2\.0\.0, which is not \^3"):
+    assert pinned.version == "1.4.0" and pinned.source == "builtin:groundedness"
+    with pytest.raises(RubricError, match=r"at version 1\.4\.0, 2\.0\.0, which is not \^3"):
         load_rubric("groundedness@^3")
 
 

@@ -13,11 +13,11 @@ from rubriclib import RubricError, list_rubrics, load_goldens, load_rubric
 from rubriclib.rubrics.registry import builtin_names, is_path_reference
 
 BUILTINS = {  # the first pass-fail built-ins, at their versions
-    "groundedness": "1.3.0",
-    "helpfulness": "1.3.0",
-    "instruction-following": "1.3.0",
-    "refusal-correctness": "1.2.0",
-    "tool-use-appropriateness": "2.2.0",
+    "groundedness": "1.4.0",
+    "helpfulness": "1.4.0",
+    "instruction-following": "1.4.0",
+    "refusal-correctness": "1.3.0",
+    "tool-use-appropriateness": "2.3.0",
 }
 
 
@@ -130,27 +130,27 @@ def test_unknown_name_lists_the_available_and_the_closest() -> None:
 @pytest.mark.parametrize(
     ("ref", "ok"),
     [
-        ("groundedness@1.3.0", True),
-        ("groundedness@1.2.0", False),
+        ("groundedness@1.4.0", True),
+        ("groundedness@1.3.0", False),
         ("groundedness@^1", True),
         ("groundedness@^1.0", True),
-        ("groundedness@~1.3", True),
+        ("groundedness@~1.4", True),
         ("groundedness@1", True),
         ("groundedness@>=1.0.0,<2", True),
         ("groundedness@>0.9", True),
-        ("groundedness@!=1.3.0", False),
+        ("groundedness@!=1.4.0", False),
         ("groundedness@^2", False),
         ("groundedness@2.0.0", False),
         ("groundedness@<1", False),
-        ("groundedness@~1.2", False),
-        ("groundedness@>=1.0.0, <1.3.0", False),
+        ("groundedness@~1.3", False),
+        ("groundedness@>=1.0.0, <1.4.0", False),
     ],
 )
 def test_version_pins(ref: str, ok: bool) -> None:
     if ok:
         assert load_rubric(ref).name == "groundedness"
     else:
-        assert "groundedness is at version 1.3.0, which is not" in error_text(ref)
+        assert "groundedness is at version 1.4.0, which is not" in error_text(ref)
 
 
 @pytest.mark.parametrize(
