@@ -82,7 +82,8 @@ browser: $(BROWSER)
 test: lint docs integrations browser
 	$(BIN)/pytest
 
-# docs/report.png, the README's picture of the report, taken by the same browser.
+# docs/report.png, the picture of the report in the README and on the site's reports page, taken
+# by the same browser.
 screenshot: browser
 	$(BIN)/python tests/browser/screenshot.py docs/report.png
 
