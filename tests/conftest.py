@@ -75,13 +75,32 @@ def without_lines(text: str) -> str:
     return re.sub(r"(?m)^(.*?\S):\d+: ", r"\1: ", text)
 
 
-def readme_snippet(name: str) -> str:
-    """The code block after `<!-- snippet: NAME -->` in README.md, so the README's examples are
-    the ones the tests run."""
-    text = README.read_text(encoding="utf-8")
-    found = re.search(rf"<!-- snippet: {re.escape(name)} -->\n```\w*\n(.*?)\n```", text, re.S)
-    assert found, f"README.md has no snippet {name!r}"
-    return found.group(1) + "\n"
+DOCS = Path(__file__).parent.parent / "docs"
+SNIPPET = re.compile(r"<!-- snippet: ([\w-]+) -->\n```\w*\n(.*?)\n```", re.S)
+
+
+def documentation() -> list[Path]:
+    """The files whose examples the tests run: README.md and every page under docs/."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def snippet_file(name: str) -> Path:
+    """The one file of `documentation()` holding the code block after `<!-- snippet: NAME -->`."""
+    found = [
+        path
+        for path in documentation()
+        if any(match[1] == name for match in SNIPPET.finditer(path.read_text(encoding="utf-8")))
+    ]
+    assert len(found) == 1, f"snippet {name!r} is in {len(found)} files ({found}), not one"
+    return found[0]
+
+
+def snippet(name: str) -> str:
+    """The code block after `<!-- snippet: NAME -->` in README.md or a docs page, so the
+    documentation's examples are the ones the tests run."""
+    text = snippet_file(name).read_text(encoding="utf-8")
+    [body] = [match[2] for match in SNIPPET.finditer(text) if match[1] == name]
+    return body + "\n"
 
 
 VALID_RUBRIC = """\

@@ -306,11 +306,20 @@ def run_eval(
     limit: int | None = None,
     votes: int | None = None,
 ) -> EvalReport:
-    """Judge every row of `ev` with every grader through the engine, appending each result to
-    `out` (JSONL) as it finishes; with `resume`, keep the results already in `out` whose row,
-    grader, rubric digest, judge model and votes still match, and judge only the rest. `votes`
-    overrides every grader's. Every row is checked first (`setup.check_eval`): EvalError, no
-    request sent."""
+    """Judge every row of `ev` with every grader through the engine; every row is checked
+    first (`setup.check_eval`), so a problem is an EvalError with no request sent.
+
+    Args:
+        ev: The eval, from `load_eval`.
+        model: The judge model for every grader, over the eval file's.
+        cache: The verdict cache: False (off), True (the user cache folder) or a folder.
+        concurrency: Judgments in flight at once, over the eval file's.
+        out: A results file (JSONL), each result appended as it finishes.
+        resume: Keep the results already in `out` whose row, grader, rubric digest, judge
+            model and votes still match, and judge only the rest.
+        limit: Judge only the first `limit` rows.
+        votes: Votes per judgment for every grader, over the eval file's.
+    """
     ready = ready_run(
         check_eval(ev),
         model=model,

@@ -44,7 +44,16 @@ def rubric_scorer(
 ) -> Scorer:
     """An inspect scorer judging each sample's output by `rubric` (a reference or a Rubric).
     A rubric that requires a transcript is also given the sample's whole run, `state.messages`
-    (`inspect_transcript`); a run that cannot be read is a judge error, never a score."""
+    (`inspect_transcript`); a run that cannot be read is a judge error, never a score.
+
+    Args:
+        rubric: A Rubric, or a reference: a name, a pin or a path.
+        judge: The Judge to ask; None builds one from `model`, `base_url` and rubriclib's
+            settings.
+        model: The judge model, when no `judge` is given.
+        base_url: The judge endpoint, when no `judge` is given.
+        context_key: The sample metadata key holding the source context (None: no context).
+    """
     resolved = rubric if isinstance(rubric, Rubric) else load_rubric(rubric)
     grader = chosen_judge(judge, model, base_url, "rubric_scorer")
     try:

@@ -64,8 +64,16 @@ def rubric_grader(
     base_url: str | None = None,
     base_dir: str | os.PathLike[str] | None = None,
 ) -> Callable[..., Any]:
-    """A letta-evals grader (async, `@grader`) judging each submission by `rubric` (a
-    reference, resolved beside `base_dir`, or a Rubric)."""
+    """A letta-evals grader (async, `@grader`) judging each submission by `rubric`.
+
+    Args:
+        rubric: A Rubric, or a reference: a name, a pin or a path.
+        judge: The Judge to ask; None builds one from `model`, `base_url` and rubriclib's
+            settings.
+        model: The judge model, when no `judge` is given.
+        base_url: The judge endpoint, when no `judge` is given.
+        base_dir: The folder a relative path in `rubric` is resolved against.
+    """
     chosen = chosen_judge(judge, model, base_url, "rubric_grader")
     resolved = rubric if isinstance(rubric, Rubric) else load_rubric(rubric, base_dir=base_dir)
     try:

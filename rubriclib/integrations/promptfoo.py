@@ -75,7 +75,13 @@ class AssertConfig(JudgeSettings):
 
 
 def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
-    """promptfoo's entry point: judge `output`, returning {pass, score, reason, metadata}."""
+    """promptfoo's entry point: judge `output`, returning {pass, score, reason, metadata}.
+
+    Args:
+        output: The output promptfoo's provider gave.
+        context: promptfoo's assertion context: `config` (`rubric`, and the judge settings of
+            an eval file's `judge:`), `vars` and `prompt`.
+    """
     try:
         config = AssertConfig.model_validate(context.get("config") or {})
     except ValidationError as error:

@@ -65,7 +65,18 @@ def assert_rubric(
 ) -> GradeResult:
     """Judge `output` (or the agent run `transcript`, its last assistant text the output
     unless given); return the result on a pass, raise RubricFailed on a fail and
-    RubricJudgeError (not an AssertionError) when the judge gave no verdict."""
+    RubricJudgeError (not an AssertionError) when the judge gave no verdict.
+
+    Args:
+        rubric: A Rubric, a reference (a name, a pin or a path) or a path.
+        output: The candidate output.
+        judge: The Judge to ask; None takes the pytest session's (`rubric_judge`), else one
+            from rubriclib's settings.
+        input: The task input.
+        context: The source context.
+        reference: A reference answer.
+        transcript: An agent run, judged whole.
+    """
     __tracebackhide__ = True
     from rubriclib.rubrics.registry import load_rubric
 

@@ -26,13 +26,21 @@ class Item(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     output: str
+    """The candidate output (required; a number is text, as in a dataset row)."""
     transcript: Transcript | None = None
+    """An agent run, in OpenAI chat, Anthropic or Responses shape, judged whole."""
     input: str | None = None
+    """The task input (text, or chat messages shown as a `role: content` transcript)."""
     context: str | None = None
+    """The source context (text, or passages shown numbered `[1] ...`)."""
     reference: str | None = None
+    """A reference answer."""
     baseline: str | None = None
+    """The second output a pairwise rubric compares `output` with."""
     id: str | int | None = None
+    """The caller's name for the item; never sent to the judge."""
     metadata: dict[str, Any] = Field(default_factory=dict)
+    """Anything the caller keeps with the item; never sent to the judge."""
     variables: dict[str, str] | None = None
     """The values a letta-evals prompt places by name (`{input}`, `{ground_truth}`,
     `{submission}`, the row's rubric_vars); read only by a letta template rubric."""

@@ -36,12 +36,24 @@ class ManyJudgments:
         baseline: str | None = None,
         transcript: Any = None,
     ) -> GradeResult:
-        """Judge `output` against `rubric` (a Rubric or a reference such as "groundedness@^1");
-        failures come back as verdict `error`. A pairwise rubric compares `output` with
-        `baseline` (required there, ignored elsewhere): pass means the output won. An agent
-        run is judged whole when given as `transcript` (a list of messages in OpenAI chat,
-        Anthropic or Responses shape); without `output`, its last assistant text is the
-        output."""
+        """Judge `output` against `rubric`; failures come back as verdict `error`, never raised.
+
+        Args:
+            rubric: A Rubric, or a reference: a name, a pin ("groundedness@^1") or a path.
+            output: The candidate output; may be left out when `transcript` is given (its last
+                assistant text is the output).
+            input: The task input (the user's request).
+            context: The source context (retrieved documents, a tool's result).
+            reference: A reference answer.
+            baseline: The second output a pairwise rubric compares `output` with (required
+                there, ignored elsewhere): pass means the output won.
+            transcript: An agent run judged whole: a list of messages in OpenAI chat,
+                Anthropic or Responses shape.
+
+        Raises:
+            RubricError: A bad reference.
+            TypeError: An output (or another field) that is not text.
+        """
         rubric, item = prepare_item(rubric, output, input, context, reference, baseline, transcript)
         return self.grade_item(rubric, item)
 
@@ -68,8 +80,19 @@ class ManyJudgments:
         concurrency: int = 8,
         requests_per_minute: float | None = None,
     ) -> list[GradeResult]:
-        """Judge every item, `concurrency` at once (and at most `requests_per_minute` request
-        starts a minute, if given): one result per item, in input order."""
+        """Judge every item: one result per item, in input order, whatever fails.
+
+        Args:
+            rubric: A Rubric, or a reference: a name, a pin or a path.
+            items: `Item`s or dicts with their keys, in a list or any iterable (a generator is
+                pulled as workers free up, never read ahead).
+            concurrency: Judgments in flight at once.
+            requests_per_minute: At most this many request starts a minute (None: no cap).
+
+        Raises:
+            rubriclib.item.ItemError: A bad item (a TypeError naming it); the results of the
+                items before it are on the error.
+        """
 
         return asyncio.run(
             ManyJudgments.agrade_many(

@@ -92,7 +92,41 @@ def _unsupported(verdict: JudgeVerdict, asked: bool) -> str:
 
 
 class Judge(ManyJudgments):
-    """A judge model behind any OpenAI-compatible Chat Completions endpoint."""
+    """A judge model behind any OpenAI-compatible Chat Completions endpoint.
+
+    Args:
+        model: The judge model; None takes `RUBRICLIB_MODEL`, the project's config or
+            `gpt-4o-mini`.
+        base_url: Any OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, a proxy); None takes
+            `OPENAI_BASE_URL`, the project's config or OpenAI's. Checked before any request.
+        api_key: The endpoint's key; None takes `OPENAI_API_KEY` (required unless a base URL
+            is set). It appears in no result, log line, error, cache or report.
+        temperature: Sampling temperature; None sends none. Votes need one above 0.
+        timeout: Seconds each request may take.
+        max_retries: Times a retryable failure (connection error, timeout, HTTP 408, 409, 429,
+            5xx) is sent again, with exponential backoff and jitter.
+        max_tokens: The judge's completion limit per request.
+        total_timeout: Seconds the whole judgment may take; None is
+            `timeout * (max_retries + 2) + backoff_max`.
+        backoff_base: Seconds before the first retry, doubling after each.
+        backoff_max: The most seconds between two retries.
+        max_retry_after: The most seconds a server's `Retry-After` is honoured.
+        cache: The verdict cache: False (off), True (the user cache folder) or a folder.
+        transport: How async requests travel: "auto" (aiohttp), "sdk" (the openai SDK's async
+            client) or any `Transport`.
+        votes: Independent judgments per item; the majority wins and a tie never passes.
+        capabilities: Remember the endpoint's quirks across runs: False, True (beside the
+            verdict cache) or a folder.
+        mode: "holistic" (one request asks for the verdict) or "checklist" (each checklist item
+            asked on its own, the verdict computed from the answers).
+        max_prompt_tokens: The largest prompt a judgment sends (an agent run gets half); None
+            takes `RUBRICLIB_MAX_PROMPT_TOKENS`, the project's config or 128,000.
+        answers: How checklist items are answered: "tool" (a call with a reason) or
+            "probability" (one word, p(yes) read from its logprobs; needs mode="checklist").
+
+    Raises:
+        JudgeConfigError: A setting out of range, or a key or base URL that cannot be used.
+    """
 
     def __init__(
         self,

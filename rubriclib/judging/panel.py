@@ -44,7 +44,17 @@ _SCORE_WORDS = {"majority": "median", "unanimous": "lowest", "any": "highest"}
 class Panel(ManyJudgments):
     """Several judges on one item; `aggregate` (majority, unanimous or any) combines the
     verdicts of the members that answered. A Grader, as a Judge is: the engine, goldens,
-    calibration and evals drive it as they drive a Judge."""
+    calibration and evals drive it as they drive a Judge.
+
+    Args:
+        judges: The members, each a `Judge` with its own model, endpoint, key and votes.
+        aggregate: "majority" (a tie fails), "unanimous" (pass only if every judge passed) or
+            "any" (pass if any judge passed).
+        requests_per_minute: Each member's own cap on request starts a minute (None: none).
+
+    Raises:
+        JudgeConfigError: No judges, a member that is not a Judge, or an unknown rule.
+    """
 
     votes = 1
     """The panel casts one combined judgment per item; each member casts its own votes."""

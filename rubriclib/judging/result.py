@@ -31,10 +31,17 @@ class GradeResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     verdict: Literal["pass", "fail", "error"]
+    """`pass`, `fail`, or `error` when no valid verdict was had (never a pass)."""
     passed: bool
+    """Whether the verdict is `pass`."""
     score: float | None
+    """0-1: 1 or 0 on pass-fail, (level - 1) / 4 on 1-5, 1 / 0.5 / 0 (win, tie, loss) on
+    pairwise; None on an error."""
     reason: str
+    """The judge's reason, or what went wrong."""
     details: dict[str, Any]
+    """`rubric` (name, version, scale, source, digest), `judge` (model, mode, attempts,
+    usage, ...), and `votes`, `panel`, `pairwise`, `checklist` or `citations` when they apply."""
 
     @model_validator(mode="after")
     def _consistent(self) -> GradeResult:

@@ -68,7 +68,20 @@ def is_path_reference(ref: str) -> bool:
 
 
 def load_rubric(ref: str, base_dir: str | os.PathLike[str] | None = None) -> Rubric:
-    """Load the rubric `ref` names: `NAME`, `NAME@SPEC`, or a path (relative to `base_dir`)."""
+    """Load the rubric `ref` names: `NAME`, `NAME@SPEC`, or a path (relative to `base_dir`).
+
+    Args:
+        ref: A name (`groundedness`), a pinned name (`groundedness@^1`, `@1.0.0`, `@~1.2`,
+            `@>=1.0.0,<2`) or a path (ends in `.md`, starts with `.`, `/` or `~`, or holds a
+            path separator). A name is looked up in the project's `rubrics/`, the configured
+            and `RUBRICLIB_PATH` folders, installed packs, then the built-ins.
+        base_dir: The folder a relative path is resolved against (an eval file's); None: the
+            working directory.
+
+    Raises:
+        RubricError: An unknown name, no version fitting the pin, or a file that is not a
+            valid rubric, with every problem.
+    """
     if not isinstance(ref, str) or not ref.strip():
         raise RubricError.single(repr(ref), "reference", "must be a rubric name or a file path")
     ref = ref.strip()

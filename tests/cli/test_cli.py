@@ -44,7 +44,7 @@ def test_list_marks_shadowed_builtins(runner: CliRunner, library: Path) -> None:
     assert table.exit_code == 0
     assert "keywords" in table.output and "2.1.0" in table.output
     assert table.output.count("(shadows built-in)") == 1
-    assert "(by pin only: helpfulness@1.3.0)" in table.output  # the shadowed built-in
+    assert "(by pin only: helpfulness@1.4.0)" in table.output  # the shadowed built-in
     listed = json.loads(runner.invoke(main, ["list", "--json"]).output)
     rows = {row["name"]: row for row in listed if row["default"]}
     assert (
@@ -64,7 +64,7 @@ def test_show(runner: CliRunner) -> None:
     assert "# Groundedness" in result.output
     data = json.loads(runner.invoke(main, ["show", "groundedness", "--json"]).output)
     assert (
-        data["version"] == "1.3.0"
+        data["version"] == "1.4.0"
         and data["goldens"] == 15
         and data["body"].startswith("# Groundedness")
     )
@@ -91,7 +91,7 @@ def test_validate_exit_codes(runner: CliRunner, write_file: Callable[..., Path])
     good = write_file("good.md", VALID_RUBRIC)
     bad = write_file("bad.md", VALID_RUBRIC.replace("1.2.3", "1.0").replace("pass-fail", "ternary"))
     ok = runner.invoke(main, ["validate", str(good), "groundedness"])
-    assert ok.exit_code == 0 and "groundedness: ok (groundedness@1.3.0, 15 goldens)" in ok.output
+    assert ok.exit_code == 0 and "groundedness: ok (groundedness@1.4.0, 15 goldens)" in ok.output
     result = runner.invoke(main, ["validate", str(good), str(bad)])
     assert result.exit_code == 1
     assert f"{bad}:3: version: YAML read 1.0 as a number" in result.output
@@ -140,7 +140,7 @@ def test_judge_exit_codes(runner: CliRunner, endpoint: JudgeServer) -> None:
         return runner.invoke(main, ["judge", "groundedness", "--context", "c", *arguments])
 
     passing = judge("--output", "verdict:pass")
-    assert passing.exit_code == 0 and passing.output.startswith("PASS groundedness@1.3.0:")
+    assert passing.exit_code == 0 and passing.output.startswith("PASS groundedness@1.4.0:")
     failing = judge("--output", "verdict:fail", "--json")
     assert failing.exit_code == 1 and json.loads(failing.output)["verdict"] == "fail"
     erroring = judge("--output", "verdict:text")
@@ -356,7 +356,7 @@ def test_installed_console_script_against_the_server(
     elif report_format == "junit":
         assert ElementTree.fromstring(run.stdout).tag == "testsuites"
     else:
-        assert "keywords@2.1.0" in run.stdout and "groundedness@1.3.0" in run.stdout
+        assert "keywords@2.1.0" in run.stdout and "groundedness@1.4.0" in run.stdout
     # Built-in goldens are not keyword-scripted, so some miss: exit 1, never a crash.
     assert run.returncode == 1
 

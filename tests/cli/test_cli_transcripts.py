@@ -182,21 +182,21 @@ def test_a_missed_golden_run_shows_its_blocks_to_the_ci_reader(
     assert "--- output ---\nverdict:pass Order 5 is cancelled." in shown
 
 
-def test_the_readme_s_agent_run_examples_are_what_happens(
+def test_the_docs_agent_run_examples_are_what_happens(
     endpoint: JudgeServer, write_file: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conftest import readme_snippet
+    from conftest import snippet
 
     from rubriclib.item.transcript import read_transcript
     from rubriclib.judging.render import run_blocks
 
     sample = (Path(__file__).parents[1] / "data/runs/openai_chat.json").read_text()
     blocks = run_blocks(read_transcript(json.loads(sample)), 10**6)[0]
-    assert f"{blocks}\n" == readme_snippet("agent-run-blocks")
+    assert f"{blocks}\n" == snippet("agent-run-blocks")
 
     run = write_file("run.json", sample)
     monkeypatch.chdir(run.parent)
-    exec(readme_snippet("agent-run"), {})  # noqa: S102 - the README's own example, run as written
+    exec(snippet("agent-run"), {})  # noqa: S102 - the docs' own example, run as written
     assert "[M9] assistant\nDone: $12.50" in endpoint.requests[-1]["messages"][1]["content"]
     assert "order A-17 refunded" in endpoint.requests[-1]["messages"][1]["content"]
 
@@ -212,7 +212,7 @@ def test_the_readme_s_agent_run_examples_are_what_happens(
         "agents.yaml", "name: a\ndataset: runs.jsonl\ngraders: [{name: g, rubric: helpfulness}]\n"
     )
     requests = len(endpoint.requests)
-    command, *expected = readme_snippet("agent-run-broken").splitlines()
+    command, *expected = snippet("agent-run-broken").splitlines()
     result = CliRunner().invoke(main, command.split()[2:])
     assert result.exit_code == 2 and len(endpoint.requests) == requests
     assert [line.replace(f"{run.parent}/", "") for line in result.stderr.splitlines()] == expected

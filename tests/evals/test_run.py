@@ -95,7 +95,7 @@ def test_a_run_writes_one_line_per_row_and_grader(
     assert missing["result"]["reason"] == "not judged: row r3 has no context"
     assert by_key[("r1", "grounded")]["metadata"] == {"team": "a"}
     identity = by_key[("r1", "grounded")]["result"]["details"]["rubric"]
-    assert identity["name"] == "groundedness" and identity["version"] == "1.3.0"
+    assert identity["name"] == "groundedness" and identity["version"] == "1.4.0"
     assert len(endpoint.requests) == 7  # 8 judgments, one refused for its missing context
     models = sorted({request["model"] for request in endpoint.requests})
     assert models == ["judge-a", "judge-b"]

@@ -20,8 +20,8 @@ from conftest import (
     SECRET_KEY,
     integration_tool,
     keyword_responder,
-    readme_snippet,
     run_tool,
+    snippet,
 )
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
@@ -32,12 +32,12 @@ from rubriclib.judging.judge import Judge
 from rubriclib.judging.render import run_cuts, transcript_section
 from rubriclib.rubrics.registry import load_rubric
 
-README_TASK = readme_snippet("inspect")
+DOCS_TASK = snippet("inspect")
 AGENT_RUBRIC = Path(__file__).parent.parent / "data" / "agent-run.md"
 """A pass-fail rubric that `requires: [transcript]` (the keyword judge answers it)."""
-"""The README's task file, run here as written."""
+"""The docs' task file, run here as written."""
 
-# Run with the inspect venv's python: argv[1] the log folder, argv[2] the README task file.
+# Run with the inspect venv's python: argv[1] the log folder, argv[2] the docs' task file.
 RUN_EVALS = """\
 import json, sys
 from inspect_ai import Task, eval
@@ -200,7 +200,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     (library / "scored.md").write_text(SCORE_RUBRIC)
     (library / "agent-run.md").write_text(AGENT_RUBRIC.read_text())
     (work / "run_evals.py").write_text(RUN_EVALS)
-    (work / "grounded.py").write_text(README_TASK)
+    (work / "grounded.py").write_text(DOCS_TASK)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RUBRICLIB_"))}
     with JudgeServer() as server:
         server.responder = _keyword_or_score
@@ -284,7 +284,7 @@ def test_a_one_to_five_rubric_scores_its_level_and_reports_the_mean(run: Run) ->
     assert "accuracy" not in result["metrics"]
 
 
-def test_the_readme_task_runs_as_written(run: Run) -> None:
+def test_the_docs_task_runs_as_written(run: Run) -> None:
     log = run.logs["readme"]
     assert log["status"] == "success"
     [sample] = log["samples"]

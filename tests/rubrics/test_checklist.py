@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import VALID_RUBRIC, readme_snippet
+from conftest import VALID_RUBRIC, snippet
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -140,8 +140,8 @@ def item(name: str, fail_if: str = "yes", weight: float | None = None) -> Checkl
 # --- the frontmatter -------------------------------------------------------------------------
 
 
-def test_the_readme_checklist_example_loads_as_described(write_file: Callable[..., Path]) -> None:
-    rubric = load_rubric(str(write_file("grounded-answer.md", readme_snippet("checklist"))))
+def test_the_docs_checklist_example_loads_as_described(write_file: Callable[..., Path]) -> None:
+    rubric = load_rubric(str(write_file("grounded-answer.md", snippet("checklist"))))
     assert [(entry.id, entry.fail_if, entry.effective_weight) for entry in rubric.checklist] == [
         ("invented-specifics", "yes", 2.0),
         ("answers-the-question", "no", 1.0),

@@ -11,6 +11,7 @@ from rubriclib.rubrics.registry import builtin_names
 from rubriclib.rubrics.scaffold import foreign_tools
 
 README = Path(__file__).parents[2] / "README.md"
+BUILTINS_PAGE = Path(__file__).parents[2] / "docs" / "builtins.md"
 
 LIBRARY = {  # name: (version, scale, fields it requires)
     "tool-use-appropriateness": ("2.3.0", "pass-fail", ["transcript"]),
@@ -37,9 +38,12 @@ def test_the_library_is_what_the_readme_promises() -> None:
     assert library == LIBRARY
 
 
-def test_the_readme_table_covers_every_builtin() -> None:
-    text = README.read_text(encoding="utf-8")
-    table = text.split("## The built-in library", 1)[1].split("\n\n", 2)[1]
+@pytest.mark.parametrize(("page", "heading"), [(README, "## "), (BUILTINS_PAGE, "# ")])
+def test_the_library_tables_cover_every_builtin(page: Path, heading: str) -> None:
+    """The README's table and the built-in library page's each row every built-in."""
+    text = page.read_text(encoding="utf-8")
+    after = text.split(f"{heading}The built-in library\n", 1)[1]
+    table = after[after.index("| rubric |") :].split("\n\n", 1)[0]
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     assert sorted(row.split("`")[1] for row in rows) == builtin_names()
 

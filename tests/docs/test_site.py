@@ -1,0 +1,150 @@
+"""The documentation site (mkdocs.yml, docs/): it builds strictly, its search finds what users
+look up, its reference holds every command and option, and every example is run by a test."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from conftest import DOCS, SNIPPET, documentation
+
+from rubriclib.cli import main
+
+ROOT = DOCS.parent
+TESTS = Path(__file__).parents[1]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built once as `make docs` builds it (strict), into a temporary folder."""
+    folder = tmp_path_factory.mktemp("site")
+    environment = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet"]
+        + ["--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(folder)],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr[-4000:]
+    return folder
+
+
+def search_text(site: Path) -> str:
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    return "\n".join(f"{doc['title']}\n{doc['text']}" for doc in index["docs"])
+
+
+@pytest.mark.parametrize(
+    "term", ["rubric_vars", "set_waza_grade_pass", "--frozen", "checklist", "RUBRICLIB_PATH"]
+)
+def test_search_finds_what_users_look_up(site: Path, term: str) -> None:
+    assert term in search_text(site)
+
+
+def commands(group: click.Group, prefix: str = "rubriclib") -> Iterator[tuple[str, click.Command]]:
+    for name, command in sorted(group.commands.items()):
+        yield f"{prefix} {name}", command
+        if isinstance(command, click.Group):
+            yield from commands(command, f"{prefix} {name}")
+
+
+def test_the_cli_reference_has_every_command_and_option(site: Path) -> None:
+    page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    listed = list(commands(main))
+    assert len(listed) > 20
+    for path, command in listed:
+        assert f">{path}<" in page, path
+        for parameter in command.params:
+            if isinstance(parameter, click.Option) and not parameter.hidden:
+                assert parameter.opts[0] in page, f"{path} {parameter.opts[0]}"
+
+
+def api_section(page: str, name: str) -> str:
+    """The part of the API page about `name`, up to the next object's heading."""
+    start = page.index(f'id="{name}"')
+    following = page.find('id="rubriclib.', start + 1)
+    return page[start : following if following > 0 else len(page)]
+
+
+DOCUMENTED = {
+    "rubriclib.load_rubric": "rubriclib.rubrics.registry:load_rubric",
+    "rubriclib.Judge": "rubriclib.judging.judge:Judge",
+    "rubriclib.Judge.grade": "rubriclib.judging.judge:Judge.grade",
+    "rubriclib.Judge.grade_many": "rubriclib.judging.judge:Judge.grade_many",
+    "rubriclib.Panel": "rubriclib.judging.panel:Panel",
+    "rubriclib.run_eval": "rubriclib.evals.run:run_eval",
+    "rubriclib.integrations.testing.assert_rubric": "rubriclib.integrations.testing:assert_rubric",
+    "rubriclib.integrations.promptfoo.get_assert": "rubriclib.integrations.promptfoo:get_assert",
+    "rubriclib.integrations.inspect.rubric_scorer": "rubriclib.integrations.inspect:rubric_scorer",
+    "rubriclib.integrations.letta.rubric_grader": "rubriclib.integrations.letta:rubric_grader",
+}
+"""The public callables whose every parameter the API reference describes (from `Args:`)."""
+
+
+@pytest.mark.parametrize(("shown", "home"), DOCUMENTED.items())
+def test_the_api_reference_describes_every_parameter(site: Path, shown: str, home: str) -> None:
+    page = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    module, _, path = home.partition(":")
+    target: Any = importlib.import_module(module)
+    for part in path.split("."):
+        target = getattr(target, part)
+    parameters = [name for name in inspect.signature(target).parameters if name != "self"]
+    assert parameters
+    section = api_section(page, shown)
+    described = set(re.findall(r"<td>\s*<code>(\w+)</code>\s*</td>", section))
+    assert set(parameters) <= described, f"{shown}: {set(parameters) - described}"
+
+
+@pytest.mark.parametrize(
+    ("model", "fields"),
+    [
+        ("Item", ["output", "transcript", "input", "context", "reference", "baseline", "id"]),
+        ("GradeResult", ["verdict", "passed", "score", "reason", "details"]),
+    ],
+)
+def test_the_api_reference_describes_every_field(site: Path, model: str, fields: list[str]) -> None:
+    page = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    for field in fields:
+        assert "<p>" in api_section(page, f"rubriclib.{model}.{field}"), f"{model}.{field}"
+
+
+def test_every_page_is_in_the_nav_or_made_by_the_hook(site: Path) -> None:
+    written = {path.relative_to(DOCS).as_posix() for path in DOCS.rglob("*.md")}
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    named = set(re.findall(r":\s+([\w/-]+\.md)$", config, re.M)) | set(
+        re.findall(r"^\s+- ([\w/-]+\.md)$", config, re.M)
+    )
+    assert written == named - {"library/index.md"}
+
+
+def snippets() -> list[tuple[Path, str]]:
+    return [
+        (path, match[1])
+        for path in documentation()
+        for match in SNIPPET.finditer(path.read_text(encoding="utf-8"))
+    ]
+
+
+def test_every_example_in_the_documentation_is_run_by_a_test() -> None:
+    """A `<!-- snippet: NAME -->` that no test reads would be an example nobody checks."""
+    found = snippets()
+    assert len(found) >= 12
+    tests = "\n".join(path.read_text(encoding="utf-8") for path in TESTS.rglob("test_*.py"))
+    unread = [(path.name, name) for path, name in found if f'snippet("{name}")' not in tests]
+    assert unread == []
+    names = [name for _, name in found]
+    assert len(names) == len(set(names)), "a snippet name is used twice"
