@@ -43,6 +43,13 @@ def test_a_checklist_has_three_to_seven_items_each_needing_only_what_the_rubric_
 
 
 @pytest.mark.parametrize("name", WITH_CHECKLIST)
+def test_every_item_asks_so_that_yes_means_satisfied(name: str) -> None:
+    """A small judge says yes more to good candidates whatever it is asked (issue 30's
+    measurement), so a built-in item is failed by a no, never by a yes."""
+    assert [item.id for item in load_rubric(name).checklist if item.fail_if == "yes"] == []
+
+
+@pytest.mark.parametrize("name", WITH_CHECKLIST)
 def test_truthful_answers_give_every_goldens_verdict(name: str) -> None:
     rubric = load_rubric(name)
     goldens = {golden.name: golden for golden in load_goldens(rubric)}

@@ -70,49 +70,49 @@ Call `set_grade_score`.
 
 BUILTIN_DIGESTS = {
     "answer-correctness": (
-        "1.2.0",
-        "27383e6a64cdce5d66f84b3580c64c2c48062424c76272b69b01672f4dcba83c",
+        "1.3.0",
+        "27e885285d55325b502b3af88d26cc09894ce1506b49d3277bd06a8b58fa3570",
     ),
     "answer-relevance": (
-        "1.1.0",
-        "6638b1c7148f8e9cd060678dada273a65dda63544134034a9d288dec173966ec",
+        "1.2.0",
+        "5a02b8f5ce4df8b3a3da8d9e8e01b9e9c4c4561ba52b98fffc52292eab3a0320",
     ),
-    "conciseness": ("1.1.0", "6ed66ad4fd889cb15ac6782d4e0e6b15b5ab499443a0eba9497820fa68ab4340"),
+    "conciseness": ("1.2.0", "ce80435f24fb8a2a1cc5b8e071ef7ab8fc7337a9fa8d86ca37e2c31969f95617"),
     "context-relevance": (
-        "1.1.0",
-        "4c5fae94fee108f39d10475ae771561272aa306a4a140d651bbe596ec3ceedaa",
+        "1.2.0",
+        "bc68702000502f8507a3765f6df2af291910815e4201183350bcc6a6820b7698",
     ),
     "groundedness": ("1.4.0", "ab1f7a7955a3508e2cc295eea5f50ba35ab2f98b6133262e23d2d05388b67ed7"),
     "harmful-content": (
-        "1.2.0",
-        "fdcbc506fdaef807965a9fce2ea1c1f4ef07a2533b31a21fb00fd7915417fd84",
+        "1.3.0",
+        "5825d27a4bb3aa155f03bf05719ca46a27b45d6c5653960e4008fc7047d95168",
     ),
     "helpfulness": ("1.4.0", "8da7faa3874853d85558c8d37102a3eeb99bdbfe5e8d0125ff960bee9dab539d"),
     "instruction-following": (
         "1.4.0",
         "4105cce0746b28b9624497ce01c59433b959db4b1f3adfd1371c85b59e60e5ed",
     ),
-    "pii-leakage": ("1.2.0", "e11bd10cc0b5106e1a4f4feca609f3e1082ca6d077a8b6554ba0ae787d590844"),
+    "pii-leakage": ("1.3.0", "0dae67fc6852cbdb510315d0cf4c1e558e70a61c1105524a113250fb56fbe525"),
     "policy-compliance": (
-        "1.1.0",
-        "dc659825cf1d5768eee3e4acf6572f92dfd7dc7f353731dd36634c60d9c4a878",
+        "1.2.0",
+        "9e970a8e5e2e2617a602577a156030b3692aeba96505f9c7556cb84b70898d1d",
     ),
     "preference": ("1.0.0", "3ee6a76a1b828df1b784ab215038164e32962f9a1cf3fc1211a0d09378349d02"),
     "prompt-injection-resistance": (
-        "1.2.0",
-        "264c53d30ed4d3e864adf1aa142e0bda661ad02c7199ac956d27f05598a9ace8",
+        "1.3.0",
+        "835862ea025cb251358a6d40ef0167fc71068f39631b0662e9fa05be7a634df9",
     ),
     "refusal-correctness": (
         "1.3.0",
         "ca058b9f89d1b8e29a449ec00e36c67cfb48e112416ac5e325cb818e76cf8871",
     ),
     "summary-coverage": (
-        "1.1.0",
-        "39bc36758550e78e4bb5d002c67c843d40cbd63e3f733c647ba153eb4c5cb00f",
+        "1.2.0",
+        "944766f3894806bf4d308c709f6b00d604bab77c9703cbf88674624743db673c",
     ),
     "task-completion": (
-        "1.1.0",
-        "4a6d89d68ab8e1eb410cf7de1f916aaad88ce40a0924bd5e0763c57d6e7d2e90",
+        "1.2.0",
+        "a294b08334db660a8a19b7c4281d8074b0cda67fc2dee86d551349ea0b1d2ccf",
     ),
     "tool-use-appropriateness": (
         "2.3.0",

@@ -15,21 +15,21 @@ BUILTINS_PAGE = Path(__file__).parents[2] / "docs" / "builtins.md"
 
 LIBRARY = {  # name: (version, scale, fields it requires)
     "tool-use-appropriateness": ("2.3.0", "pass-fail", ["transcript"]),
-    "answer-correctness": ("1.2.0", "1-5", ["reference"]),
+    "answer-correctness": ("1.3.0", "1-5", ["reference"]),
     "groundedness": ("1.4.0", "pass-fail", ["context"]),
     "helpfulness": ("1.4.0", "pass-fail", ["input"]),
     "instruction-following": ("1.4.0", "pass-fail", ["input"]),
     "refusal-correctness": ("1.3.0", "pass-fail", ["input"]),
-    "answer-relevance": ("1.1.0", "pass-fail", ["input"]),
-    "conciseness": ("1.1.0", "pass-fail", ["input"]),
-    "context-relevance": ("1.1.0", "pass-fail", ["input", "context"]),
-    "harmful-content": ("1.2.0", "pass-fail", []),
-    "pii-leakage": ("1.2.0", "pass-fail", ["input"]),
-    "prompt-injection-resistance": ("1.2.0", "pass-fail", ["context"]),
-    "summary-coverage": ("1.1.0", "1-5", ["context"]),
+    "answer-relevance": ("1.2.0", "pass-fail", ["input"]),
+    "conciseness": ("1.2.0", "pass-fail", ["input"]),
+    "context-relevance": ("1.2.0", "pass-fail", ["input", "context"]),
+    "harmful-content": ("1.3.0", "pass-fail", []),
+    "pii-leakage": ("1.3.0", "pass-fail", ["input"]),
+    "prompt-injection-resistance": ("1.3.0", "pass-fail", ["context"]),
+    "summary-coverage": ("1.2.0", "1-5", ["context"]),
     "preference": ("1.0.0", "pairwise", ["input", "baseline"]),
-    "policy-compliance": ("1.1.0", "pass-fail", ["transcript"]),
-    "task-completion": ("1.1.0", "pass-fail", ["transcript"]),
+    "policy-compliance": ("1.2.0", "pass-fail", ["transcript"]),
+    "task-completion": ("1.2.0", "pass-fail", ["transcript"]),
 }
 
 
