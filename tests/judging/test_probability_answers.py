@@ -41,6 +41,8 @@ checklist:
     requires: [input]
 ---
 # Grounded facts
+
+A date or name the context gives is supported; any other is invented.
 """
 
 
@@ -139,6 +141,7 @@ def test_items_share_every_byte_but_the_question_which_comes_last(
     one, other = first[1]["content"], second[1]["content"]
     shared = one[: one.index("## Question")]
     assert other.startswith(shared) and "## Candidate output [output]" in shared
+    assert shared.startswith("# Grounded facts\n\nA date or name the context gives is supported")
     assert "## Source context [context]" in shared and "## Task input [input]" in shared
     assert one.rstrip().endswith("Answer yes or no.")
 
