@@ -18,7 +18,7 @@ or the example's), else a pass, always with the reason `SCRIPTED_REASON` and, wh
 asks for citations, a citation of the output.
 
 Shown output is compared line by line with what was printed, normalised only by putting
-`/home/me` for the sandbox's folder: a line `...` stands for any number of lines, a line
+`/home/me` for the sandbox's folder: a line `...` (indented or not) stands for any number of lines, a line
 ending in `...` for a line that starts with what comes before it. Shown JSON (output starting
 with `{`) is compared as a part of the printed JSON: every key shown has the value shown (a
 string ending in `...` as a prefix), and `latency_ms`, a timing, is any number.
@@ -39,7 +39,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import DOCS, documentation, scripted_citations, sections
-from judge_server import JudgeServer, Reply, tool_reply
+from judge_server import JudgeServer, Reply, completion, tool_reply
 
 from rubriclib.cli import main
 
@@ -59,8 +59,19 @@ class Block:
     line: int
     language: str
     text: str
-    kind: str | None
-    argument: str | None
+    markers: dict[str, str]
+    """The markers on the lines right above it: kind -> its argument ("" for `run`)."""
+
+    @property
+    def kind(self) -> str | None:
+        """How it is run here: `file` and `run` before a named test's `snippet`."""
+        return next(
+            (k for k in ("file", "run", "snippet", "illustration") if k in self.markers), None
+        )
+
+    @property
+    def argument(self) -> str | None:
+        return self.markers.get(self.kind) if self.kind else None
 
     @property
     def where(self) -> str:
@@ -84,19 +95,13 @@ def blocks(path: Path) -> list[Block]:
             rf"\s*{re.escape(ticks[0])}{{{len(ticks)},}}\s*", lines[end]
         ):
             end += 1
-        above = lines[index - 1].strip() if index else ""
-        marker = MARKER.match(above)
+        markers: dict[str, str] = {}
+        above = index - 1
+        while above >= 0 and (marker := MARKER.match(lines[above].strip())):
+            markers[marker[1]] = marker[2] or ""
+            above -= 1
         text = "\n".join(line[indent:] for line in lines[index + 1 : end])
-        found.append(
-            Block(
-                path,
-                index + 1,
-                opening[2],
-                text,
-                marker[1] if marker else None,
-                marker[2] if marker else None,
-            )
-        )
+        found.append(Block(path, index + 1, opening[2], text, markers))
         index = end + 1
     return found
 
@@ -122,20 +127,19 @@ def test_only_commands_and_python_are_run() -> None:
     assert wrong == []
 
 
-def golden_answers() -> dict[str, dict[str, Any]]:
-    """What a golden with this output expects, for the built-ins and the examples."""
+def golden_answers() -> dict[tuple[str, str], dict[str, Any]]:
+    """What a golden with this output and context expects, for the built-ins and the
+    examples."""
     files = [*(ROOT / "goldens").glob("*.yaml"), *(ROOT / "examples").rglob("goldens/*.yaml")]
-    answers: dict[str, dict[str, Any]] = {}
-    for file in files:
-        for golden in yaml.safe_load(file.read_text(encoding="utf-8")) or []:
-            if isinstance(golden.get("output"), str):
-                answers[golden["output"].strip()] = golden
+    goldens = [golden for file in files for golden in yaml.safe_load(file.read_text()) or []]
     for rubric in [*(ROOT / "rubrics").glob("*.md"), *(ROOT / "examples").rglob("rubrics/*.md")]:
         header = rubric.read_text(encoding="utf-8").split("---\n")[1]
-        for golden in yaml.safe_load(header).get("goldens") or []:
-            if isinstance(golden.get("output"), str):
-                answers[golden["output"].strip()] = golden
-    return answers
+        goldens += yaml.safe_load(header).get("goldens") or []
+    return {
+        (golden["output"].strip(), str(golden.get("context", "")).strip()): golden
+        for golden in goldens
+        if isinstance(golden.get("output"), str)
+    }
 
 
 GOLDENS = golden_answers()
@@ -148,7 +152,10 @@ def sandbox_judge(body: dict[str, Any]) -> Reply:
     arguments = {"reason": SCRIPTED_REASON} | scripted_citations(body, user)
     _, values = sections(user)
     output = values.get("## Candidate output [output]", "").strip()
-    golden = GOLDENS.get(output, {})
+    context = values.get("## Source context [context]", "").strip()
+    golden = GOLDENS.get((output, context), {})
+    if not tools:  # probability answers: one word, no logprobs (read as the word written)
+        return Reply(body=completion(content="yes"))
     if "answer" in tools:
         return tool_reply("answer", arguments | {"answer": "yes"})
     if "set_grade_score" in tools:
@@ -195,7 +202,7 @@ def commands(block: Block) -> Iterator[tuple[str, list[str]]]:
     """Each `$ ` command of a console block with the output lines shown after it."""
     command: str | None = None
     output: list[str] = []
-    for line in block.text.split("\n"):
+    for line in block.text.replace("\\\n", "").split("\n"):
         if line.startswith("$ "):
             if command is not None:
                 yield command, output
@@ -212,7 +219,7 @@ def lines_match(shown: list[str], printed: list[str]) -> str | None:
     at = 0
     skipping = False
     for line in shown:
-        if line == "...":
+        if line.strip() == "...":
             skipping = True
             continue
         while at < len(printed) and not line_matches(line, printed[at]):
@@ -228,7 +235,7 @@ def lines_match(shown: list[str], printed: list[str]) -> str | None:
 
 
 def line_matches(shown: str, printed: str) -> bool:
-    if shown.endswith("...") and shown != "...":
+    if shown.endswith("..."):
         return printed.startswith(shown[:-3])
     return shown == printed
 
