@@ -10,7 +10,9 @@ biased items (one that answers the failing way whatever it reads) and a threshol
   (at least `LEAST_SEEN`) has its log-odds centred on their median over those candidates, as
   batch calibration does; any other item keeps its own;
 - three global parameters: an L2-regularised logistic regression on the mean and the minimum
-  of the items' (offset) probabilities of passing.
+  of the items' (offset) probabilities of passing, standardised over the rows for the fit (a
+  small judge's probabilities span a tenth of the unit interval, where the penalty on raw
+  weights left only the bias: every verdict the majority label).
 
 `cross_validated` reports the accuracy of verdicts each made by a profile fitted without that
 row (k folds), beside the in-sample figure; only the cross-validated one is to be quoted.
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
 LEAST_SEEN = 8
 """Candidates an item must have answered before its bias is corrected."""
 L2 = 1.0
-"""The regression's L2 penalty: few rows, so the weights stay near zero unless the rows insist."""
+"""The regression's L2 penalty on the standardised features' weights: few rows, so the weights
+stay near zero unless the rows insist."""
 FOLDS = 5
 
 
@@ -119,10 +122,24 @@ def cross_validated(rows: Sequence[Evidence], folds: int = FOLDS) -> Fitted:
 
 
 def _logistic(features: Sequence[tuple[float, float]], labels: Sequence[float]) -> list[float]:
-    """Bias and two weights minimising the log loss plus L2 on the weights (Newton's method:
-    a 3x3 system per step)."""
+    """Bias and two weights, on the features as given, minimising the log loss plus L2 on the
+    weights of the features standardised over these rows (Newton's method: a 3x3 system per
+    step)."""
+    columns = list(zip(*features, strict=True))
+    centre = [statistics.fmean(column) for column in columns]
+    spread = [statistics.pstdev(column) or 1.0 for column in columns]
+    rows = [
+        (1.0, *((v - c) / s for v, c, s in zip(x, centre, spread, strict=True))) for x in features
+    ]
+    bias, *weights = _newton(rows, labels)
+    raw = [w / s for w, s in zip(weights, spread, strict=True)]
+    return [bias - sum(w * c for w, c in zip(raw, centre, strict=True)), *raw]
+
+
+def _newton(rows: Sequence[tuple[float, ...]], labels: Sequence[float]) -> list[float]:
+    """Bias and weights minimising the log loss plus L2 on the weights, over rows that start
+    with a constant 1."""
     theta = [0.0, 0.0, 0.0]
-    rows = [(1.0, *x) for x in features]
     for _ in range(50):
         gradient = [0.0, L2 * theta[1], L2 * theta[2]]
         hessian = [[0.0] * 3 for _ in range(3)]

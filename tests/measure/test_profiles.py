@@ -65,3 +65,20 @@ def test_cross_validation_holds_each_row_out_of_its_own_fit() -> None:
     assert 0 <= fitted.calibration_error <= 1
     again = cross_validated(rows)
     assert again.held_out_p == fitted.held_out_p  # deterministic folds
+
+
+def test_probabilities_in_a_narrow_band_still_separate_the_labels() -> None:
+    """A small judge's p(pass) moves within a tenth of the unit interval: 0.62-0.66 for the
+    passing rows, 0.52-0.56 for the failing ones, two passing to one failing. The fit is
+    penalised on standardised weights, so it separates them rather than giving every row the
+    majority label."""
+    rows = [
+        Evidence({"one": 0.62 + 0.01 * (i % 5), "two": 0.62 + 0.01 * (i % 5)}, "pass")
+        for i in range(10)
+    ] + [
+        Evidence({"one": 0.52 + 0.01 * (i % 5), "two": 0.52 + 0.01 * (i % 5)}, "fail")
+        for i in range(5)
+    ]
+    fitted = cross_validated(rows)
+    assert fitted.in_sample == 1.0 and fitted.cross_validated == 1.0
+    assert fit(rows).verdict({"one": 0.53, "two": 0.53}) == "fail"
