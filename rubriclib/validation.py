@@ -153,12 +153,13 @@ class LineFinder:
             if node is None or not part:
                 continue
             child: yaml.Node | None = None
+            where: yaml.Node | None = None  # a key's line, not its value's (a block starts below)
             if part.startswith("[") and isinstance(node, yaml.SequenceNode):
                 index = int(part.strip("[]"))
-                child = node.value[index] if index < len(node.value) else None
+                child = where = node.value[index] if index < len(node.value) else None
             elif isinstance(node, yaml.MappingNode):
-                child = next((v for k, v in node.value if k.value == part), None)
-            if child is None:
+                where, child = next(((k, v) for k, v in node.value if k.value == part), (None, None))
+            if child is None or where is None:
                 break
-            node, line = child, child.start_mark.line + self.first
+            node, line = child, where.start_mark.line + self.first
         return line

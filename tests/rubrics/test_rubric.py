@@ -102,6 +102,15 @@ def test_unknown_key_suggests_the_close_match(write_file: Callable[..., Path]) -
     assert "goldns: unknown key; did you mean 'goldens'?" in problem
 
 
+def test_an_unknown_key_with_a_block_value_is_reported_on_the_keys_line(
+    write_file: Callable[..., Path],
+) -> None:
+    text = "---\nname: tiny\ngoldns:\n  - output: x\n---\nBody {{output}}\n"
+    path = write_file("b.md", text)
+    problem = next(p for p in problems_of(path) if "goldns" in p)
+    assert problem.startswith(f"{path}:3: goldns: unknown key")  # not line 4, where the list is
+
+
 def test_unknown_key_far_from_any_lists_the_known_keys(write_file: Callable[..., Path]) -> None:
     [problem] = problems_of(write_file("u.md", with_header(BASE + "zzz: 1\n")))
     assert "zzz: unknown key; known keys: name, version" in problem
