@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from rubriclib.judging.panel import Panel
     from rubriclib.judging.render import render
     from rubriclib.judging.result import GradeResult
+    from rubriclib.rubrics.golden import Golden
     from rubriclib.rubrics.registry import list_rubrics, load_goldens, load_rubric
-    from rubriclib.rubrics.rubric import Golden, Rubric
+    from rubriclib.rubrics.rubric import Rubric
 
 _HOMES = {
     "__version__": "rubriclib._version",
@@ -28,7 +29,7 @@ _HOMES = {
     "EvalError": "rubriclib.errors",
     "EvalReport": "rubriclib.evals.run",
     "GradeResult": "rubriclib.judging.result",
-    "Golden": "rubriclib.rubrics.rubric",
+    "Golden": "rubriclib.rubrics.golden",
     "Item": "rubriclib.item",
     "Judge": "rubriclib.judging.judge",
     "JudgeConfigError": "rubriclib.errors",

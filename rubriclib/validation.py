@@ -158,7 +158,9 @@ class LineFinder:
                 index = int(part.strip("[]"))
                 child = where = node.value[index] if index < len(node.value) else None
             elif isinstance(node, yaml.MappingNode):
-                where, child = next(((k, v) for k, v in node.value if k.value == part), (None, None))
+                where, child = next(
+                    ((k, v) for k, v in node.value if k.value == part), (None, None)
+                )
             if child is None or where is None:
                 break
             node, line = child, where.start_mark.line + self.first

@@ -110,7 +110,9 @@ def test_each_problem_gets_the_line_of_its_field_or_its_closest_parent() -> None
     assert finder.line("steps[1].weight") == 8
     assert finder.line("steps[1].colour") == 7  # no such key: its step's line
     assert finder.line("steps[9]") == 5 and finder.line("servings") is None  # the list's key
-    assert finder.line("steps") == 5  # a key whose value is a block: the key's line, not the block's
+    assert (
+        finder.line("steps") == 5
+    )  # a key whose value is a block: the key's line, not the block's
     other = Problem("other.yaml", "kind", "m")
     assert finder.locate(other) is other
 

@@ -16,8 +16,9 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
 from rubriclib.judging.render import run_blocks
+from rubriclib.rubrics.golden import Golden
 from rubriclib.rubrics.registry import builtin_dir, builtin_names, load_goldens, load_rubric
-from rubriclib.rubrics.rubric import Golden, Rubric
+from rubriclib.rubrics.rubric import Rubric
 
 LIBRARY = "library"
 """The site folder of the built-in pages; the nav entry `library/index.md` becomes their section."""

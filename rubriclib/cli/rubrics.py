@@ -172,8 +172,8 @@ def validate(refs: Sequence[str], as_json: bool, strict: bool) -> None:
 
 def _validation_entry(ref: str, strict: bool) -> dict[str, Any]:
     """One REF's verdict: a rubric (with its goldens) or, for a .yaml file, a goldens list."""
+    from rubriclib.rubrics.golden import parse_goldens_file
     from rubriclib.rubrics.registry import load_goldens, load_rubric
-    from rubriclib.rubrics.rubric import parse_goldens_file
     from rubriclib.rubrics.scaffold import strict_problems
 
     try:

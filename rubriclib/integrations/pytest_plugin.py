@@ -16,7 +16,8 @@ import pytest
 if TYPE_CHECKING:
     from rubriclib.judging.judge import Judge
     from rubriclib.measure.goldens import GoldenOutcome
-    from rubriclib.rubrics.rubric import Golden, Rubric
+    from rubriclib.rubrics.golden import Golden
+    from rubriclib.rubrics.rubric import Rubric
 
 GOLDENS_NODE = "rubriclib-goldens"
 """The collector holding every golden item: `rubriclib-goldens::NAME@VERSION::GOLDEN`."""

@@ -15,7 +15,8 @@ from rubriclib.judging.citations import cite_matches
 from rubriclib.judging.result import GradeResult
 from rubriclib.measure.agreement import Interval, Pair, accuracy, bootstrap_interval, cohen_kappa
 from rubriclib.measure.citations import CitationCounts, count_citations, verified_citations
-from rubriclib.rubrics.rubric import Golden, Rubric
+from rubriclib.rubrics.golden import Golden
+from rubriclib.rubrics.rubric import Rubric
 
 if TYPE_CHECKING:
     from rubriclib.judging.engine import Interrupted, RunInfo
@@ -281,12 +282,12 @@ def plan_run(refs: Sequence[str], goldens_file: str | None = None, trials: int =
     pairwise rubrics, the others to the rest). Every problem at once, before any request:
     RubricError (an extra golden named like one of a rubric's own, one that fits no rubric,
     a pairwise golden without a winner)."""
-    from rubriclib.rubrics.registry import list_rubrics, load_goldens, load_rubric
-    from rubriclib.rubrics.rubric import (
+    from rubriclib.rubrics.golden import (
         duplicate_name_problems,
         pairwise_golden_problems,
         parse_goldens_file,
     )
+    from rubriclib.rubrics.registry import list_rubrics, load_goldens, load_rubric
 
     extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
     problems = duplicate_name_problems(extra, goldens_file or "", "goldens")

@@ -14,16 +14,14 @@ from typing import TYPE_CHECKING, Literal
 
 from rubriclib.config import find_project, search_paths
 from rubriclib.errors import Problem, RubricError
-from rubriclib.rubrics.rubric import (
+from rubriclib.rubrics.golden import (
     Golden,
-    Rubric,
     cites_problems,
-    judged_digest,
     pairwise_golden_problems,
     parse_goldens_file,
-    parse_rubric,
     required_field_problems,
 )
+from rubriclib.rubrics.rubric import Rubric, judged_digest, parse_rubric
 from rubriclib.validation import NAME_PATTERN
 
 if TYPE_CHECKING:

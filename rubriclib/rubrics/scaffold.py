@@ -11,6 +11,7 @@ import yaml
 
 from rubriclib.errors import Problem, RubricError
 from rubriclib.files import write_new
+from rubriclib.rubrics.golden import Golden
 from rubriclib.rubrics.registry import load_goldens, load_rubric
 from rubriclib.rubrics.rubric import (
     PAIRWISE_TOOL,
@@ -18,7 +19,6 @@ from rubriclib.rubrics.rubric import (
     SCORE_TOOL,
     VERDICT_TOOL,
     WAZA_TOOLS,
-    Golden,
     Rubric,
     parse_rubric_text,
     verdict_tool_names,

@@ -34,7 +34,8 @@ from rubriclib.measure.calibration import (
     agreement,
     confusion_matrix,
 )
-from rubriclib.rubrics.rubric import Rubric, parse_goldens_file
+from rubriclib.rubrics.golden import parse_goldens_file
+from rubriclib.rubrics.rubric import Rubric
 
 
 def judged(label: str, verdict: str, score: int | None = None, number: int = 1) -> Judged:

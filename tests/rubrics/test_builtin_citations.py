@@ -15,8 +15,9 @@ from rubriclib import load_goldens, load_rubric
 from rubriclib.item import Item
 from rubriclib.judging.citations import checked_citations
 from rubriclib.judging.render import item_blocks
+from rubriclib.rubrics.golden import Golden
 from rubriclib.rubrics.registry import builtin_names
-from rubriclib.rubrics.rubric import Golden, Rubric
+from rubriclib.rubrics.rubric import Rubric
 
 CITES = yaml.safe_load((Path(__file__).parents[1] / "data" / "builtin_citations.yaml").read_text())
 """Per citing built-in, per failing golden: what a judge can quote, and from which block."""

@@ -236,7 +236,7 @@ def test_a_pairwise_rubric_refuses_a_checklist(write_file: Callable[..., Path]) 
     checklist = "checklist:\n  - {id: a, question: 'Is it better?', fail_if: no}\n"
     path = write_file("d.md", f"---\n{header}{checklist}---\nCompare them.\n")
     assert problems_of(path) == [
-        f"{path}:7: checklist: applies only to scales pass-fail and 1-5, not pairwise: an item "
+        f"{path}:6: checklist: applies only to scales pass-fail and 1-5, not pairwise: an item "
         "asks about one output, a pairwise rubric compares two"
     ]
 

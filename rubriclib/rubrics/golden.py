@@ -1,0 +1,175 @@
+"""Parse and validate goldens: worked examples with the verdict a rubric must give them, in a
+rubric's frontmatter or a goldens file, and the checks a golden needs its rubric for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from rubriclib.errors import Problem, RubricError
+from rubriclib.item.transcript import Transcript, read_transcript, with_final_answer
+from rubriclib.rubrics.reading import load_yaml, read_text
+from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
+
+
+def _not_blank(quote: str) -> str:
+    if not quote.strip():
+        raise ValueError("must not be empty: a quote a judgment must cite")
+    return quote
+
+
+Quote = Annotated[str, AfterValidator(_not_blank)]
+
+
+class Golden(BaseModel):
+    """A worked example with the verdict a rubric must give it. A pairwise golden gives the
+    `baseline` too and `expected_winner`; its `expected` follows from it (pass only when the
+    output wins) and may be left out."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=NAME_PATTERN)
+    input: str | None = None
+    context: str | None = None
+    reference: str | None = None
+    output: str
+    """The candidate; a golden with a `transcript` may leave it out (its final answer is it)."""
+    transcript: Transcript | None = None
+    """An agent run, in any shape `read_transcript` reads."""
+    baseline: str | None = None
+    expected: Literal["pass", "fail"]
+    expected_winner: Literal["output", "baseline", "tie"] | None = None
+    expected_score: int | None = Field(default=None, ge=1, le=5, strict=True)
+    tags: list[str] = Field(default_factory=list)
+    why: str | None = None
+    cites: list[Quote] = Field(default_factory=list)
+    """Quotes a judgment must cite (each matched by a verified citation, `cite_matches`) to
+    meet the golden, beside the expected verdict."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expected_from_winner(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "expected" not in data and "expected_winner" in data:
+            return {**data, "expected": "pass" if data["expected_winner"] == "output" else "fail"}
+        return data
+
+    @field_validator("transcript", mode="before")
+    @classmethod
+    def _read_run(cls, value: Any) -> Any:
+        return None if value is None else read_transcript(value)
+
+    _output_from_run = model_validator(mode="before")(with_final_answer)
+
+    @model_validator(mode="after")
+    def _winner_matches_expected(self) -> Golden:
+        if self.expected_winner is not None:
+            implied = "pass" if self.expected_winner == "output" else "fail"
+            if self.expected != implied:
+                raise ValueError(
+                    f"expected: {self.expected} contradicts expected_winner: "
+                    f"{self.expected_winner} (pass means the output wins; leave expected out)"
+                )
+        return self
+
+
+def parse_goldens_file(path: Path, label: str) -> list[Golden]:
+    """Read a goldens YAML file: a list of goldens, or a mapping with a `goldens` list."""
+    text = read_text(path, label)
+    data = raw = load_yaml(text, label, "goldens")
+    if isinstance(data, dict) and set(data) == {"goldens"}:
+        data = data["goldens"]
+    if not isinstance(data, list):
+        raise RubricError.single(label, "goldens", "must be a list of goldens")
+    goldens: list[Golden] = []
+    problems: list[Problem] = []
+    for index, item in enumerate(data):
+        try:
+            goldens.append(Golden.model_validate(item))
+        except ValidationError as error:
+            problems.extend(problems_from_validation(error, label, Golden, f"goldens[{index}]"))
+            goldens.append(valid_parts(Golden, item))  # its name still counts for duplicates
+    found = {problem.field for problem in problems}
+    duplicates = duplicate_name_problems(goldens, label, "goldens")
+    problems.extend(problem for problem in duplicates if problem.field not in found)
+    if problems:
+        lines = LineFinder(text, label, root="" if isinstance(raw, dict) else "goldens")
+        raise RubricError(lines.in_file_order(problems))
+    return goldens
+
+
+def pairwise_golden_problems(
+    scale: str, goldens: Sequence[Golden], label: str, field: str = "goldens"
+) -> list[Problem]:
+    """A problem for every golden whose shape does not fit the scale: a pairwise golden needs
+    `expected_winner` (and a baseline, which `requires` checks); others take neither."""
+    problems = []
+    for index, golden in enumerate(goldens):
+        where = f"{field}[{index}]"
+        if scale == "pairwise" and golden.expected_winner is None:
+            problems.append(
+                Problem(
+                    label,
+                    f"{where}.expected_winner",
+                    "is required for scale pairwise (output, baseline or tie)",
+                )
+            )
+        if scale != "pairwise":
+            for name in ("baseline", "expected_winner"):
+                if getattr(golden, name) is not None:
+                    problems.append(
+                        Problem(label, f"{where}.{name}", "applies only to scale pairwise")
+                    )
+    return problems
+
+
+def required_field_problems(
+    goldens: list[Golden], requires: Sequence[str], label: str, field: str = "goldens"
+) -> list[Problem]:
+    """A problem for every golden that lacks a field its rubric requires (a run gives the
+    input: the request is in it)."""
+    return [
+        Problem(label, f"{field}[{index}].{name}", "is required by the rubric (requires)")
+        for index, golden in enumerate(goldens)
+        for name in requires
+        if getattr(golden, name) is None and not (name == "input" and golden.transcript)
+    ]
+
+
+def cites_problems(
+    goldens: Sequence[Golden], citations: str | None, label: str, field: str = "goldens"
+) -> list[Problem]:
+    """A problem for every golden that sets `cites` on a rubric whose citations are `off`: no
+    judgment of it can cite, so the golden could never be met."""
+    return [
+        Problem(
+            label,
+            f"{field}[{index}].cites",
+            "the rubric has citations: off, so no judgment can cite these quotes",
+        )
+        for index, golden in enumerate(goldens)
+        if golden.cites and citations == "off"
+    ]
+
+
+def duplicate_name_problems(goldens: list[Golden], label: str, field: str) -> list[Problem]:
+    """A problem for every golden whose name was already used."""
+    seen: set[str] = set()
+    problems = []
+    for index, golden in enumerate(goldens):
+        if golden.name in seen:
+            problems.append(
+                Problem(label, f"{field}[{index}].name", f"duplicate golden name {golden.name!r}")
+            )
+        seen.add(golden.name)
+    return problems
