@@ -195,13 +195,15 @@ def _write_profile(calibration: Calibration, model: str, path: Path) -> None:
         "cross_validated_accuracy": round(fitted.cross_validated, 4),
         "in_sample_accuracy": round(fitted.in_sample, 4),
         "calibration_error": round(fitted.calibration_error, 4),
+        "item_weights": bool(fitted.profile.item_weights),
         "labels": calibration.labels,
     }
     write_atomically(path, profile_text(fitted.profile, model, calibration.rubric, measured))
     click.echo(
         f"rubriclib: wrote the judge profile {path}: cross-validated accuracy "
         f"{fitted.cross_validated:.0%} on {len(rows)} row(s) (in-sample {fitted.in_sample:.0%}; "
-        f"{left_out} row(s) without every item's p(yes) left out)",
+        f"{left_out} row(s) without every item's p(yes) left out"
+        f"{'; items weighted each' if fitted.profile.item_weights else ''})",
         err=True,
     )
 

@@ -14,7 +14,7 @@ import logging
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,26 +33,35 @@ _EDGE = 1e-4
 @dataclass(frozen=True)
 class Profile:
     """Per-item log-odds offsets, and a logistic regression's bias and weights on the mean and
-    the minimum of the items' (offset) probabilities of passing."""
+    the minimum of the items' (offset) probabilities of passing, plus, when it was fitted on
+    enough rows, a weight of each item's own (how far it departs from equal weights)."""
 
     offsets: Mapping[str, float]
     bias: float
     weights: tuple[float, float]
+    item_weights: Mapping[str, float] = field(default_factory=dict)
 
     def p_pass(self, passing: Mapping[str, float]) -> float:
         """The probability that a candidate whose items pass with these probabilities passes."""
+        each = shifted(passing, self.offsets)
         mean, least = features(passing, self.offsets)
-        return sigmoid(self.bias + self.weights[0] * mean + self.weights[1] * least)
+        own = sum(weight * each[item] for item, weight in self.item_weights.items())
+        return sigmoid(self.bias + self.weights[0] * mean + self.weights[1] * least + own)
 
     def verdict(self, passing: Mapping[str, float]) -> Literal["pass", "fail"]:
         """pass above one half (a tie never passes)."""
         return "pass" if self.p_pass(passing) > 0.5 else "fail"
 
 
+def shifted(passing: Mapping[str, float], offsets: Mapping[str, float]) -> dict[str, float]:
+    """Each item's probability of passing with its offset applied."""
+    return {item: sigmoid(logit(p) + offsets.get(item, 0.0)) for item, p in passing.items()}
+
+
 def features(passing: Mapping[str, float], offsets: Mapping[str, float]) -> tuple[float, float]:
     """The mean and the minimum of the items' probabilities of passing, offsets applied."""
-    shifted = [sigmoid(logit(p) + offsets.get(item, 0.0)) for item, p in sorted(passing.items())]
-    return statistics.fmean(shifted), min(shifted)
+    values = [p for _, p in sorted(shifted(passing, offsets).items())]
+    return statistics.fmean(values), min(values)
 
 
 def logit(p: float) -> float:
@@ -116,7 +125,10 @@ def read_profile(path: Path, model: str, rubric: Rubric) -> Applied | str | None
             return f"{path} was fitted for the model {fields['model']!r}, not {model!r}"
         offsets = {str(k): float(v) for k, v in (fields.get("offsets") or {}).items()}
         weights = (float(fields["weights"]["mean"]), float(fields["weights"]["min"]))
-        profile = Profile(offsets, float(fields["bias"]), weights)
+        own = {str(k): float(v) for k, v in (fields.get("item_weights") or {}).items()}
+        if set(own) - {item.id for item in rubric.checklist}:
+            raise KeyError("item_weights")
+        profile = Profile(offsets, float(fields["bias"]), weights, own)
     except (yaml.YAMLError, TypeError, KeyError, ValueError, AttributeError):
         return f"{path} is not a judge profile (rubriclib calibrate --fit writes one)"
     return Applied(profile, path, hashlib.sha256(data).hexdigest())
@@ -143,12 +155,14 @@ def decided_by(applied: Applied, rubric: Rubric, result: GradeResult) -> GradeRe
 
 def profile_text(profile: Profile, model: str, rubric: Rubric, measured: Mapping[str, Any]) -> str:
     """A profile file: the rubric and model it is for, its parameters, and how it measured."""
-    fields = {
+    fields: dict[str, Any] = {
         "rubric": {"name": rubric.name, "version": rubric.version, "digest": rubric.digest},
         "model": model,
         "offsets": {item: round(offset, 6) for item, offset in sorted(profile.offsets.items())},
         "bias": round(profile.bias, 6),
         "weights": {"mean": round(profile.weights[0], 6), "min": round(profile.weights[1], 6)},
-        "measured": dict(measured),
     }
+    if profile.item_weights:
+        fields["item_weights"] = {k: round(v, 6) for k, v in sorted(profile.item_weights.items())}
+    fields["measured"] = dict(measured)
     return yaml.safe_dump(fields, sort_keys=False, allow_unicode=True)

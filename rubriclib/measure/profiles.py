@@ -12,7 +12,9 @@ biased items (one that answers the failing way whatever it reads) and a threshol
 - three global parameters: an L2-regularised logistic regression on the mean and the minimum
   of the items' (offset) probabilities of passing, standardised over the rows for the fit (a
   small judge's probabilities span a tenth of the unit interval, where the penalty on raw
-  weights left only the bias: every verdict the majority label).
+  weights left only the bias: every verdict the majority label);
+- with at least `PER_ITEM_ROWS` labelled rows, a weight per item on top, shrunk toward equal
+  weights (a heavier penalty on each item's departure from the mean's share).
 
 `cross_validated` reports the accuracy of verdicts each made by a profile fitted without that
 row (k folds), beside the in-sample figure; only the cross-validated one is to be quoted.
@@ -25,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rubriclib.judging.profile import Profile, features, item_passing, logit, sigmoid
+from rubriclib.judging.profile import Profile, features, item_passing, logit, shifted, sigmoid
 from rubriclib.rubrics.checklist import ChecklistItem
 
 if TYPE_CHECKING:
@@ -36,6 +38,11 @@ LEAST_SEEN = 8
 L2 = 1.0
 """The regression's L2 penalty on the standardised features' weights: few rows, so the weights
 stay near zero unless the rows insist."""
+ITEM_L2 = 4.0
+"""The penalty on an item's own weight (its departure from equal weights): four times the
+global one, as 20-odd rows say little about any one item."""
+PER_ITEM_ROWS = 20
+"""Labelled rows a fit needs before items get weights of their own."""
 FOLDS = 5
 
 
@@ -68,17 +75,23 @@ def calibration_evidence(calibration: Calibration) -> list[Evidence]:
     return [Evidence(passing, label) for passing, label in read if passing is not None]
 
 
-def fit(rows: Sequence[Evidence]) -> Profile:
-    """The profile of these labelled rows (at least one)."""
+def fit(rows: Sequence[Evidence], per_item: bool = False) -> Profile:
+    """The profile of these labelled rows (at least one); with `per_item`, each item's own
+    weight too, its departure from equal weights penalised by `ITEM_L2`."""
     offsets = {}
     for item in rows[0].passing:
         seen = [logit(row.passing[item]) for row in rows]
         if len(seen) >= LEAST_SEEN and all(odds < 0 for odds in seen):  # always the failing way
             offsets[item] = -statistics.median(seen)
-    shown = [features(row.passing, offsets) for row in rows]
+    items = sorted(rows[0].passing) if per_item else []
+    shown = []
+    for row in rows:
+        each = shifted(row.passing, offsets)
+        shown.append((*features(row.passing, offsets), *(each[item] for item in items)))
     labels = [1.0 if row.label == "pass" else 0.0 for row in rows]
-    bias, mean, least = _logistic(shown, labels)
-    return Profile(offsets, bias, (mean, least))
+    penalties = [L2, L2, *[ITEM_L2] * len(items)]
+    bias, mean, least, *own = _logistic(shown, labels, penalties)
+    return Profile(offsets, bias, (mean, least), dict(zip(items, own, strict=True)))
 
 
 @dataclass(frozen=True)
@@ -97,7 +110,10 @@ class Fitted:
 
 
 def cross_validated(rows: Sequence[Evidence], folds: int = FOLDS) -> Fitted:
-    """`fit` measured by k-fold cross-validation (row i in fold i mod k: deterministic)."""
+    """`fit` measured by k-fold cross-validation (row i in fold i mod k: deterministic). Items
+    get weights of their own when there are at least `PER_ITEM_ROWS` rows, in every fold's fit
+    as in the profile's, so the cross-validated figure measures the profile written."""
+    per_item = len(rows) >= PER_ITEM_ROWS
     folds = max(2, min(folds, len(rows)))
     held_out: list[str] = [""] * len(rows)
     held_out_p = [0.0] * len(rows)
@@ -105,11 +121,11 @@ def cross_validated(rows: Sequence[Evidence], folds: int = FOLDS) -> Fitted:
         training = [row for index, row in enumerate(rows) if index % folds != fold]
         if not training:
             continue
-        profile = fit(training)
+        profile = fit(training, per_item)
         for index in range(fold, len(rows), folds):
             held_out_p[index] = profile.p_pass(rows[index].passing)
             held_out[index] = profile.verdict(rows[index].passing)
-    profile = fit(rows)
+    profile = fit(rows, per_item)
     labels = [row.label for row in rows]
     return Fitted(
         profile,
@@ -121,34 +137,38 @@ def cross_validated(rows: Sequence[Evidence], folds: int = FOLDS) -> Fitted:
     )
 
 
-def _logistic(features: Sequence[tuple[float, float]], labels: Sequence[float]) -> list[float]:
-    """Bias and two weights, on the features as given, minimising the log loss plus L2 on the
-    weights of the features standardised over these rows (Newton's method: a 3x3 system per
-    step)."""
+def _logistic(
+    features: Sequence[tuple[float, ...]], labels: Sequence[float], penalties: Sequence[float]
+) -> list[float]:
+    """Bias and a weight per feature, on the features as given, minimising the log loss plus
+    each weight's L2 `penalties` on the features standardised over these rows (Newton's
+    method)."""
     columns = list(zip(*features, strict=True))
     centre = [statistics.fmean(column) for column in columns]
     spread = [statistics.pstdev(column) or 1.0 for column in columns]
     rows = [
         (1.0, *((v - c) / s for v, c, s in zip(x, centre, spread, strict=True))) for x in features
     ]
-    bias, *weights = _newton(rows, labels)
+    bias, *weights = _newton(rows, labels, [0.0, *penalties])
     raw = [w / s for w, s in zip(weights, spread, strict=True)]
     return [bias - sum(w * c for w, c in zip(raw, centre, strict=True)), *raw]
 
 
-def _newton(rows: Sequence[tuple[float, ...]], labels: Sequence[float]) -> list[float]:
-    """Bias and weights minimising the log loss plus L2 on the weights, over rows that start
-    with a constant 1."""
-    theta = [0.0, 0.0, 0.0]
+def _newton(
+    rows: Sequence[tuple[float, ...]], labels: Sequence[float], penalties: Sequence[float]
+) -> list[float]:
+    """Parameters minimising the log loss plus each one's L2 `penalties` (the first, on the
+    constant 1 every row starts with, is 0: the bias is free)."""
+    n = len(penalties)
+    theta = [0.0] * n
     for _ in range(50):
-        gradient = [0.0, L2 * theta[1], L2 * theta[2]]
-        hessian = [[0.0] * 3 for _ in range(3)]
-        hessian[1][1] = hessian[2][2] = L2
+        gradient = [penalty * t for penalty, t in zip(penalties, theta, strict=True)]
+        hessian = [[penalties[i] if i == j else 0.0 for j in range(n)] for i in range(n)]
         for x, y in zip(rows, labels, strict=True):
             p = sigmoid(sum(t * v for t, v in zip(theta, x, strict=True)))
-            for i in range(3):
+            for i in range(n):
                 gradient[i] += (p - y) * x[i]
-                for j in range(3):
+                for j in range(n):
                     hessian[i][j] += p * (1 - p) * x[i] * x[j]
         step = _solve(hessian, gradient)
         theta = [t - s for t, s in zip(theta, step, strict=True)]

@@ -96,6 +96,7 @@ def test_fit_on_the_goldens_writes_a_profile_that_runs_with_that_model_apply(
     assert written["model"] == "small-judge" and set(written["offsets"]) == {"always"}
     assert written["measured"]["cross_validated_accuracy"] == 1.0
     assert written["measured"]["labels"] == "goldens"
+    assert "item_weights" not in written and written["measured"]["item_weights"] is False
 
     judge = Judge(
         "small-judge", judge_server.url, SECRET_KEY, mode="checklist", answers="probability"
@@ -110,6 +111,37 @@ def test_fit_on_the_goldens_writes_a_profile_that_runs_with_that_model_apply(
         "other-model", judge_server.url, SECRET_KEY, mode="checklist", answers="probability"
     )
     assert other.grade(rubric, "clear 11").verdict == "fail"  # no profile for that model
+
+
+def test_twenty_goldens_fit_a_weight_per_item_and_the_judge_applies_it(
+    project: Path, judge_server: JudgeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    twenty = "\n".join(
+        f'  - {{name: g{n}, output: "{"clear" if n % 2 else "murky"} {n}", expected: '
+        f"{'pass' if n % 2 else 'fail'}}}"
+        for n in range(20)
+    )
+    (project / "clarity.md").write_text(RUBRIC.replace(GOLDENS, twenty))
+    fitted = cli(*FIT)
+    assert fitted.exit_code == 0, fitted.output
+    assert "on 20 row(s)" in fitted.output and "items weighted each" in fitted.output
+    path = project / "rubriclib-profiles" / "small-judge" / "clarity@1.0.0.yaml"
+    written = yaml.safe_load(path.read_text())
+    assert set(written["item_weights"]) == {"murky", "always"}
+    assert written["measured"]["item_weights"] is True
+    judge = Judge(
+        "small-judge", judge_server.url, SECRET_KEY, mode="checklist", answers="probability"
+    )
+    rubric = load_rubric("./clarity.md")
+    assert judge.grade(rubric, "clear 21").verdict == "pass"
+    assert judge.grade(rubric, "murky 22").verdict == "fail"
+    path.write_text(path.read_text().replace("item_weights:\n", "item_weights:\n  ghost: 1.0\n"))
+    edited = Judge(
+        "small-judge", judge_server.url, SECRET_KEY, mode="checklist", answers="probability"
+    )
+    with caplog.at_level(logging.WARNING, logger="rubriclib"):
+        assert "profile" not in edited.grade(rubric, "clear 23").details  # an unknown item
+    assert any("is not a judge profile" in record.getMessage() for record in caplog.records)
 
 
 def test_a_profile_for_another_rubric_version_is_said_and_never_applied(

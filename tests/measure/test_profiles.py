@@ -82,3 +82,43 @@ def test_probabilities_in_a_narrow_band_still_separate_the_labels() -> None:
     fitted = cross_validated(rows)
     assert fitted.in_sample == 1.0 and fitted.cross_validated == 1.0
     assert fit(rows).verdict({"one": 0.53, "two": 0.53}) == "fail"
+
+
+def crossed_rows(count: int) -> list[Evidence]:
+    """`count` rows, half passing, that only an item's own weight tells apart: a passing row
+    has `a` high and `b` low, a failing one the reverse, so every row has the same mean and
+    minimum (0.5 and 0.3)."""
+    rows = []
+    for index in range(count):
+        passes = index % 2 == 0
+        passing = {"a": 0.7, "b": 0.3} if passes else {"a": 0.3, "b": 0.7}
+        rows.append(Evidence(passing, "pass" if passes else "fail"))
+    return rows
+
+
+def test_twenty_rows_give_each_item_a_weight_of_its_own() -> None:
+    fitted = cross_validated(crossed_rows(20))
+    weights = fitted.profile.item_weights
+    assert set(weights) == {"a", "b"} and weights["a"] > 0 > weights["b"]
+    assert fitted.cross_validated == 1.0  # every fold fits item weights too, on 16 rows
+
+
+def test_fewer_than_twenty_rows_keep_equal_weights() -> None:
+    fitted = cross_validated(crossed_rows(19))
+    assert fitted.profile.item_weights == {}
+    assert fitted.in_sample <= 11 / 19  # mean and minimum are the same on every row
+
+
+def test_item_weights_are_shrunk_toward_equal_weights() -> None:
+    """With a heavier penalty on an item's own weight than on the mean's, a fit whose items
+    all say the same thing puts the weight on the mean, not on the items."""
+    rows = [
+        Evidence(
+            {"a": 0.8, "b": 0.8} if i % 2 == 0 else {"a": 0.2, "b": 0.2},
+            "pass" if i % 2 == 0 else "fail",
+        )
+        for i in range(20)
+    ]
+    profile = fit(rows, per_item=True)
+    own = max(abs(weight) for weight in profile.item_weights.values())
+    assert profile.weights[0] > 2 * own
