@@ -130,9 +130,12 @@ def test_a_429_slows_the_whole_run(judge_server: JudgeServer, rubric: Rubric) ->
     # The first 8 were all sent before the 429 came back (on a loaded machine they can reach
     # the server tens of milliseconds apart); every request after them started after it.
     later = arrivals[8:]
-    # Requests that started after the 429 waited out its Retry-After, and fewer ran at once.
+    # Requests that started after the 429 waited out its Retry-After, and fewer ran at once:
+    # 8 halved to 4, grown back to 5 by the first wave's 7 successes, plus at most one the
+    # server still counts while writing its reply (on a loaded machine the client has sent its
+    # next request by then).
     assert all(at - limited_at >= 0.45 for at, _ in later)
-    assert max(in_flight for _, in_flight in later[:8]) <= 5
+    assert max(in_flight for _, in_flight in later[:8]) <= 6
     assert max(in_flight for _, in_flight in later) < 8
     assert time.monotonic() - started >= 0.5
 
