@@ -46,7 +46,8 @@ from synthetic_runs import runs, size_of
 from throughput import LATENCY, verdict
 
 from rubriclib import Item, load_rubric
-from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, item_messages, run_details
+from rubriclib.judging.agent_run import run_details
+from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, item_messages
 
 RUNS = 1_000
 SMALL = 250

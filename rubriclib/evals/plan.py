@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from rubriclib.config import resolve
 from rubriclib.evals.judgments import judgments, not_extracted
 from rubriclib.item import Item, missing_fields
+from rubriclib.judging.blocks import CHARACTERS_PER_TOKEN
 from rubriclib.judging.protocol import estimated_tokens, too_large
-from rubriclib.judging.render import CHARACTERS_PER_TOKEN
 
 if TYPE_CHECKING:
     from rubriclib.evals.formats import Eval

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rubriclib.item import Item
+from rubriclib.judging.agent_run import run_sections
+from rubriclib.judging.blocks import Spans
 from rubriclib.judging.citations import checked_citations, verified
 from rubriclib.judging.protocol import (
     ANSWER_DETAILS,
@@ -30,9 +32,7 @@ from rubriclib.judging.protocol import (
 from rubriclib.judging.render import (
     DEFAULT_MAX_PROMPT_TOKENS,
     SECTIONS,
-    Spans,
     citing,
-    run_sections,
     section_part,
     shown_blocks,
     user_message,

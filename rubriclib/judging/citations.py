@@ -19,7 +19,7 @@ from typing import Any
 
 STATUSES = ("verified", "unverified")
 CUT_MARKER = re.compile(r"\n\[\.\.\. [\d,]+ characters cut \.\.\.\]\n")
-"""What `render.cut_middle` leaves where it cut a block: a quote may not span it."""
+"""What `agent_run.cut_middle` leaves where it cut a block: a quote may not span it."""
 _TYPOGRAPHIC = str.maketrans(
     {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
 )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rubriclib.config import checked_base_url, credential, find_project, judge_key, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
+from rubriclib.judging.agent_run import run_details
 from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
 from rubriclib.judging.checklist_protocol import (
     ItemAsking,
@@ -49,7 +50,7 @@ from rubriclib.judging.protocol import (
     too_large,
     usage_of,
 )
-from rubriclib.judging.render import item_prompts, run_details
+from rubriclib.judging.render import item_prompts
 from rubriclib.judging.result import (
     GradeResult,
     combine_orders,

@@ -48,7 +48,7 @@ SCORE_TOOL = "set_grade_score"
 PAIRWISE_TOOL = "set_pairwise_winner"
 """The one tool of a pairwise rubric (`reason`, `winner`: A, B or tie); waza's name for it."""
 RUN_RENDERING = 2
-"""How `judging.render` shows an agent run (blocks with ids, cut to fit): counted in the digest
+"""How `judging.agent_run` shows an agent run (blocks with ids, cut to fit): counted in the digest
 of a rubric that requires a transcript; raise it whenever that rendering changes."""
 
 _FRONTMATTER = frontmatter.default_handlers.YAMLHandler()

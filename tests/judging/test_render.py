@@ -12,14 +12,8 @@ from conftest import VALID_RUBRIC, VERSUS, sections
 from rubriclib import Rubric, load_rubric, render
 from rubriclib.item import Item
 from rubriclib.item.transcript import Transcript, read_transcript
-from rubriclib.judging.render import (
-    fair_shares,
-    item_block_spans,
-    item_messages,
-    run_blocks,
-    run_cuts,
-    run_details,
-)
+from rubriclib.judging.agent_run import fair_shares, run_blocks, run_cuts, run_details
+from rubriclib.judging.render import item_block_spans, item_messages
 
 HEADERS = [
     "## Task input [input]",
