@@ -1,0 +1,159 @@
+"""A recorded run, in whichever shape it was recorded, read into the canonical model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from rubriclib.item.transcript.anthropic import ANTHROPIC_BLOCKS, anthropic_message
+from rubriclib.item.transcript.chat import chat_message
+from rubriclib.item.transcript.model import Message, Problems, Shape, Transcript, TranscriptError
+from rubriclib.item.transcript.parts import parts_text
+from rubriclib.item.transcript.responses import RESPONSES_ITEMS, joined, responses_item, same_turn
+
+SHAPE_NAMES = {
+    "openai-chat": "OpenAI chat",
+    "anthropic": "Anthropic Messages",
+    "openai-responses": "OpenAI Responses",
+}
+
+
+def read_transcript(value: Any, field: str = "transcript") -> Transcript:
+    """`value` (a list of messages or items in one shape, or an Anthropic request's
+    `{system, messages}`) as a Transcript; a TranscriptError naming every problem."""
+    if isinstance(value, Transcript):
+        return value
+    if isinstance(value, Mapping) and "shape" in value:
+        return _canonical(value, field)
+    system: Any = None
+    where = field
+    if isinstance(value, Mapping) and "messages" in value:
+        unknown = sorted(set(value) - {"messages", "system"})
+        if unknown:
+            raise TranscriptError(
+                [(field, f"unknown key {unknown[0]!r}; a run has messages, system")]
+            )
+        system, value, where = value.get("system"), value["messages"], f"{field}.messages"
+    if not isinstance(value, list) or not value:
+        kind = "an empty list" if value == [] else type(value).__name__
+        raise TranscriptError(
+            [(field, f"must be a non-empty list of messages (an agent run), not {kind}")]
+        )
+    problems: Problems = []
+    entries = [(f"{where}[{index}]", entry) for index, entry in enumerate(value)]
+    for place, entry in entries:
+        if not isinstance(entry, Mapping):
+            problems.append((place, f"must be a message (a mapping), not {type(entry).__name__}"))
+    if problems:
+        raise TranscriptError(problems)
+    shape = _shape(entries, system is not None, field, problems)
+    if problems:
+        raise TranscriptError(problems)
+    reader = {
+        "openai-chat": chat_message,
+        "anthropic": anthropic_message,
+        "openai-responses": responses_item,
+    }[shape]
+    messages: list[Message] = []
+    places: list[str] = []
+    if system is not None:
+        messages.append(
+            Message(role="system", text=parts_text(system, f"{field}.system", problems))
+        )
+        places.append(f"{field}.system")
+    for place, entry in entries:
+        for message in reader(entry, place, problems):
+            if shape == "openai-responses" and messages and same_turn(messages[-1], message):
+                messages[-1] = joined(messages[-1], message)
+            else:
+                messages.append(message)
+                places.append(place)
+    problems.extend(unanswered(messages, places))
+    if problems:
+        raise TranscriptError(problems)
+    return Transcript(messages=tuple(messages), shape=shape)
+
+
+def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
+    """A run as a Transcript writes itself (`{messages, shape}`, from `model_dump`): what
+    `rubriclib new --from` copies into a golden and a goldens report holds."""
+    try:
+        return Transcript.model_validate(dict(value))
+    except ValidationError as error:
+        problems: Problems = []
+        for problem in error.errors():
+            where = field + "".join(
+                f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"]
+            )
+            problems.append((where, problem["msg"]))
+        raise TranscriptError(problems) from None
+
+
+def _shape(
+    entries: list[tuple[str, Any]], has_system: bool, field: str, problems: Problems
+) -> Shape:
+    """The one shape the run's entries show (OpenAI chat when none shows any); a problem at
+    the first entry of a second shape."""
+    first: tuple[Shape, str] | None = ("anthropic", f"{field}.system") if has_system else None
+    for place, entry in entries:
+        for shape, sign in _signs(entry):
+            if first is None:
+                first = (shape, place)
+            elif shape != first[0]:
+                problems.append(
+                    (
+                        place,
+                        f"{sign} is {SHAPE_NAMES[shape]}, but {first[1]} is "
+                        f"{SHAPE_NAMES[first[0]]}: a run is recorded in one shape",
+                    )
+                )
+                return first[0]
+    return first[0] if first else "openai-chat"
+
+
+def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[Shape, str]]:
+    """What marks `entry` as one shape: `(shape, the key or block that shows it)`."""
+    if entry.get("type") in RESPONSES_ITEMS:
+        yield "openai-responses", f"type {entry['type']!r}"
+    if "tool_calls" in entry or entry.get("role") == "tool":
+        yield "openai-chat", "tool_calls" if "tool_calls" in entry else "role 'tool'"
+    content = entry.get("content")
+    for part in content if isinstance(content, list) else ():
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind in ANTHROPIC_BLOCKS:
+            yield "anthropic", f"a {kind!r} block"
+        elif kind in ("input_text", "output_text"):
+            yield "openai-responses", f"an {kind!r} part"
+        elif kind in ("image_url", "input_audio"):
+            yield "openai-chat", f"an {kind!r} part"
+
+
+def unanswered(messages: list[Message], places: list[str], verb: str = "answers") -> Problems:
+    """A problem at `places[i]` for each tool result whose call is not earlier in the run (a
+    tool result `verb`s its call: letta's tool return `returns` it)."""
+    problems = []
+    seen: set[str] = set()
+    for message, place in zip(messages, places, strict=True):
+        if message.answers is not None and message.answers not in seen:
+            problems.append(
+                (place, f"{verb} call {message.answers!r}, which is not earlier in the run")
+            )
+        seen.update(call.id for call in message.tool_calls)
+    return problems
+
+
+def with_final_answer(data: Any) -> Any:
+    """An item's or a golden's fields with its run read and, when no output is given, the
+    run's final answer as the output (empty when it has none, or when the run cannot be read:
+    the transcript's own validator says why)."""
+    if not isinstance(data, Mapping) or data.get("output") is not None:
+        return data
+    if not data.get("transcript"):
+        return data
+    try:
+        transcript = read_transcript(data["transcript"])
+    except TranscriptError:
+        return {**data, "output": ""}
+    return {**data, "transcript": transcript, "output": transcript.final_answer or ""}
