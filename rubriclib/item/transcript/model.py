@@ -8,7 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
-Shape = Literal["openai-chat", "anthropic", "openai-responses", "inspect", "letta"]
+Shape = Literal[
+    "openai-chat", "anthropic", "openai-responses", "langchain", "opentelemetry", "inspect", "letta"
+]
 Problems = list[tuple[str, str]]
 """`(where, what is wrong)` for each problem of a run."""
 
@@ -35,6 +37,9 @@ class Message(BaseModel):
     tool_calls: tuple[ToolCall, ...] = ()
     answers: str | None = None
     """A tool result's call id (a call earlier in the run)."""
+    tool_name: str | None = None
+    """The tool a tool result names itself as coming from (OpenAI's and LangChain's `name`),
+    when the run records it: checked against the call it answers."""
     is_error: bool = False
     """A tool result the tool reported as an error (Anthropic's `is_error`)."""
 
