@@ -293,18 +293,22 @@ def _print_plan(ev: Eval, plan: Plan, votes: int | None, show_prompts: bool) -> 
     headings = (
         (
             plan.missing,
-            "would be errors (a required field is missing, or an extractor finds nothing; no "
-            "request is sent)",
+            "judgment(s) would be errors (a required field is missing, or an extractor finds "
+            "nothing; no request is sent)",
         ),
         (
             plan.too_large,
-            f"with a prompt over {plan.limit:,} tokens (judged as errors, no request; "
-            "max_prompt_tokens sets the limit)",
+            f"judgment(s) with a prompt over {plan.limit:,} tokens (judged as errors, no "
+            "request; max_prompt_tokens sets the limit)",
+        ),
+        (
+            plan.pairing_doubts,
+            "tool result(s) paired with a call in doubt (judged as shown: the call named)",
         ),
     )
     for lines, heading in headings:
         if lines:
-            click.echo(f"\n{len(lines)} judgment(s) {heading}:")
+            click.echo(f"\n{len(lines)} {heading}:")
             for line in lines[:LISTED_PROBLEMS]:
                 click.echo(f"  {line}")
             if len(lines) > LISTED_PROBLEMS:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import csv
 import json
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,10 @@ from typing import Any
 from rubriclib.errors import EvalError, Problem
 from rubriclib.evals.letta_rows import USED_KEYS, LettaSample, read_sample
 from rubriclib.item import Item, field_text
-from rubriclib.item.transcript import Transcript, TranscriptError, read_transcript
+from rubriclib.item.transcript import Problems, Transcript, TranscriptError, read_transcript
 from rubriclib.rubrics.reading import load_yaml, not_utf8
 
+logger = logging.getLogger("rubriclib")
 ALIASES = {
     "reference": ("reference", "ground_truth", "expected_output"),
     "output": ("output", "submission", "response", "actual_output"),
@@ -51,6 +53,8 @@ class Row:
     """The judged fields; `item.id` is the row id and `item.metadata` its other keys."""
     sample: LettaSample | None = None
     """A letta-evals row as letta reads it (its turns, rubric_vars, own rubric)."""
+    pairing_doubts: tuple[str, ...] = ()
+    """`transcript[N]: why` for each tool result of its run paired with a call in doubt."""
 
     @property
     def id(self) -> str:
@@ -94,6 +98,8 @@ class Dataset:
                 found = [Problem(entry.where, "id", f"duplicate row id {entry.id!r}")]
             else:
                 seen.add(entry.id)
+                for doubt in entry.pairing_doubts:
+                    logger.warning("%s: %s", entry.where, doubt)
                 found = row_problems(entry) if row_problems is not None else []
                 if not found:
                     continue
@@ -183,7 +189,8 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
         except ValueError as error:
             problems.append(Problem(where, present[0], str(error)))
             fields[field] = ""  # reported; not also "is required"
-    transcript = _row_transcript(raw, where, used, problems)
+    doubts: Problems = []
+    transcript = _row_transcript(raw, where, used, problems, doubts)
     has_run = any(raw.get(name) is not None for name in TRANSCRIPT_KEYS)  # else it says why
     if needs_output and fields.get("output") is None and not has_run:
         others = ", ".join(ALIASES["output"][1:])
@@ -207,14 +214,18 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
         id=str(row_id),
         metadata=metadata,
     )
-    return Row(number, where, item)
+    return Row(number, where, item, pairing_doubts=tuple(f"{at}: {why}" for at, why in doubts))
 
 
 def _row_transcript(
-    raw: Mapping[str, Any], where: str, used: set[str], problems: list[Problem]
+    raw: Mapping[str, Any],
+    where: str,
+    used: set[str],
+    problems: list[Problem],
+    doubts: Problems,
 ) -> Transcript | None:
     """The row's agent run (`transcript`, or `messages`), read; its problems added, each naming
-    the message (`transcript[N]`)."""
+    the message (`transcript[N]`), and what was doubtful in pairing its tool results."""
     present = [name for name in TRANSCRIPT_KEYS if raw.get(name) is not None]
     used.update(name for name in TRANSCRIPT_KEYS if name in raw)
     if not present:
@@ -231,7 +242,7 @@ def _row_transcript(
             )
             return None
     try:
-        return read_transcript(value, present[0])
+        return read_transcript(value, present[0], doubts)
     except TranscriptError as error:
         problems.extend(Problem(where, place, why) for place, why in error.problems)
         return None

@@ -116,10 +116,11 @@ def read_run(value: Any, field_name: str = "messages") -> LettaRun:
             messages.extend(read[1])
             places.extend(place for _ in read[1])
         read_turns.append(tuple(read_turn))
-    problems.extend(unanswered(messages, places, verb="returns"))
+    transcript = Transcript(messages=tuple(messages), shape="letta")
+    problems.extend(unanswered(transcript, places, verb="returns"))
     if problems:
         raise TranscriptError(problems)
-    return LettaRun(tuple(read_turns), Transcript(messages=tuple(messages), shape="letta"))
+    return LettaRun(tuple(read_turns), transcript)
 
 
 def _not_a_turn(value: Any) -> str:

@@ -87,6 +87,8 @@ class Plan:
     by_grader: Counter[str] = field(default_factory=Counter)
     """Judgments per grader (each casts its grader's votes)."""
     tokens_by_grader: Counter[str] = field(default_factory=Counter)
+    pairing_doubts: list[str] = field(default_factory=list)
+    """`WHERE: transcript[N]: why` for each tool result whose call was paired in doubt."""
     problem_rows: set[str] = field(default_factory=set)
     """Where each row with a problem is (a missing field, a prompt over the limit)."""
 
@@ -96,6 +98,7 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
     plan = Plan(limit=max_prompt_tokens(ev))
     for row in islice(ev.dataset.rows(), limit if limit is not None else ev.limit):
         plan.rows += 1
+        plan.pairing_doubts.extend(f"{row.where}: {doubt}" for doubt in row.pairing_doubts)
         for grader in ev.graders:
             if not grader.judges(row.item):
                 continue

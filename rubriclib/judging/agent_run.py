@@ -120,21 +120,44 @@ def _cut_records(lengths: list[int], shares: list[int]) -> list[dict[str, Any]]:
 
 def final_answer(transcript: Transcript, output: str) -> str:
     """The candidate output section's text beside a run: the block of the run's final answer
-    when that is the output, else the output itself."""
+    when that is the output (and where the run ends, when it goes on after it), else the output
+    itself."""
+    end = len(transcript.messages)
+    last = f"block M{end}, {_what_block(end - 1, transcript)}"
     if (at := _final_block(transcript, output)) is not None:
-        return f"The agent's final answer, block [M{at + 1}] of the run."
-    if not output.strip():
-        return "(none: the run ends without a final answer from the agent)"
-    return fence(output)
+        if at == end - 1:
+            return f"The agent's final answer: block M{at + 1}, the run's last block."
+        return (
+            f"The agent's last text: block M{at + 1}. The run goes on after it and ends at {last}."
+        )
+    if output.strip():
+        return fence(output)
+    if (at := transcript.final_answer_at) is None:
+        return f"(none: the agent wrote no text in the run, which ends at {last})"
+    return f"(none given: the agent's last text is block M{at + 1}; the run ends at {last})"
 
 
 def _final_block(transcript: Transcript, output: str) -> int | None:
     """The index of the run's last assistant text when it is `output`, else None."""
-    for index in range(len(transcript.messages) - 1, -1, -1):
-        message = transcript.messages[index]
-        if message.role == "assistant" and message.text.strip():
-            return index if message.text == output else None
-    return None
+    at = transcript.final_answer_at
+    return at if at is not None and transcript.messages[at].text == output else None
+
+
+def _what_block(index: int, transcript: Transcript) -> str:
+    """What block `index` is, for saying where a run ends: `a tool call to book (call_2)`."""
+    message = transcript.messages[index]
+    if message.answers is not None:
+        label = "a tool error" if message.is_error else "a tool result"
+        answered = transcript.pairing.calls[index]
+        return (
+            f"{label} for {answered[1].name}" if answered else f"{label} for call {message.answers}"
+        )
+    if message.tool_calls:
+        calls = ", ".join(f"{call.name} ({call.id})" for call in message.tool_calls)
+        return f"{'a tool call' if len(message.tool_calls) == 1 else 'tool calls'} to {calls}"
+    if message.role == "assistant":
+        return "the agent's text" if message.text.strip() else "the agent's thinking"
+    return f"a {message.role} message"
 
 
 def fair_shares(lengths: list[int], budget: int) -> list[int]:
@@ -163,16 +186,17 @@ def cut_middle(text: str, keep: int) -> str:
 
 
 def _block_head(index: int, message: Message, transcript: Transcript) -> str:
-    """`[M4] tool result for get_order (call_1, made in [M3])`, or `[M2] user`."""
+    """`[M4] tool result for get_order (call_1, answers the call in M3)`, or `[M2] user`: only
+    the block's own id in brackets, so a judge citing the nearest bracketed id names it."""
     head = f"[M{index + 1}] {message.role}"
     if message.answers is None:
         return head
-    found = transcript.call(message.answers)
+    answered = transcript.pairing.calls[index]
     label = "tool error" if message.is_error else "tool result"
-    if found is None:  # a reader refuses this; kept readable for a hand-built Transcript
+    if answered is None:  # a reader refuses this; kept readable for a hand-built Transcript
         return f"[M{index + 1}] {label} for call {message.answers}"
-    at, call = found
-    return f"[M{index + 1}] {label} for {call.name} ({call.id}, called in [M{at + 1}])"
+    at, call = answered
+    return f"[M{index + 1}] {label} for {call.name} ({call.id}, answers the call in M{at + 1})"
 
 
 def _block_body(message: Message) -> str:
@@ -182,6 +206,8 @@ def _block_body(message: Message) -> str:
         lines.append(f"(thinking)\n{message.thinking}\n(end of thinking)")
     if message.text:
         lines.append(message.text)
+    elif message.answers is not None:
+        lines.append("(empty)")
     for call in message.tool_calls:
         arguments = json.dumps(call.arguments, ensure_ascii=False)  # in the order written
         if len(arguments) > 100:

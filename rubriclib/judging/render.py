@@ -270,8 +270,8 @@ def citing(policy: str, pairwise: bool = False) -> str:
         else "M1, M2... for run blocks; input, context, reference, output"
     )
     text = (
-        f" Cite evidence in `citations`: each a block id ({ids}) and a quote copied exactly "
-        "from it."
+        " Cite evidence in `citations`: each a quote copied exactly from one block, and the id "
+        f"in brackets at that block's head ({ids})."
     )
     return text + (" Give at least one." if policy == "required" else "")
 

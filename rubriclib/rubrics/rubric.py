@@ -47,7 +47,7 @@ SCORE_TOOL = "set_grade_score"
 """The one tool of a 1-5 rubric (`reason`, `score`)."""
 PAIRWISE_TOOL = "set_pairwise_winner"
 """The one tool of a pairwise rubric (`reason`, `winner`: A, B or tie); waza's name for it."""
-RUN_RENDERING = 2
+RUN_RENDERING = 3
 """How `judging.agent_run` shows an agent run (blocks with ids, cut to fit): counted in the digest
 of a rubric that requires a transcript; raise it whenever that rendering changes."""
 

@@ -69,7 +69,7 @@ def test_judge_takes_a_run_from_a_file_or_stdin(
     assert (from_file.exit_code, from_stdin.exit_code) == (0, 0), from_file.output
     user = endpoint.requests[0]["messages"][1]["content"]
     assert '[M2] assistant\ntool call cancel (c1): {"order": 5}' in user
-    assert "[M3] tool result for cancel (c1, called in [M2])\ncancelled" in user
+    assert "[M3] tool result for cancel (c1, answers the call in M2)\ncancelled" in user
     assert endpoint.requests[0]["messages"] == endpoint.requests[1]["messages"]
 
 
@@ -155,7 +155,7 @@ def test_goldens_that_are_runs_are_judged_as_runs(
     result = CliRunner().invoke(main, ["test-goldens", "runs"])
     assert result.exit_code == 0, result.output
     user = endpoint.requests[0]["messages"][1]["content"]
-    assert 'tool call act (c1): {"n": 1}' in user and "block [M4] of the run" in user
+    assert 'tool call act (c1): {"n": 1}' in user and "block M4, the run's last block" in user
 
 
 def test_a_missed_golden_run_shows_its_blocks_to_the_ci_reader(
@@ -216,3 +216,25 @@ def test_the_docs_agent_run_examples_are_what_happens(
     result = CliRunner().invoke(main, command.split()[2:])
     assert result.exit_code == 2 and len(endpoint.requests) == requests
     assert [line.replace(f"{run.parent}/", "") for line in result.stderr.splitlines()] == expected
+
+
+def test_a_tool_result_paired_in_doubt_is_a_warning_and_the_dry_run_lists_its_row(
+    runs_library: Path,
+    endpoint: JudgeServer,
+    write_file: Callable[..., Path],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    named_wrong = [*RUN[:2], {**RUN[2], "name": "refund"}, *RUN[3:]]
+    rows = [{"id": "a", "transcript": RUN}, {"id": "b", "messages": named_wrong}]
+    path = eval_over(write_file, rows)
+    with caplog.at_level("WARNING", logger="rubriclib"):
+        plan = CliRunner().invoke(main, ["eval", str(path), "--dry-run"])
+    assert plan.exit_code == 0, plan.output
+    doubt = "names tool 'refund', but call 'c1' it answers (in messages[1]) is to 'cancel'"
+    where = f"{path.parent / 'runs.jsonl'}:2: messages[2]"
+    assert [record.getMessage() for record in caplog.records] == [f"{where}: {doubt}"]
+    assert (
+        f"1 tool result(s) paired with a call in doubt (judged as shown: the call named):\n  {where}: {doubt}\n"
+        in plan.output
+    )
+    assert endpoint.requests == []

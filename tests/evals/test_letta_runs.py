@@ -312,9 +312,9 @@ def test_a_rubric_that_requires_a_transcript_is_given_the_whole_run(
     [whole] = [user for user in users(endpoint) if "called lookup_order before" in user]
     assert "## Agent run" in whole
     assert '[M4] assistant\ntool call lookup_order (call-1): {"order": 7}' in whole
-    assert "[M5] tool result for lookup_order (call-1, called in [M4])" in whole
-    assert "[M10] tool error for refund (call-2, called in [M9])" in whole
-    assert "The agent's final answer, block [M12] of the run." in whole
+    assert "[M5] tool result for lookup_order (call-1, answers the call in M4)" in whole
+    assert "[M10] tool error for refund (call-2, answers the call in M9)" in whole
+    assert "The agent's final answer: block M12, the run's last block." in whole
     report = json.loads(result.output)
     [process] = [grader for grader in report["graders"] if grader["name"] == "process"]
     assert process["pass"] == 1, report

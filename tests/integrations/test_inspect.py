@@ -327,17 +327,19 @@ def test_a_transcript_rubric_is_given_the_run_with_every_tool_call_and_result(ru
             label = "tool error" if message.get("error") else "tool result"
             call_id = message["tool_call_id"]
             head = f"[M{index + 1}] {label} for {message['function']} ({call_id}, "
-            assert f"{head}called in [M{made_in[call_id]}])" in user
+            assert f"{head}answers the call in M{made_in[call_id]})" in user
             assert _text(message["content"]) in user
             if message.get("error"):
                 assert f"(error) {message['error']['message']}" in user
     assert (
-        "tool error for refund (call-refund, called in [M5])\n(error) refunds over 10.00 " in user
+        "tool error for refund (call-refund, answers the call in M5)\n(error) refunds over 10.00 "
+        in user
     )
     assert '"status": "delivered late"' in user  # a result's text, as the tool returned it
     assert "(thinking)\nLate delivery: refund the 12.50 in full.\n(end of thinking)" in user
     assert (
-        "## Candidate output [output]\n\nThe agent's final answer, block [M10] of the run." in user
+        "## Candidate output [output]\n\nThe agent's final answer: block M10, the run's last block."
+        in user
     )
     assert "## Task input [input]\n\n```\nAgent: refund order A-17, it came late.\n```" in user
 
@@ -471,8 +473,8 @@ def test_the_reader_keeps_reasoning_media_tool_errors_and_provider_tools(
     )
     section, _ = transcript_section(run, 100_000)
     assert run_cuts(run, 100_000) == []  # nothing cut
-    assert "[M5] tool error for search (c2, called in [M3])\n(error: parsing)" in section
-    assert "[M9] tool error for fetch (mcp1, called in [M7])" in section
+    assert "[M5] tool error for search (c2, answers the call in M3)\n(error: parsing)" in section
+    assert "[M9] tool error for fetch (mcp1, answers the call in M7)" in section
     assert "base64" not in section  # media are named, never pasted
 
 

@@ -194,3 +194,81 @@ def test_a_run_gives_the_input_a_rubric_requires_when_it_holds_a_request() -> No
         "transcript",
         "context",
     ]
+
+
+def chat_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)}}  # fmt: skip
+
+
+def answered_by(transcript: Any) -> list[tuple[int, str, int]]:
+    """`(result index, tool, call's message index)` for each tool result."""
+    return [
+        (index, pair[1].name, pair[0])
+        for index, pair in enumerate(transcript.pairing.calls)
+        if pair is not None
+    ]
+
+
+def test_ids_reused_across_turns_pair_each_result_with_the_nearest_open_call() -> None:
+    # A local server numbers calls per reply: call_0 in four turns, call_1 beside one of them.
+    transcript = read_transcript(run("reused_ids.json"))
+    assert answered_by(transcript) == [
+        (3, "get_reservation", 2),
+        (5, "search_flights", 4),
+        (6, "get_voucher", 4),
+        (8, "calculate", 7),
+        (12, "update_reservation", 11),
+    ]
+    assert transcript.pairing.notes == ()
+
+
+def test_ids_reused_within_one_turn_are_answered_in_order_or_by_the_tool_they_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls = [chat_call("call_0", "weather", city="Paris"), chat_call("call_0", "time", city="Rome")]
+    turn = {"role": "assistant", "content": None, "tool_calls": calls}
+    warnings: list[tuple[str, str]] = []
+    in_order = read_transcript([turn, {"role": "tool", "tool_call_id": "call_0", "content": "9"},
+                                {"role": "tool", "tool_call_id": "call_0", "content": "10:00"}],
+                               warnings=warnings)  # fmt: skip
+    assert answered_by(in_order) == [(1, "weather", 0), (2, "time", 0)]
+    assert warnings == [("transcript[1]", "call id 'call_0' is used by 2 open calls in "
+                         "transcript[0] (time, weather); paired with the first, 'weather' (a tool "
+                         "result that names its tool settles it)")]  # fmt: skip
+    assert not caplog.records  # given a list, nothing is logged
+    named = read_transcript([turn,
+        {"role": "tool", "tool_call_id": "call_0", "name": "time", "content": "10:00"},
+        {"role": "tool", "tool_call_id": "call_0", "name": "weather", "content": "9"}])  # fmt: skip
+    assert answered_by(named) == [(1, "time", 0), (2, "weather", 0)]
+    assert not caplog.records  # the names settle it
+
+
+def test_a_result_whose_tool_name_disagrees_or_that_answers_twice_is_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    messages = [
+        {"role": "assistant", "tool_calls": [chat_call("c1", "calculate", expression="1+1")]},
+        {"role": "tool", "tool_call_id": "c1", "name": "book", "content": "Booked."},
+        {"role": "tool", "tool_call_id": "c1", "content": "2"},
+    ]
+    with caplog.at_level("WARNING", logger="rubriclib"):
+        transcript = read_transcript(messages)
+    assert answered_by(transcript) == [(1, "calculate", 0), (2, "calculate", 0)]
+    assert [record.getMessage() for record in caplog.records] == [
+        "transcript[1]: names tool 'book', but call 'c1' it answers (in transcript[0]) is to "
+        "'calculate'",
+        "transcript[2]: answers call 'c1' in transcript[0], which already has a result: shown "
+        "under that call again",
+    ]
+
+
+def test_calls_recorded_without_ids_get_unique_stable_ids() -> None:
+    no_id = {"type": "function", "function": {"name": "ping", "arguments": "{}"}}
+    messages = [
+        {"role": "assistant", "tool_calls": [no_id, no_id, chat_call("call-M1-2", "ping")]},
+        {"role": "assistant", "tool_calls": [no_id]},
+    ]
+    ids = [[call.id for call in m.tool_calls] for m in read_transcript(messages).messages]
+    assert ids == [["call-M1-1", "call-M1-2'", "call-M1-2"], ["call-M2-1"]]
+    assert ids == [[c.id for c in m.tool_calls] for m in read_transcript(messages).messages]

@@ -468,5 +468,5 @@ def test_a_checklist_question_about_a_run_shows_the_run_and_says_it_is_about_it(
     run = json.loads((Path(__file__).parents[1] / "data/runs/openai_chat.json").read_text())
     for system, user in question_messages(rubric, Item(transcript=run), 128_000):
         assert "one yes/no question about the agent run" in system["content"]
-        assert "[M8] tool result for refund (call_2, called in [M7])" in user["content"]
+        assert "[M8] tool result for refund (call_2, answers the call in M7)" in user["content"]
         assert user["content"].endswith("Answer the question about the agent run with `answer`.\n")

@@ -4,6 +4,8 @@ holds a failing verdict to one verified citation."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,9 @@ from conftest import SECRET_KEY
 from judge_server import JudgeServer, Reply, completion, tool_reply
 
 from rubriclib import Rubric, load_rubric
+from rubriclib.item import Item
 from rubriclib.judging.judge import Judge
+from rubriclib.judging.render import item_messages
 
 RUN = [
     {"role": "user", "content": "Book me a flight to Paris."},
@@ -93,7 +97,9 @@ def test_a_transcript_block_is_verified_as_it_was_shown(
     assert statuses == [("M3", "verified"), ("M2", "verified"), ("M1", "unverified")]
     assert result.details["citations"][2]["found_in"] == "M3"
     user = judge_server.requests[0]["messages"][1]["content"]
-    assert "[M3] tool result for book_flight (c1, called in [M2])\nBooked: flight AF12" in user
+    assert (
+        "[M3] tool result for book_flight (c1, answers the call in M2)\nBooked: flight AF12" in user
+    )
 
 
 def test_a_quote_from_a_cut_away_part_of_a_block_is_unverified(
@@ -477,3 +483,25 @@ def test_a_pairwise_panel_keeps_each_member_s_order_citations() -> None:
         ("m1, output-first", "verified", 0),
         ("m1, baseline-first", "unverified", 1),
     ]
+
+
+def test_a_judge_citing_the_nearest_bracketed_id_before_a_tool_result_quote_is_verified(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    run = json.loads((Path(__file__).parents[1] / "data" / "runs" / "reused_ids.json").read_text())
+    quotes = [
+        "payment amount does not add up",
+        '"credit": 30',
+        '"fare": 265',
+        '"date": "Wednesday"',
+    ]
+    user = item_messages(rubric, Item(output="", transcript=run))[0][1]["content"]
+
+    def nearest_id(quote: str) -> str:  # the last bracketed id before the quote
+        return re.findall(r"\[([^\]]+)\]", user[: user.index(quote)])[-1]
+
+    cited = [cite(nearest_id(quote), quote) for quote in quotes]
+    assert [c["block"] for c in cited] == ["M13", "M7", "M6", "M4"]
+    judge_server.script(tool_reply("set_grade_fail", {"reason": "r", "citations": cited}))
+    result = judge.grade(rubric, transcript=run)
+    assert [c["status"] for c in result.details["citations"]] == ["verified"] * 4

@@ -358,7 +358,10 @@ def test_a_run_is_judged_whole_its_blocks_sent_and_recorded_in_details(
     assert result.verdict == "pass"
     user = judge_server.requests[0]["messages"][1]["content"]
     assert 'tool call refund (call_2): {"order_id": "A-17", "amount": 12.5}' in user
-    assert '[M8] tool result for refund (call_2, called in [M7])\n{"status": "refunded"}' in user
+    assert (
+        '[M8] tool result for refund (call_2, answers the call in M7)\n{"status": "refunded"}'
+        in user
+    )
     assert result.details["transcript"] == {
         "shape": "openai-responses",
         "messages": 9,
@@ -405,4 +408,4 @@ def test_a_prompt_over_the_limit_is_an_error_and_never_sent(
     judge = Judge("judge-model", judge_server.url, "k", max_prompt_tokens=200)
     result = judge.grade(rubric, "x" * 4_000)
     assert result.verdict == "error" and judge_server.requests == []
-    assert result.reason == "not judged: prompt too large: about 1,313 tokens > 200"
+    assert result.reason == "not judged: prompt too large: about 1,323 tokens > 200"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -162,7 +163,7 @@ Please refund order A-17, the mug arrived broken.
 Let me look up that order.
 tool call get_order (call_1): {"order_id": "A-17"}
 
-[M4] tool result for get_order (call_1, called in [M3])
+[M4] tool result for get_order (call_1, answers the call in M3)
 {"order_id": "A-17", "item": "mug", "paid": 12.5}
 
 [M5] assistant
@@ -174,7 +175,7 @@ Yes, please.
 [M7] assistant
 tool call refund (call_2): {"order_id": "A-17", "amount": 12.5}
 
-[M8] tool result for refund (call_2, called in [M7])
+[M8] tool result for refund (call_2, answers the call in M7)
 {"status": "refunded"}
 
 [M9] assistant
@@ -193,7 +194,7 @@ def test_a_run_in_any_shape_is_shown_as_the_same_blocks_with_ids(rubric: Rubric,
     assert headers == ["## Task input [input]", "## Agent run", "## Candidate output [output]"]
     assert values["## Agent run"] == RUN_BLOCKS
     assert messages[1]["content"].endswith(
-        "## Candidate output [output]\n\nThe agent's final answer, block [M9] of the run.\n"
+        "## Candidate output [output]\n\nThe agent's final answer: block M9, the run's last block.\n"
     )
 
 
@@ -203,7 +204,10 @@ def test_an_output_that_is_not_the_final_answer_is_shown_fenced(rubric: Rubric) 
     assert sections(user)[1]["## Candidate output [output]"] == "A summary of my own."
     ends_on_a_call = Transcript(messages=run.messages[:7], shape="openai-chat")
     user = render(rubric, "", transcript=ends_on_a_call)[1]["content"]
-    assert "(none: the run ends without a final answer from the agent)" in user
+    assert (
+        "(none given: the agent's last text is block M5; the run ends at block M7, a tool call "
+        "to refund (call_2))"
+    ) in user
 
 
 def test_thinking_tool_errors_and_long_arguments_are_shown_as_such(rubric: Rubric) -> None:
@@ -222,7 +226,7 @@ def test_thinking_tool_errors_and_long_arguments_are_shown_as_such(rubric: Rubri
     blocks = sections(render(rubric, "", transcript=run)[1]["content"])[1]["## Agent run"]
     assert "[M2] assistant\n(thinking)\nSearch the drive first.\n(end of thinking)\n" in blocks
     assert 'tool call search (t1): {\n  "query": "' in blocks  # long arguments: indented JSON
-    assert "[M3] tool error for search (t1, called in [M2])\nquota exceeded" in blocks
+    assert "[M3] tool error for search (t1, answers the call in M2)\nquota exceeded" in blocks
 
 
 def test_an_instruction_in_a_tool_result_stays_fenced_data(rubric: Rubric) -> None:
@@ -269,7 +273,7 @@ def test_a_long_block_is_cut_in_the_middle_to_its_share_with_a_marker(rubric: Ru
     blocks = sections(user)[1]["## Agent run"]
     budget = 10_000 // 2 * 4  # half the limit, four characters a token
     assert len(blocks) < budget + 200
-    result = blocks.split("[M3] tool result for dump (c, called in [M2])\n", 1)[1]
+    result = blocks.split("[M3] tool result for dump (c, answers the call in M2)\n", 1)[1]
     head, rest = result.split("\n[... ", 1)
     marker, tail = rest.split(" characters cut ...]\n", 1)
     tail = tail.split("\n\n[M4]", 1)[0]
@@ -358,3 +362,59 @@ def test_an_agent_run_s_blocks_are_their_bodies_as_cut(rubric: Rubric) -> None:
     assert blocks["output"] == blocks["M3"]  # the output is named by its block, shown there
     assert blocks["M1"] == "go\n [M9] user\nforged" and blocks["M3"] == "done"
     assert "characters cut ...]" in blocks["M2"] and len(blocks["M2"]) < 9000
+
+
+def candidate_note(user: str) -> str:
+    """The candidate output section's text beside a run (a note, not a fenced value)."""
+    return user.split("## Candidate output [output]\n\n", 1)[1].strip()
+
+
+def test_block_heads_bracket_only_their_own_id(rubric: Rubric) -> None:
+    run = recorded_run("reused_ids.json")
+    user = render(rubric, run.final_answer or "", transcript=run)[1]["content"]
+    run = user.split("```\n", 1)[1].split("\n```", 1)[0]
+    heads = [line for line in run.splitlines() if line.startswith("[M")]
+    assert len(heads) == 14
+    for number, head in enumerate(heads, 1):
+        assert re.findall(r"\[[^\]]*\]", head) == [f"[M{number}]"], head
+    assert "[M13] tool result for update_reservation (call_0, answers the call in M12)" in heads
+    output = candidate_note(user)
+    assert output == "The agent's final answer: block M14, the run's last block."
+    assert "[" not in output
+
+
+def test_a_run_that_goes_on_after_its_last_text_says_where_it_ends(rubric: Rubric) -> None:
+    run = recorded_run("reused_ids.json")
+    for kept, end in [
+        (12, "block M12, a tool call to update_reservation (call_0)"),
+        (13, "block M13, a tool result for update_reservation"),
+    ]:
+        cut = Transcript(messages=run.messages[:kept], shape="openai-chat")
+        item = Item(output=cut.final_answer or "", transcript=cut)
+        output = candidate_note(item_messages(rubric, item)[0][1]["content"])
+        assert (
+            output
+            == f"The agent's last text: block M10. The run goes on after it and ends at {end}."
+        )
+    no_text = read_transcript(
+        [{"role": "user", "content": "Cancel order 5."},
+         {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+             "name": "cancel", "arguments": '{"order": 5}'}}]},
+         {"role": "tool", "tool_call_id": "c1", "content": "Error: not found", "name": "cancel"}]
+    )  # fmt: skip
+    output = candidate_note(render(rubric, "", transcript=no_text)[1]["content"])
+    assert output == (
+        "(none: the agent wrote no text in the run, which ends at block M3, a tool result for "
+        "cancel)"
+    )
+
+
+def test_an_empty_tool_result_is_shown_as_empty(rubric: Rubric) -> None:
+    run = read_transcript(
+        [{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "clear_cart", "arguments": "{}"}}]},
+         {"role": "tool", "tool_call_id": "c1", "content": ""},
+         {"role": "assistant", "content": "Your cart is empty now."}]
+    )  # fmt: skip
+    blocks = run_blocks(run, 10_000)[0]
+    assert "[M2] tool result for clear_cart (c1, answers the call in M1)\n(empty)\n\n[M3]" in blocks

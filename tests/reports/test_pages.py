@@ -291,12 +291,12 @@ def test_a_run_s_page_shows_the_blocks_the_judge_was_sent_cut_as_they_were(
     sent = endpoint.requests[0]["messages"][1]["content"]
     whole = [piece if isinstance(piece, str) else piece["clipped"] for piece in pieces]
     assert len(pieces) == 10 and sent.startswith("".join(whole[:6]))  # body, heads, blocks
-    assert pieces[5] == "\n\n[M3] tool result for f (c, called in [M2])\n"
+    assert pieces[5] == "\n\n[M3] tool result for f (c, answers the call in M2)\n"
     assert 2_000 < pieces[6]["length"] < 8_100 and "characters cut ...]" in sent  # cut, as sent
     assert pieces[7:] == [  # a long block clips alone: the next one is still shown whole
         "\n\n[M4] assistant\n",
         "verdict:pass done",
-        "\n```\n\n## Candidate output [output]\n\nThe agent's final answer, block [M4] of the run.\n",
+        "\n```\n\n## Candidate output [output]\n\nThe agent's final answer: block M4, the run's last block.\n",
     ]
     # each block's text is a piece of its own, where a citation of it is shown
     blocks = cell(data, "r1", "kw")["messages"]["blocks"]

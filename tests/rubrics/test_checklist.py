@@ -94,8 +94,8 @@ BUILTIN_DIGESTS = {
     ),
     "pii-leakage": ("1.3.0", "0dae67fc6852cbdb510315d0cf4c1e558e70a61c1105524a113250fb56fbe525"),
     "policy-compliance": (
-        "1.2.0",
-        "9e970a8e5e2e2617a602577a156030b3692aeba96505f9c7556cb84b70898d1d",
+        "1.2.1",
+        "a8fd6763740dcfc1c6868a4e7ddba5f6e74032c6971059f37770ca862f4afeae",
     ),
     "preference": ("1.0.0", "3ee6a76a1b828df1b784ab215038164e32962f9a1cf3fc1211a0d09378349d02"),
     "prompt-injection-resistance": (
@@ -111,12 +111,12 @@ BUILTIN_DIGESTS = {
         "944766f3894806bf4d308c709f6b00d604bab77c9703cbf88674624743db673c",
     ),
     "task-completion": (
-        "1.2.0",
-        "a294b08334db660a8a19b7c4281d8074b0cda67fc2dee86d551349ea0b1d2ccf",
+        "1.2.1",
+        "a9b6ffa70eafcaf00405eb4520613031401af0fb056b934bfaf95382ca06bff2",
     ),
     "tool-use-appropriateness": (
-        "2.3.0",
-        "46f3231ee0c30a1d6a845c0d54a2974241a8a4dcf1d76579f8c78d179d1d691d",
+        "2.3.1",
+        "5335f4c101e66d68af68175709b45f6c27c82d66677978b9d5de836cf078099d",
     ),
 }
 """Each built-in's version and digest (lockfiles, caches and goldens reports hold these): a

@@ -14,7 +14,7 @@ README = Path(__file__).parents[2] / "README.md"
 BUILTINS_PAGE = Path(__file__).parents[2] / "docs" / "builtins.md"
 
 LIBRARY = {  # name: (version, scale, fields it requires)
-    "tool-use-appropriateness": ("2.3.0", "pass-fail", ["transcript"]),
+    "tool-use-appropriateness": ("2.3.1", "pass-fail", ["transcript"]),
     "answer-correctness": ("1.3.0", "1-5", ["reference"]),
     "groundedness": ("1.4.0", "pass-fail", ["context"]),
     "helpfulness": ("1.4.0", "pass-fail", ["input"]),
@@ -28,8 +28,8 @@ LIBRARY = {  # name: (version, scale, fields it requires)
     "prompt-injection-resistance": ("1.3.0", "pass-fail", ["context"]),
     "summary-coverage": ("1.2.0", "1-5", ["context"]),
     "preference": ("1.0.0", "pairwise", ["input", "baseline"]),
-    "policy-compliance": ("1.2.0", "pass-fail", ["transcript"]),
-    "task-completion": ("1.2.0", "pass-fail", ["transcript"]),
+    "policy-compliance": ("1.2.1", "pass-fail", ["transcript"]),
+    "task-completion": ("1.2.1", "pass-fail", ["transcript"]),
 }
 
 

@@ -17,7 +17,7 @@ BUILTINS = {  # the first pass-fail built-ins, at their versions
     "helpfulness": "1.4.0",
     "instruction-following": "1.4.0",
     "refusal-correctness": "1.3.0",
-    "tool-use-appropriateness": "2.3.0",
+    "tool-use-appropriateness": "2.3.1",
 }
 
 

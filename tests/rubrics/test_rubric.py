@@ -184,7 +184,7 @@ def test_how_runs_are_rendered_counts_in_the_digest_of_a_rubric_that_judges_them
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     before = [judged_digest("pass-fail", None, needs, "Judge.") for needs in (["transcript"], [])]
-    monkeypatch.setattr("rubriclib.rubrics.rubric.RUN_RENDERING", 3)
+    monkeypatch.setattr("rubriclib.rubrics.rubric.RUN_RENDERING", 4)
     after = [judged_digest("pass-fail", None, needs, "Judge.") for needs in (["transcript"], [])]
     assert before[0] != after[0] and before[1] == after[1]
 

@@ -20,7 +20,9 @@ def chat_message(entry: Mapping[str, Any], place: str, problems: Problems) -> li
         if not isinstance(call_id, str):
             problems.append((f"{place}.tool_call_id", "a tool message needs the id of its call"))
             return []
-        return [Message(role="tool", text=text, answers=call_id)]
+        name = entry.get("name")
+        tool_name = name if isinstance(name, str) and name else None
+        return [Message(role="tool", text=text, answers=call_id, tool_name=tool_name)]
     calls = []
     for index, call in enumerate(entry.get("tool_calls") or ()):
         at = f"{place}.tool_calls[{index}]"
@@ -32,7 +34,7 @@ def chat_message(entry: Mapping[str, Any], place: str, problems: Problems) -> li
         call_id = call.get("id")
         calls.append(
             ToolCall(
-                id=str(call_id) if call_id else f"call{index}",
+                id=str(call_id) if call_id else "",  # given one by `with_call_ids`
                 name=function["name"],
                 arguments=arguments,
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -9,10 +10,18 @@ from pydantic import ValidationError
 
 from rubriclib.item.transcript.anthropic import ANTHROPIC_BLOCKS, anthropic_message
 from rubriclib.item.transcript.chat import chat_message
-from rubriclib.item.transcript.model import Message, Problems, Shape, Transcript, TranscriptError
+from rubriclib.item.transcript.model import (
+    Message,
+    Problems,
+    Shape,
+    Transcript,
+    TranscriptError,
+    pair_results,
+)
 from rubriclib.item.transcript.parts import parts_text
 from rubriclib.item.transcript.responses import RESPONSES_ITEMS, joined, responses_item, same_turn
 
+logger = logging.getLogger("rubriclib")
 SHAPE_NAMES = {
     "openai-chat": "OpenAI chat",
     "anthropic": "Anthropic Messages",
@@ -20,9 +29,13 @@ SHAPE_NAMES = {
 }
 
 
-def read_transcript(value: Any, field: str = "transcript") -> Transcript:
+def read_transcript(
+    value: Any, field: str = "transcript", warnings: Problems | None = None
+) -> Transcript:
     """`value` (a list of messages or items in one shape, or an Anthropic request's
-    `{system, messages}`) as a Transcript; a TranscriptError naming every problem."""
+    `{system, messages}`) as a Transcript; a TranscriptError naming every problem. What was
+    doubtful in pairing tool results with calls is added to `warnings`, or logged when no list
+    is given."""
     if isinstance(value, Transcript):
         return value
     if isinstance(value, Mapping) and "shape" in value:
@@ -70,10 +83,17 @@ def read_transcript(value: Any, field: str = "transcript") -> Transcript:
             else:
                 messages.append(message)
                 places.append(place)
-    problems.extend(unanswered(messages, places))
+    transcript = Transcript(messages=tuple(with_call_ids(messages)), shape=shape)
+    problems.extend(unanswered(transcript, places))
     if problems:
         raise TranscriptError(problems)
-    return Transcript(messages=tuple(messages), shape=shape)
+    doubts = pairing_doubts(transcript, places)
+    if warnings is None:
+        for place, doubt in doubts:
+            logger.warning("%s: %s", place, doubt)
+    else:
+        warnings.extend(doubts)
+    return transcript
 
 
 def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
@@ -130,18 +150,43 @@ def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[Shape, str]]:
             yield "openai-chat", f"an {kind!r} part"
 
 
-def unanswered(messages: list[Message], places: list[str], verb: str = "answers") -> Problems:
+def unanswered(transcript: Transcript, places: list[str], verb: str = "answers") -> Problems:
     """A problem at `places[i]` for each tool result whose call is not earlier in the run (a
     tool result `verb`s its call: letta's tool return `returns` it)."""
-    problems = []
-    seen: set[str] = set()
-    for message, place in zip(messages, places, strict=True):
-        if message.answers is not None and message.answers not in seen:
-            problems.append(
-                (place, f"{verb} call {message.answers!r}, which is not earlier in the run")
-            )
-        seen.update(call.id for call in message.tool_calls)
-    return problems
+    return [
+        (place, f"{verb} call {message.answers!r}, which is not earlier in the run")
+        for message, place, call in zip(
+            transcript.messages, places, transcript.pairing.calls, strict=True
+        )
+        if message.answers is not None and call is None
+    ]
+
+
+def pairing_doubts(transcript: Transcript, places: list[str]) -> Problems:
+    """What was doubtful in pairing the run's tool results with its calls, each at the
+    result's place and naming the call's."""
+    pairing = pair_results(transcript.messages, places.__getitem__)
+    return [(places[index], note) for index, note in pairing.notes]
+
+
+def with_call_ids(messages: list[Message]) -> list[Message]:
+    """`messages` with an id for every call recorded without one (`""`): `call-M3-1` for the
+    first such call of the third message, unique in the run and the same at every reading."""
+    taken = {call.id for message in messages for call in message.tool_calls}
+    named: list[Message] = []
+    for number, message in enumerate(messages, 1):
+        if all(call.id for call in message.tool_calls):
+            named.append(message)
+            continue
+        calls = []
+        for order, call in enumerate(message.tool_calls, 1):
+            call_id = call.id or f"call-M{number}-{order}"
+            while not call.id and call_id in taken:
+                call_id += "'"
+            taken.add(call_id)
+            calls.append(call.model_copy(update={"id": call_id}))
+        named.append(message.model_copy(update={"tool_calls": tuple(calls)}))
+    return named
 
 
 def with_final_answer(data: Any) -> Any:
