@@ -47,7 +47,11 @@ class LogSample:
         problems: list[Problem] = []
         transcript = _transcript(_resolved(sample.get("messages"), attachments), where, problems)
         input_text = _input(_resolved(sample.get("input"), attachments), where, problems)
-        metadata = dict(sample.get("metadata") or {})  # a mapping in every log inspect writes
+        metadata = sample.get("metadata") or {}
+        if not isinstance(metadata, Mapping):
+            problems.append(Problem(where, "metadata", "must be a mapping"))
+            metadata = {}
+        metadata = dict(metadata)
         try:
             context = field_text("context", metadata.pop("context", None))
         except ValueError as error:
@@ -121,7 +125,13 @@ def eval_log_samples(path: Path) -> Iterator[tuple[str, LogSample | Problem]]:
             where = f"{path}: {name}"
             try:
                 data = json.loads(_entry(archive, handle, entries[name], path))
-            except (zipfile.BadZipFile, zlib.error, EOFError, ValueError) as error:
+            except (
+                zipfile.BadZipFile,
+                zlib.error,
+                EOFError,
+                NotImplementedError,
+                ValueError,
+            ) as error:
                 yield where, Problem(where, "sample", f"cannot be read: {error}")
                 continue
             yield where, LogSample(data, epochs)

@@ -267,12 +267,13 @@ def test_without_zstandard_an_eval_log_says_what_to_install(
 
 
 def _broken_log(logs: Logs, tmp_path: Path) -> Path:
-    """The real `.json` log with one sample's run broken: a role inspect has not, a tool result
-    whose call is gone."""
+    """The real `.json` log with one sample broken: a role inspect has not, a tool result whose
+    call is gone, metadata that is no mapping."""
     log = json.loads(logs.paths["json"].read_text())
     messages = log["samples"][3]["messages"]
     messages[1]["role"] = "robot"
     messages[3]["tool_call_id"] = "call-gone"
+    log["samples"][3]["metadata"] = ["not", "a", "mapping"]
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(log))
     return path
@@ -295,6 +296,7 @@ def test_a_sample_whose_run_cannot_be_read_names_the_sample_and_the_message(
             "messages[3]",
             "answers call 'call-gone', which is not earlier in the run",
         ),
+        (f"{path}: samples[3]", "metadata", "must be a mapping"),
     ]
 
 
