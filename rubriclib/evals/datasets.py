@@ -6,7 +6,8 @@ transcript), `context` (text, or a list of passages shown numbered), `reference`
 `ground_truth`, `expected_output`), `output` (or `submission`, `response`, `actual_output`),
 `baseline` (or `output_b`: the second output a pairwise rubric compares with; other rubrics
 ignore it), `transcript` (or `messages`: an agent run; without an output, its final answer is
-the output). Every other key is kept as the row's metadata.
+the output). Every other key is kept as the row's metadata. An inspect_ai log (`.eval`, or a
+`.json` log) is read by `inspect_logs`: a row per sample.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import EvalError, Problem
+from rubriclib.evals.inspect_logs import (
+    LogSample,
+    eval_log_samples,
+    is_inspect_log,
+    json_log_samples,
+)
 from rubriclib.evals.letta_rows import USED_KEYS, LettaSample, read_sample
 from rubriclib.item import Item, field_text
 from rubriclib.item.transcript import Problems, Transcript, TranscriptError, read_transcript
@@ -34,7 +41,7 @@ ALIASES = {
 }
 TRANSCRIPT_KEYS = ("transcript", "messages")
 """A row's agent run: a list of messages in OpenAI chat, Anthropic or Responses shape."""
-SUFFIXES = (".jsonl", ".json", ".csv", ".yaml", ".yml")
+SUFFIXES = (".jsonl", ".json", ".csv", ".yaml", ".yml", ".eval")
 MAX_PROBLEMS = 200
 """A dataset check stops collecting after this many problems (and says how many it skipped)."""
 MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024
@@ -120,6 +127,9 @@ class Dataset:
         for number, (where, raw) in enumerate(self._raw_rows(), start=1):
             if isinstance(raw, Problem):
                 yield [raw]
+            elif isinstance(raw, LogSample):
+                item = raw.item(where)
+                yield item if isinstance(item, list) else Row(number, where, item)
             elif self.letta_base is not None:
                 yield parse_letta_row(raw, number, where, self.letta_base, csv)
             else:
@@ -140,6 +150,8 @@ class Dataset:
                 yield from _jsonl_rows(self.path)
             elif suffix == ".csv":
                 yield from _csv_rows(self.path)
+            elif suffix == ".eval":
+                yield from eval_log_samples(self.path)
             else:
                 yield from _whole_file_rows(self.path, suffix)
         except OSError as error:
@@ -323,6 +335,9 @@ def _whole_file_rows(path: Path, suffix: str) -> Iterator[tuple[str, Any]]:
             ) from None
     else:
         data = load_yaml(text, str(path), "dataset", EvalError, max_nodes=50_000_000)
+    if suffix == ".json" and is_inspect_log(data):
+        yield from json_log_samples(data, path)
+        return
     if isinstance(data, Mapping) and set(data) == {"rows"}:
         data = data["rows"]
     if not isinstance(data, list):

@@ -448,9 +448,13 @@ def test_the_reader_keeps_reasoning_media_tool_errors_and_provider_tools(
             thinking="Look it up.\n(reasoning redacted)\n(summary) Planned a search.",
             tool_calls=(search, broken),
         ),
-        Message(role="tool", text="a cat", answers="c1"),
+        Message(role="tool", text="a cat", answers="c1", tool_name="search"),
         Message(
-            role="tool", text="(error: parsing) arguments are not JSON", answers="c2", is_error=True
+            role="tool",
+            text="(error: parsing) arguments are not JSON",
+            answers="c2",
+            tool_name="search",
+            is_error=True,
         ),
         Message(role="user", text="(content for tool call c1)\n(image not shown)"),
         Message(

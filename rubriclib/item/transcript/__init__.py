@@ -1,7 +1,8 @@
 """An agent run as one canonical list of messages (`model`), read losslessly from the shapes
 runs are recorded in (`reading`: OpenAI Chat Completions messages, Anthropic Messages, OpenAI
-Responses API items; a module per shape). inspect_ai's and letta's message objects are read by
-their integrations into the same model."""
+Responses API items; a module per shape). inspect_ai's message JSON is read by `inspect` (a log's
+samples, and the integration's `state.messages`), letta's messages by evals/letta_runs.py, into
+the same model."""
 
 from rubriclib.item.transcript.model import (
     Message,
