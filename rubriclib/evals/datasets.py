@@ -128,8 +128,13 @@ class Dataset:
             if isinstance(raw, Problem):
                 yield [raw]
             elif isinstance(raw, LogSample):
-                item = raw.item(where)
-                yield item if isinstance(item, list) else Row(number, where, item)
+                doubts: Problems = []
+                item = raw.item(where, doubts)
+                yield (
+                    item
+                    if isinstance(item, list)
+                    else Row(number, where, item, None, doubted(doubts))
+                )
             elif self.letta_base is not None:
                 yield parse_letta_row(raw, number, where, self.letta_base, csv)
             else:
@@ -226,7 +231,12 @@ def parse_row(raw: Any, number: int, where: str, needs_output: bool = True) -> R
         id=str(row_id),
         metadata=metadata,
     )
-    return Row(number, where, item, pairing_doubts=tuple(f"{at}: {why}" for at, why in doubts))
+    return Row(number, where, item, pairing_doubts=doubted(doubts))
+
+
+def doubted(doubts: Problems) -> tuple[str, ...]:
+    """A row's pairing doubts as `transcript[N]: why` lines."""
+    return tuple(f"{at}: {why}" for at, why in doubts)
 
 
 def _row_transcript(

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from rubriclib.errors import EvalError, Problem
 from rubriclib.item import Item, field_text
-from rubriclib.item.transcript import Transcript, TranscriptError
+from rubriclib.item.transcript import Problems, Transcript, TranscriptError
 from rubriclib.item.transcript.inspect import inspect_message, read_inspect
 
 SAMPLE_ENTRY = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
@@ -38,14 +38,16 @@ class LogSample:
     epochs: bool
     """Whether the log ran more than one epoch: a row id is then `ID_epoch_N`."""
 
-    def item(self, where: str) -> Item | list[Problem]:
-        """The sample as an Item, or every problem with it, each naming its field."""
+    def item(self, where: str, doubts: Problems) -> Item | list[Problem]:
+        """The sample as an Item, or every problem with it, each naming its field; what was
+        doubtful in pairing its run's tool results added to `doubts`."""
         sample = self.data
         if not isinstance(sample, Mapping):
             return [Problem(where, "sample", f"must be a mapping, not {type(sample).__name__}")]
         attachments = sample.get("attachments") or {}
         problems: list[Problem] = []
-        transcript = _transcript(_resolved(sample.get("messages"), attachments), where, problems)
+        messages = _resolved(sample.get("messages"), attachments)
+        transcript = _transcript(messages, where, problems, doubts)
         input_text = _input(_resolved(sample.get("input"), attachments), where, problems)
         metadata = sample.get("metadata") or {}
         if not isinstance(metadata, Mapping):
@@ -198,13 +200,15 @@ def _resolved(value: Any, attachments: Mapping[str, str]) -> Any:
     return value
 
 
-def _transcript(messages: Any, where: str, problems: list[Problem]) -> Transcript | None:
+def _transcript(
+    messages: Any, where: str, problems: list[Problem], doubts: Problems
+) -> Transcript | None:
     """The sample's messages as its run; their problems added, each naming `messages[N]`."""
     if not isinstance(messages, list):
         problems.append(Problem(where, "messages", "must be a list of messages"))
         return None
     try:
-        return read_inspect(messages, "messages")
+        return read_inspect(messages, "messages", doubts)
     except TranscriptError as error:
         problems.extend(Problem(where, place, why) for place, why in error.problems)
         return None
@@ -220,7 +224,7 @@ def _input(value: Any, where: str, problems: list[Problem]) -> str | None:
     found: list[tuple[str, str]] = []
     lines = []
     for index, message in enumerate(value):
-        for read, _ in inspect_message(message, f"input[{index}]", found):
+        for read in inspect_message(message, f"input[{index}]", found):
             lines.append(f"{read.role}: {read.text}")
     problems.extend(Problem(where, place, why) for place, why in found)
     return "\n".join(lines)

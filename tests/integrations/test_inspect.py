@@ -356,6 +356,7 @@ def test_a_tool_result_without_its_call_is_a_sample_error_never_a_score(run: Run
 # Run with the inspect venv's python: prints each run read by inspect_transcript, as JSON.
 READ_MESSAGES = """\
 import json
+import logging
 from inspect_ai.model import (ChatMessageAssistant, ChatMessageSystem, ChatMessageTool,
     ChatMessageUser, ContentAudio, ContentData, ContentDocument, ContentImage, ContentReasoning,
     ContentText, ContentToolUse, UrlCitation)
@@ -402,12 +403,19 @@ runs = {
     "no-call-id": [ChatMessageTool(content="x", function="search")],
     "empty": [],
 }
+class Kept(logging.Handler):
+    def emit(self, record):
+        read[name].setdefault("warnings", []).append(record.getMessage())
+
+
+logging.getLogger("rubriclib").addHandler(Kept())
 read = {}
 for name, messages in runs.items():
+    read[name] = {}
     try:
-        read[name] = {"transcript": inspect_transcript(messages).model_dump(mode="json")}
+        read[name]["transcript"] = inspect_transcript(messages).model_dump(mode="json")
     except TranscriptError as error:
-        read[name] = {"problems": [list(problem) for problem in error.problems]}
+        read[name]["problems"] = [list(problem) for problem in error.problems]
 print(json.dumps(read))
 """
 
@@ -482,13 +490,16 @@ def test_the_reader_keeps_reasoning_media_tool_errors_and_provider_tools(
     assert "base64" not in section  # media are named, never pasted
 
 
-def test_the_reader_refuses_a_broken_run_naming_the_message(read_runs: dict[str, Any]) -> None:
+def test_the_reader_refuses_a_broken_run_and_warns_of_a_misnamed_result(
+    read_runs: dict[str, Any],
+) -> None:
     problems = {name: read.get("problems") for name, read in read_runs.items()}
     assert problems["orphan"] == [
         ["state.messages[1]", "answers call 'c9', which is not earlier in the run"]
     ]
-    assert problems["misnamed"] == [
-        ["state.messages[1].function", "is 'lookup', but call 'c1' it answers is to 'search'"]
+    assert problems["misnamed"] is None and read_runs["misnamed"]["warnings"] == [
+        "state.messages[1]: names tool 'lookup', but call 'c1' it answers (in state.messages[0]) "
+        "is to 'search'"
     ]
     assert problems["no-call-id"] == [
         ["state.messages[0].tool_call_id", "a tool message needs the id of its call"]

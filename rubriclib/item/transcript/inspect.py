@@ -9,10 +9,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rubriclib.item.transcript.model import Message, Problems, ToolCall, Transcript, TranscriptError
+from rubriclib.item.transcript.reading import paired_transcript
 
 ROLES = ("system", "user", "assistant", "tool")
-Read = list[tuple[Message, str | None]]
-"""What one inspect message reads into: messages, each with the function a tool message names."""
 NEEDS = {
     "text": ("text",),
     "reasoning": ("reasoning",),
@@ -21,46 +20,33 @@ NEEDS = {
 """The texts each kind of content part cannot do without."""
 
 
-def read_inspect(messages: Sequence[Any], field: str = "messages") -> Transcript:
+def read_inspect(
+    messages: Sequence[Any], field: str = "messages", warnings: Problems | None = None
+) -> Transcript:
     """inspect's chat messages (dicts) as a Transcript of shape `inspect`, nothing silently
     dropped: reasoning is the message's thinking (a redacted one said to be), an image, audio,
     video, document or provider payload is named, a tool error is a tool result marked as one
     with inspect's error type and message, and a tool the provider ran itself (web search, MCP)
     is a call followed by its result. A run that cannot be read (a tool message whose call is
-    not earlier in the run, or names another function; a role or part inspect does not have)
-    is a TranscriptError naming `field[N]`."""
+    not earlier in the run; a role or part inspect does not have) is a TranscriptError naming
+    `field[N]`; a tool message naming another function than its call's is a warning, as
+    `read_transcript` warns."""
     if not messages:
         raise TranscriptError([(field, "is empty: the sample has no messages (an agent run)")])
     problems: Problems = []
-    read: list[tuple[Message, str, str | None]] = []
+    read: list[Message] = []
+    places: list[str] = []
     for index, message in enumerate(messages):
         place = f"{field}[{index}]"
-        read.extend(
-            (one, place, function) for one, function in inspect_message(message, place, problems)
-        )
-    calls: dict[str, ToolCall] = {}
-    for message, place, function in read:
-        call = calls.get(message.answers) if message.answers is not None else None
-        if message.answers is not None and call is None:
-            problems.append(
-                (place, f"answers call {message.answers!r}, which is not earlier in the run")
-            )
-        elif call is not None and function is not None and function != call.name:
-            problems.append(
-                (
-                    f"{place}.function",
-                    f"is {function!r}, but call {call.id!r} it answers is to {call.name!r}",
-                )
-            )
-        calls.update((made.id, made) for made in message.tool_calls)
-    if problems:
-        raise TranscriptError(problems)
-    return Transcript(messages=tuple(message for message, _, _ in read), shape="inspect")
+        found = inspect_message(message, place, problems)
+        read.extend(found)
+        places.extend(place for _ in found)
+    return paired_transcript(read, places, "inspect", problems, warnings)
 
 
-def inspect_message(message: Any, place: str, problems: Problems) -> Read:
-    """One inspect message, and for a tool message the function it names; a server-side tool
-    use in an assistant's content adds its result after the message."""
+def inspect_message(message: Any, place: str, problems: Problems) -> list[Message]:
+    """One inspect message; a server-side tool use in an assistant's content adds its result
+    after the message."""
     role = message.get("role") if isinstance(message, Mapping) else None
     if role not in ROLES:
         shown = "not a message" if not isinstance(message, Mapping) else f"unknown role {role!r}"
@@ -87,12 +73,12 @@ def inspect_message(message: Any, place: str, problems: Problems) -> Read:
             texts.append(f"(arguments of tool call {call['id']} not parsed) {call['parse_error']}")
     calls.extend(call for call, _ in used)
     read = Message(role=role, text="\n".join(texts), thinking=thinking, tool_calls=tuple(calls))
-    return [(read, None), *((result, None) for _, result in used)]
+    return [read, *(result for _, result in used)]
 
 
 def _tool_result(
     message: Mapping[str, Any], texts: list[str], thinking: str, place: str, problems: Problems
-) -> Read:
+) -> list[Message]:
     """A tool message: its result, or the error inspect recorded for the call."""
     call_id = message.get("tool_call_id")
     if not isinstance(call_id, str) or not call_id:
@@ -114,7 +100,7 @@ def _tool_result(
         tool_name=function,
         is_error=error is not None,
     )
-    return [(result, function)]
+    return [result]
 
 
 def _content(content: Any, place: str, problems: Problems) -> tuple[list[str], str, list[Any]]:

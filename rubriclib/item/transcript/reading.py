@@ -83,6 +83,19 @@ def read_transcript(
             else:
                 messages.append(message)
                 places.append(place)
+    return paired_transcript(messages, places, shape, problems, warnings)
+
+
+def paired_transcript(
+    messages: list[Message],
+    places: list[str],
+    shape: Shape,
+    problems: Problems,
+    warnings: Problems | None = None,
+) -> Transcript:
+    """The run read as `messages` (each recorded at `places[i]`): every call given an id, every
+    tool result paired with its call, a TranscriptError naming every problem, and what was
+    doubtful in pairing added to `warnings` (logged when no list is given)."""
     transcript = Transcript(messages=tuple(with_call_ids(messages)), shape=shape)
     problems.extend(unanswered(transcript, places))
     if problems:
