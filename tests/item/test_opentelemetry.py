@@ -4,6 +4,8 @@ instrumentation (openai-v2) tracing an `openai` client against the scripted serv
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from judge_server import JudgeServer, Reply, completion
 
 from rubriclib.evals.datasets import Dataset
 from rubriclib.item.transcript import TranscriptError, read_traces, read_transcript
@@ -197,3 +200,27 @@ def test_an_export_without_model_calls_is_no_dataset(export: Export, tmp_path: P
     assert [(p.field, p.message.split(" (")[0]) for p in problems] == [
         ("dataset", "holds no model call")
     ]
+
+
+def test_the_docs_export_and_judge_examples_run_as_written(
+    endpoint: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import snippet
+
+    settings = [line.removeprefix("$ export ") for line in snippet("otel-env").splitlines()]
+    env = dict(setting.split("=", 1) for setting in settings)
+    env |= {"PATH": os.environ["PATH"], "OPENAI_BASE_URL": endpoint.url, "OPENAI_API_KEY": "k"}
+    endpoint.script(Reply(body=completion(content="Order A-17 shipped on Monday.")))
+    (tmp_path / "export.py").write_text(snippet("otel-export"))
+    subprocess.run([sys.executable, "export.py"], cwd=tmp_path, env=env, check=True, timeout=120)
+    assert endpoint.requests[0]["messages"] == [{"role": "user", "content": "Where is order A-17?"}]
+
+    monkeypatch.chdir(tmp_path)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(snippet("otel-judge"), {})  # noqa: S102 - the docs' own example, run as written
+    (trace_id, verdict) = printed.getvalue().split()
+    assert len(trace_id) == 32 and verdict in ("pass", "fail")  # the keyword judge decides
+    judged = endpoint.requests[-1]["messages"][1]["content"]
+    assert "[M1] user\nWhere is order A-17?" in judged
+    assert "[M2] assistant\nOrder A-17 shipped on Monday." in judged

@@ -66,9 +66,11 @@ class _Trace:
 
 
 def read_traces(export: Any) -> list[tuple[str, Transcript]]:
-    """Each trace of one OTLP JSON export (`{"resourceSpans": [...]}`, or `resourceLogs` of
-    GenAI events) as `(trace id, its run)`; a TranscriptError naming every problem."""
-    runs, problems = traces([("", export)])
+    """Each trace of an OTLP JSON export (`{"resourceSpans": [...]}`, or `resourceLogs` of
+    GenAI events), or of a list of them (a JSONL file's lines), as `(trace id, its run)`; a
+    TranscriptError naming every problem."""
+    exports = enumerate(export) if isinstance(export, list) else [(None, export)]
+    runs, problems = traces((f"[{i}]." if i is not None else "", e) for i, e in exports)
     problems += [problem for run in runs for problem in run.problems]
     if problems:
         raise TranscriptError(problems)

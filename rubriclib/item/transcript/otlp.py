@@ -43,7 +43,9 @@ def is_export(value: Any) -> bool:
 def records(document: Any, label: str, problems: Problems) -> Iterator[Record]:
     """Every span and log record of one export, in order; `label` starts every place."""
     if not is_export(document):
-        problems.append((label or "export", f"an OTLP JSON export has {' or '.join(OTLP_KEYS)}"))
+        problems.append(
+            (label.rstrip(". :") or "export", f"an OTLP JSON export has {' or '.join(OTLP_KEYS)}")
+        )
         return
     for kind, scopes, items in (
         ("resourceSpans", "scopeSpans", "spans"),
