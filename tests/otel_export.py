@@ -11,7 +11,9 @@ events), `off` (the latest conventions, content capture off). ENCODING is `proto
 protobuf encoders and protobuf's JSON mapping, ids in base64: OUT.json holds the spans, OUT.jsonl
 a line per export) or `file` (the OTLP JSON file exporter, ids in hex, a line per batch). Beside
 OUT, OUT.chat.json holds each run as the OpenAI chat messages the agent sent and received, by
-trace id. `side-call` adds a model call with other messages inside the first run's trace.
+trace id. Each run is an `invoke_agent` span (with input messages, as agent frameworks write it)
+around its model calls. `side-call` adds a model call with other messages inside the first
+run's trace.
 """
 
 from __future__ import annotations
@@ -106,7 +108,11 @@ def main(form: str, encoding: str, out: Path, side_call: bool) -> None:
         server.script(*replies())
         client = openai.OpenAI(base_url=server.url, api_key="no-key", max_retries=0)
         for index, messages in enumerate(RUNS):
-            with tracer.start_as_current_span("agent run") as span:
+            with tracer.start_as_current_span("invoke_agent support") as span:
+                # as agent frameworks record it: not a model call, never read as one
+                span.set_attribute("gen_ai.operation.name", "invoke_agent")
+                user = {"role": "user", "parts": [{"type": "text", "content": "(the request)"}]}
+                span.set_attribute("gen_ai.input.messages", json.dumps([user]))
                 if side_call and index == 0:
                     server.replies.appendleft(Reply(body=completion(content="A refund request.")))
                     run_agent(client, [{"role": "user", "content": "Summarize: refund A-17"}])

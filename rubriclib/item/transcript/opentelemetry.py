@@ -93,8 +93,9 @@ def _add(record: Record, order: int, found: dict[str, _Trace], problems: Problem
     """A span or event of a model call added to its trace's call (events name their span)."""
     attributes = record.attributes
     if record.span:
-        if attributes.get("gen_ai.operation.name") not in INFERENCE and INPUT not in attributes:
-            return
+        operation = attributes.get("gen_ai.operation.name")
+        if operation not in INFERENCE and (operation is not None or INPUT not in attributes):
+            return  # an agent's or a tool's span, or no GenAI span
     elif record.name not in (DETAILS, "gen_ai.choice", *OLD_EVENTS):
         return
     if record.trace_id is None:
