@@ -7,7 +7,8 @@ transcript), `context` (text, or a list of passages shown numbered), `reference`
 `baseline` (or `output_b`: the second output a pairwise rubric compares with; other rubrics
 ignore it), `transcript` (or `messages`: an agent run; without an output, its final answer is
 the output). Every other key is kept as the row's metadata. An inspect_ai log (`.eval`, or a
-`.json` log) is read by `inspect_logs`: a row per sample.
+`.json` log) is read by `inspect_logs`: a row per sample. An OpenTelemetry export (OTLP JSON: a
+`.json` file, or a `.jsonl` file of exports) gives a row per trace instead (`otlp_rows`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from rubriclib.evals.inspect_logs import (
     json_log_samples,
 )
 from rubriclib.evals.letta_rows import USED_KEYS, LettaSample, read_sample
+from rubriclib.evals.otlp_rows import RowProblems, jsonl_or_otlp_rows, otlp_rows
 from rubriclib.item import Item, field_text
 from rubriclib.item.transcript import Problems, Transcript, TranscriptError, read_transcript
+from rubriclib.item.transcript.otlp import is_export
 from rubriclib.rubrics.reading import load_yaml, not_utf8
 
 logger = logging.getLogger("rubriclib")
@@ -135,6 +138,8 @@ class Dataset:
                     if isinstance(item, list)
                     else Row(number, where, item, None, doubted(doubts))
                 )
+            elif isinstance(raw, RowProblems):
+                yield list(raw)
             elif self.letta_base is not None:
                 yield parse_letta_row(raw, number, where, self.letta_base, csv)
             else:
@@ -152,7 +157,7 @@ class Dataset:
             )
         try:
             if suffix == ".jsonl":
-                yield from _jsonl_rows(self.path)
+                yield from jsonl_or_otlp_rows(self.path, _jsonl_rows(self.path))
             elif suffix == ".csv":
                 yield from _csv_rows(self.path)
             elif suffix == ".eval":
@@ -347,6 +352,9 @@ def _whole_file_rows(path: Path, suffix: str) -> Iterator[tuple[str, Any]]:
         data = load_yaml(text, str(path), "dataset", EvalError, max_nodes=50_000_000)
     if suffix == ".json" and is_inspect_log(data):
         yield from json_log_samples(data, path)
+        return
+    if is_export(data):
+        yield from otlp_rows(path, [("", data)])
         return
     if isinstance(data, Mapping) and set(data) == {"rows"}:
         data = data["rows"]
