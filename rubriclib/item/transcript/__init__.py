@@ -1,7 +1,7 @@
 """An agent run as one canonical list of messages (`model`), read losslessly from the shapes
 runs are recorded in (`reading`: OpenAI Chat Completions messages, Anthropic Messages, OpenAI
-Responses API items and Responses, LangChain messages; a module per shape). inspect_ai's and letta's message objects are read by
-their integrations into the same model."""
+Responses API items and Responses, LangChain messages; a module per shape). inspect_ai's and
+letta's message objects are read by their integrations into the same model."""
 
 from rubriclib.item.transcript.model import (
     Message,
