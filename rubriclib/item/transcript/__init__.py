@@ -1,8 +1,9 @@
 """An agent run as one canonical list of messages (`model`), read losslessly from the shapes
 runs are recorded in (`reading`: OpenAI Chat Completions messages, Anthropic Messages, OpenAI
-Responses API items; a module per shape; `opentelemetry`: a run per trace of an OTLP JSON
-export). inspect_ai's message JSON is read by `inspect` (a log's samples, and the
-integration's `state.messages`), letta's messages by evals/letta_runs.py, into the same model."""
+Responses API items and Responses, LangChain messages; a module per shape; `opentelemetry`: a
+run per trace of an OTLP JSON export). inspect_ai's message JSON is read by `inspect` (a log's
+samples, and the integration's `state.messages`), letta's messages by evals/letta_runs.py, into
+the same model."""
 
 from rubriclib.item.transcript.model import (
     Message,

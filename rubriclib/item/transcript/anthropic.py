@@ -6,9 +6,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from rubriclib.item.transcript.model import Message, Problems, ToolCall
-from rubriclib.item.transcript.parts import parts_text, role_of
+from rubriclib.item.transcript.parts import part_text, parts_text, role_of, thought
 
 ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking")
+SDK_MESSAGE_KEYS = ("model", "stop_reason", "usage")
+"""What an Anthropic SDK `Message` dumped has beside its role and content (and a Responses
+`message` item never has); those and its other fields (id, container) are not read."""
+
+
+def sdk_message(entry: Mapping[str, Any]) -> bool:
+    """Whether `entry` is an Anthropic SDK `Message` dumped (`type: message`, `stop_reason`...)."""
+    return entry.get("type") == "message" and any(key in entry for key in SDK_MESSAGE_KEYS)
 
 
 def anthropic_message(entry: Mapping[str, Any], place: str, problems: Problems) -> list[Message]:
@@ -46,12 +54,10 @@ def anthropic_message(entry: Mapping[str, Any], place: str, problems: Problems) 
             calls.append(
                 ToolCall(id=block["id"], name=block["name"], arguments=block.get("input", {}))
             )
-        elif kind == "thinking":
-            thinking.append(str(block.get("thinking", "")))
-        elif kind == "redacted_thinking":
-            thinking.append("(redacted thinking)")
+        elif kind in ("thinking", "redacted_thinking"):
+            thinking.append(thought(block))
         else:
-            texts.append(parts_text([block], place, problems))
+            texts.append(part_text(block, at, problems))
     if role and (texts or thinking or calls):
         messages.append(
             Message(

@@ -30,26 +30,49 @@ def parts_text(content: Any, place: str, problems: Problems) -> str:
             (f"{place}.content", f"must be text or a list of parts, not {type(content).__name__}")
         )
         return ""
-    texts = []
-    for index, part in enumerate(content):
-        kind = part.get("type") if isinstance(part, Mapping) else None
-        if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
-            texts.append(part["text"])
-        elif kind == "refusal" and isinstance(part.get("refusal"), str):
-            texts.append(f"(refusal) {part['refusal']}")
-        elif kind in (
-            "image_url",
-            "image",
-            "input_image",
-            "input_audio",
-            "file",
-            "input_file",
-            "document",
-        ):
-            texts.append(f"({kind.replace('input_', '').replace('_url', '')} not shown)")
-        else:
-            problems.append((f"{place}.content[{index}]", f"unknown content part {kind!r}"))
-    return "\n".join(texts)
+    return "\n".join(
+        part_text(part, f"{place}.content[{index}]", problems) for index, part in enumerate(content)
+    )
+
+
+def part_text(part: Any, at: str, problems: Problems) -> str:
+    """One content part's text (a problem at `at`, the part's own place, when it is unknown)."""
+    kind = part.get("type") if isinstance(part, Mapping) else None
+    if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
+        return str(part["text"])
+    if kind == "refusal" and isinstance(part.get("refusal"), str):
+        return f"(refusal) {part['refusal']}"
+    if kind in (
+        "image_url",
+        "image",
+        "input_image",
+        "input_audio",
+        "file",
+        "input_file",
+        "document",
+    ):
+        return f"({kind.replace('input_', '').replace('_url', '')} not shown)"
+    problems.append((at, f"unknown content part {kind!r}"))
+    return ""
+
+
+def thought(block: Mapping[str, Any]) -> str:
+    """A thinking or reasoning block as shown: Anthropic's `thinking` and `redacted_thinking`,
+    a Responses `reasoning` item (its summary and content), LangChain's `reasoning` block."""
+    kind = block.get("type")
+    if kind == "thinking":
+        return str(block.get("thinking", ""))
+    if kind == "redacted_thinking":
+        return "(redacted thinking)"
+    if isinstance(block.get("reasoning"), str):
+        return str(block["reasoning"])
+    parts = [*(block.get("summary") or ()), *(block.get("content") or ())]
+    texts = [
+        part["text"]
+        for part in parts
+        if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+    ]
+    return "\n".join(texts) or "(reasoning not readable: encrypted)"
 
 
 def json_arguments(raw: Any, place: str, problems: Problems) -> Any:

@@ -8,8 +8,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rubriclib.item.transcript.anthropic import ANTHROPIC_BLOCKS, anthropic_message
+from rubriclib.item.transcript.anthropic import ANTHROPIC_BLOCKS, anthropic_message, sdk_message
 from rubriclib.item.transcript.chat import chat_message
+from rubriclib.item.transcript.langchain import langchain_message, langchain_sign
 from rubriclib.item.transcript.model import (
     Message,
     Problems,
@@ -19,63 +20,54 @@ from rubriclib.item.transcript.model import (
     pair_results,
 )
 from rubriclib.item.transcript.parts import parts_text
-from rubriclib.item.transcript.responses import RESPONSES_ITEMS, joined, responses_item, same_turn
+from rubriclib.item.transcript.responses import (
+    RESPONSES_ITEMS,
+    joined,
+    responses_item,
+    responses_request,
+    same_turn,
+    spliced,
+)
 
 logger = logging.getLogger("rubriclib")
 SHAPE_NAMES = {
     "openai-chat": "OpenAI chat",
     "anthropic": "Anthropic Messages",
     "openai-responses": "OpenAI Responses",
+    "langchain": "LangChain",
+}
+READERS = {
+    "openai-chat": chat_message,
+    "anthropic": anthropic_message,
+    "openai-responses": responses_item,
+    "langchain": langchain_message,
 }
 
 
 def read_transcript(
     value: Any, field: str = "transcript", warnings: Problems | None = None
 ) -> Transcript:
-    """`value` (a list of messages or items in one shape, or an Anthropic request's
-    `{system, messages}`) as a Transcript; a TranscriptError naming every problem. What was
-    doubtful in pairing tool results with calls is added to `warnings`, or logged when no list
-    is given."""
+    """`value` (a list of messages or items in one shape, an Anthropic request's `{system,
+    messages}`, a Responses request's `{instructions, input}` or a whole Response) as a
+    Transcript; a TranscriptError naming every problem. What was doubtful in pairing tool
+    results with calls is added to `warnings`, or logged when no list is given."""
     if isinstance(value, Transcript):
         return value
     if isinstance(value, Mapping) and "shape" in value:
         return _canonical(value, field)
-    system: Any = None
-    where = field
-    if isinstance(value, Mapping) and "messages" in value:
-        unknown = sorted(set(value) - {"messages", "system"})
-        if unknown:
-            raise TranscriptError(
-                [(field, f"unknown key {unknown[0]!r}; a run has messages, system")]
-            )
-        system, value, where = value.get("system"), value["messages"], f"{field}.messages"
-    if not isinstance(value, list) or not value:
-        kind = "an empty list" if value == [] else type(value).__name__
-        raise TranscriptError(
-            [(field, f"must be a non-empty list of messages (an agent run), not {kind}")]
-        )
     problems: Problems = []
-    entries = [(f"{where}[{index}]", entry) for index, entry in enumerate(value)]
-    for place, entry in entries:
-        if not isinstance(entry, Mapping):
-            problems.append((place, f"must be a message (a mapping), not {type(entry).__name__}"))
+    start, system, entries = _recorded(value, field, problems)
     if problems:
         raise TranscriptError(problems)
-    shape = _shape(entries, system is not None, field, problems)
+    shape = _shape(entries, start, problems)
     if problems:
         raise TranscriptError(problems)
-    reader = {
-        "openai-chat": chat_message,
-        "anthropic": anthropic_message,
-        "openai-responses": responses_item,
-    }[shape]
+    reader = READERS[shape]
     messages: list[Message] = []
     places: list[str] = []
     if system is not None:
-        messages.append(
-            Message(role="system", text=parts_text(system, f"{field}.system", problems))
-        )
-        places.append(f"{field}.system")
+        messages.append(Message(role="system", text=parts_text(system[1], system[0], problems)))
+        places.append(system[0])
     for place, entry in entries:
         for message in reader(entry, place, problems):
             if shape == "openai-responses" and messages and same_turn(messages[-1], message):
@@ -109,6 +101,49 @@ def paired_transcript(
     return transcript
 
 
+def _recorded(
+    value: Any, field: str, problems: Problems
+) -> tuple[tuple[Shape, str] | None, tuple[str, Any] | None, list[tuple[str, Any]]]:
+    """The run's entries `(where, entry)` (whole Responses spliced), its system text `(where,
+    text)` (Anthropic's `system`, Responses' `instructions`) and the shape its wrapper shows."""
+    start: tuple[Shape, str] | None = None
+    system = instructions = None
+    where = field
+    if isinstance(value, Mapping) and "messages" in value:
+        unknown = sorted(set(value) - {"messages", "system"})
+        if unknown:
+            raise TranscriptError(
+                [(field, f"unknown key {unknown[0]!r}; a run has messages, system")]
+            )
+        if value.get("system") is not None:
+            start, system = ("anthropic", f"{field}.system"), (f"{field}.system", value["system"])
+        value, where = value["messages"], f"{field}.messages"
+    elif isinstance(value, Mapping) and (
+        {"input", "instructions"} & set(value) or value.get("object") == "response"
+    ):
+        given, value, where = responses_request(value, field)
+        start = ("openai-responses", where)
+        instructions = None if given is None else (f"{field}.instructions", given)
+    if not isinstance(value, list) or not value:
+        kind = "an empty list" if value == [] else type(value).__name__
+        raise TranscriptError(
+            [(where, f"must be a non-empty list of messages (an agent run), not {kind}")]
+        )
+    entries, instructions = spliced(
+        [(f"{where}[{index}]", entry) for index, entry in enumerate(value)], instructions, problems
+    )
+    if instructions is not None:
+        if isinstance(instructions[1], list):  # instructions as input items
+            listed = [(f"{instructions[0]}[{i}]", item) for i, item in enumerate(instructions[1])]
+            entries = listed + entries
+        else:
+            system = instructions
+    for place, entry in entries:
+        if not isinstance(entry, Mapping):
+            problems.append((place, f"must be a message (a mapping), not {type(entry).__name__}"))
+    return start, system, entries
+
+
 def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
     """A run as a Transcript writes itself (`{messages, shape}`, from `model_dump`): what
     `rubriclib new --from` copies into a golden and a goldens report holds."""
@@ -125,16 +160,16 @@ def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
 
 
 def _shape(
-    entries: list[tuple[str, Any]], has_system: bool, field: str, problems: Problems
+    entries: list[tuple[str, Any]], start: tuple[Shape, str] | None, problems: Problems
 ) -> Shape:
     """The one shape the run's entries show (OpenAI chat when none shows any); a problem at
-    the first entry of a second shape."""
-    first: tuple[Shape, str] | None = ("anthropic", f"{field}.system") if has_system else None
+    the first entry of a second shape. LangChain reads OpenAI chat's messages too."""
+    first = start
     for place, entry in entries:
         for shape, sign in _signs(entry):
-            if first is None:
+            if first is None or (first[0], shape) == ("openai-chat", "langchain"):
                 first = (shape, place)
-            elif shape != first[0]:
+            elif shape != first[0] and (first[0], shape) != ("langchain", "openai-chat"):
                 problems.append(
                     (
                         place,
@@ -148,7 +183,12 @@ def _shape(
 
 def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[Shape, str]]:
     """What marks `entry` as one shape: `(shape, the key or block that shows it)`."""
-    if entry.get("type") in RESPONSES_ITEMS:
+    if sign := langchain_sign(entry):  # its own content blocks may be Anthropic's
+        yield "langchain", sign
+        return
+    if sdk_message(entry):
+        yield "anthropic", "an Anthropic SDK Message (type 'message' with stop_reason, usage)"
+    elif entry.get("type") in RESPONSES_ITEMS:
         yield "openai-responses", f"type {entry['type']!r}"
     if "tool_calls" in entry or entry.get("role") == "tool":
         yield "openai-chat", "tool_calls" if "tool_calls" in entry else "role 'tool'"

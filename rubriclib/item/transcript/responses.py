@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rubriclib.item.transcript.model import Message, Problems, ToolCall
-from rubriclib.item.transcript.parts import json_arguments, parts_text, role_of
+from rubriclib.item.transcript.model import Message, Problems, ToolCall, TranscriptError
+from rubriclib.item.transcript.parts import json_arguments, parts_text, role_of, thought
 
 RESPONSES_ITEMS = ("message", "function_call", "function_call_output", "reasoning")
 
@@ -35,14 +35,7 @@ def responses_item(entry: Mapping[str, Any], place: str, problems: Problems) -> 
         )
         return [Message(role="tool", text=text, answers=entry["call_id"])]
     if kind == "reasoning":
-        parts = [*(entry.get("summary") or ()), *(entry.get("content") or ())]
-        texts = [
-            part["text"]
-            for part in parts
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-        ]
-        shown = "\n".join(texts) or "(reasoning not readable: encrypted)"
-        return [Message(role="assistant", thinking=shown)]
+        return [Message(role="assistant", thinking=thought(entry))]
     problems.append(
         (f"{place}.type", f"unknown item type {kind!r}; items are {', '.join(RESPONSES_ITEMS)}")
     )
@@ -66,3 +59,45 @@ def joined(previous: Message, item: Message) -> Message:
             "tool_calls": previous.tool_calls + item.tool_calls,
         }
     )
+
+
+def responses_request(value: Mapping[str, Any], field: str) -> tuple[Any, Any, str]:
+    """A Responses run recorded as its request's `{instructions, input}` (`input` text is one
+    user message) or as one whole Response: its instructions, its items and where they are."""
+    if value.get("object") == "response":
+        return value.get("instructions"), value.get("output"), f"{field}.output"
+    unknown = sorted(set(value) - {"instructions", "input"})
+    if unknown:
+        raise TranscriptError(
+            [(field, f"unknown key {unknown[0]!r}; a Responses run has instructions, input")]
+        )
+    items = value.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    return value.get("instructions"), items, f"{field}.input"
+
+
+def spliced(
+    entries: list[tuple[str, Any]], instructions: tuple[str, Any] | None, problems: Problems
+) -> tuple[list[tuple[str, Any]], tuple[str, Any] | None]:
+    """Each whole Response (`object: response`) among `entries` replaced by its `output` items;
+    the run's instructions (`(where, value)`: those given, else the first Response's), a problem
+    at a Response whose instructions differ (a run is read with one set)."""
+    items: list[tuple[str, Any]] = []
+    for place, entry in entries:
+        if not isinstance(entry, Mapping) or entry.get("object") != "response":
+            items.append((place, entry))
+            continue
+        own = entry.get("instructions")
+        if own is not None and instructions is None:
+            instructions = (f"{place}.instructions", own)
+        elif own is not None and instructions is not None and own != instructions[1]:
+            problems.append(
+                (f"{place}.instructions", f"differ from {instructions[0]}: a run has one set")
+            )
+        output = entry.get("output")
+        if not isinstance(output, list):
+            problems.append((f"{place}.output", "a Response's output must be a list of items"))
+            continue
+        items.extend((f"{place}.output[{index}]", item) for index, item in enumerate(output))
+    return items, instructions
