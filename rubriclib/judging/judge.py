@@ -62,7 +62,7 @@ from rubriclib.judging.result import (
     with_details,
     with_winner,
 )
-from rubriclib.judging.steps import Send, Steps, Together, Wait, adrive, drive
+from rubriclib.judging.steps import Send, Steps, Together, Wait, adrive, drive, run_to_end
 from rubriclib.judging.transport import SdkTransport, Transport, chosen_transport, display_url
 from rubriclib.rubrics.checklist import ChecklistItem
 from rubriclib.rubrics.rubric import Rubric
@@ -113,8 +113,9 @@ class Judge(ManyJudgments):
         backoff_max: The most seconds between two retries.
         max_retry_after: The most seconds a server's `Retry-After` is honoured.
         cache: The verdict cache: False (off), True (the user cache folder) or a folder.
-        transport: How async requests travel: "auto" (aiohttp), "sdk" (the openai SDK's async
-            client) or any `Transport`.
+        transport: How requests travel: "auto" (aiohttp; `grade` uses the openai SDK's sync
+            client), "sdk" (the openai SDK's clients) or any `Transport`, which `grade` and
+            `agrade` both send through.
         votes: Independent judgments per item; the majority wins and a tie never passes.
         capabilities: Remember the endpoint's quirks across runs: False, True (beside the
             verdict cache) or a folder.
@@ -195,12 +196,15 @@ class Judge(ManyJudgments):
         """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
         `no_temperature`, `max_completion_tokens`. Kept for every later request of this Judge."""
         self.transport: Transport = chosen_transport(transport, self.base_url, self._api_key)
-        """How async requests travel, chosen here once: "auto" is aiohttp (`HttpTransport`,
-        proxied or not; a tenth of the SDK's CPU per request), "sdk" the openai SDK's async
-        client, or any `transport.Transport` (a batch's), which gets every async request with
-        its custom_id. `grade` always uses the SDK's sync client."""
-        self._sync = SdkTransport(self.base_url, self._api_key)
-        """What `grade` sends with: the SDK's sync client."""
+        """How requests travel, chosen here once: "auto" is aiohttp (`HttpTransport`, proxied
+        or not; a tenth of the SDK's CPU per request), "sdk" the openai SDK's async client, or
+        any `transport.Transport` (a batch's, a test's), which gets every request, `grade`'s
+        too, with its custom_id."""
+        self._sync = (
+            None if transport not in ("auto", "sdk") else SdkTransport(self.base_url, self._api_key)
+        )
+        """What `grade` sends with beside "auto" and "sdk": the SDK's sync client; None for an
+        injected Transport, through which `grade` judges as `agrade` does."""
         self._in_flight = 0
         """Judgments running now, in the running event loop."""
         self._run_open = False
@@ -245,7 +249,10 @@ class Judge(ManyJudgments):
         return f"Judge(model={self.model!r}, endpoint={self.endpoint!r})"
 
     def grade_item(self, rubric: Rubric, item: Item) -> GradeResult:
-        """Judge one Item with the SDK's sync client (what `grade` calls)."""
+        """Judge one Item (what `grade` calls): with the SDK's sync client, or through an
+        injected Transport as `agrade_item` does."""
+        if self._sync is None:
+            return run_to_end(lambda: self.agrade_item(rubric, item))
         return drive(self._item_steps(rubric, item, 1, None), self._sync.post_sync)
 
     async def aclose(self) -> None:
@@ -267,7 +274,7 @@ class Judge(ManyJudgments):
         judge = copy.copy(self)
         judge.transport = transport
         judge.quirks = set(self.quirks)
-        judge._sync = SdkTransport(self.base_url, self._api_key)
+        judge._sync = None
         judge._in_flight, judge._run_open = 0, False
         if max_retries is not None:
             judge.max_retries = max_retries

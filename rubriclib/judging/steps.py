@@ -3,14 +3,16 @@
 A Judge writes each judgment once, as a generator of steps (`Send` a request body, `Wait`
 before a retry, run judgments `Together`); `drive` runs the steps with the SDK's sync client
 and `time.sleep` (`Judge.grade`), `adrive` with a Transport, `asyncio.sleep` and the run's Pacer
-(`Judge.agrade_item`). So retries, quirk fallbacks and the corrective turn are written once.
+(`Judge.agrade_item`; `Judge.grade` too through an injected Transport, by `run_to_end`). So
+retries, quirk fallbacks and the corrective turn are written once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +74,18 @@ def drive(steps: Steps, post: Callable[..., bytes]) -> GradeResult:
                 reply = post(step.body, timeout=step.timeout)
             except Exception as error:  # every failure becomes data for the judgment
                 reply = error
+
+
+def run_to_end(start: Callable[[], Coroutine[Any, Any, GradeResult]]) -> GradeResult:
+    """`start()` run to its end from sync code, in an event loop of its own (a worker thread's
+    when this thread already runs one): how `grade` drives a judgment through an injected
+    Transport, exactly as `agrade` does."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(start())
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        return worker.submit(asyncio.run, start()).result()
 
 
 async def adrive(

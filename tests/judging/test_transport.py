@@ -386,3 +386,40 @@ def test_the_transport_is_chosen_once_by_name_or_given() -> None:
     assert isinstance(chosen_transport("sdk", url, "k"), SdkTransport)
     recorder = Recorder()
     assert chosen_transport(recorder, url, "k") is recorder
+
+
+class ScriptedTransport:
+    """A Transport with no server: answers every request with a pass verdict, keeping what
+    it was sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[dict[str, Any], str]] = []
+        self.closed = 0
+
+    async def post(self, body: dict[str, Any], *, timeout: float, custom_id: str) -> bytes:
+        self.sent.append((body, custom_id))
+        call = {"id": "c1", "type": "function",
+                "function": {"name": "set_grade_pass", "arguments": '{"reason": "scripted"}'}}  # fmt: skip
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        reply = {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+        return json.dumps(reply).encode()
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+def test_grade_sends_through_an_injected_transport_as_agrade_does(library: Path) -> None:
+    transport = ScriptedTransport()
+    judge = Judge("m", "http://127.0.0.1:9/v1", SECRET_KEY, transport=transport)  # no server
+    rubric = load_rubric("keywords")
+    result = judge.grade(rubric, output="x")
+    assert (result.verdict, result.reason) == ("pass", "scripted")
+    assert asyncio.run(judge.agrade(rubric, output="x")).verdict == "pass"
+    [(sync_body, sync_id), (async_body, async_id)] = transport.sent
+    assert sync_body == async_body and sync_id == async_id  # the same request either way
+    assert transport.closed == 2  # each ad-hoc judgment leaves nothing open
+
+    async def inside_a_running_loop() -> str:
+        return judge.grade(rubric, output="y").verdict
+
+    assert asyncio.run(inside_a_running_loop()) == "pass" and len(transport.sent) == 3
