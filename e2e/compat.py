@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,12 +86,17 @@ def summarise(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_test_goldens(
-    base_url: str, model: str, rubrics: list[str], concurrency: int
+    base_url: str,
+    model: str,
+    rubrics: list[str],
+    concurrency: int,
+    rubriclib: Sequence[str] = (RUBRICLIB,),
 ) -> dict[str, Any]:
-    """`rubriclib test-goldens --format json` against the server; the parsed report."""
+    """`rubriclib test-goldens --format json` against the server, `rubriclib` the command that
+    starts the CLI; the parsed report."""
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "RUBRICLIB_MODEL": model}
     env.pop("OPENAI_API_KEY", None)
-    command = [RUBRICLIB, "test-goldens", *rubrics, "--format", "json", "--no-cache"]
+    command = [*rubriclib, "test-goldens", *rubrics, "--format", "json", "--no-cache"]
     command += ["--concurrency", str(concurrency)]
     run = subprocess.run(command, env=env, capture_output=True, text=True)
     if run.returncode not in (0, 1):

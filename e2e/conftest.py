@@ -29,6 +29,14 @@ def server_python() -> str:
     return python
 
 
+def goldens_to_judge() -> str:
+    """`sample` (the default: see `sampled_goldens.py`) or `all`, from RUBRICLIB_E2E_GOLDENS."""
+    choice = os.environ.get("RUBRICLIB_E2E_GOLDENS", "sample")
+    if choice not in ("sample", "all"):
+        pytest.fail(f"RUBRICLIB_E2E_GOLDENS must be sample or all, not {choice!r}")
+    return choice
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -102,7 +110,9 @@ def llama_server(
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not RECORDS:
         return
-    terminalreporter.section("rubriclib protocol on this server (per rubric)")
+    terminalreporter.section(
+        f"rubriclib protocol on this server (per rubric, {goldens_to_judge()} goldens)"
+    )
     for name, record in RECORDS.items():
         terminalreporter.write_line(
             f"{name}@{record['version']}: modes {record['modes']}, corrected "

@@ -4,8 +4,10 @@
 .e2e/venv and points RUBRICLIB_E2E_PYTHON at it; the server runs through
 `clean_llama_server.py`, so the model reads the chat unescaped. The model is too small for its
 verdicts to mean much, so these tests assert the protocol: every judgment is a well-formed
-result, most are verdicts from a tool call (a crashed server fails), and pass-fail rubrics run
-in the named-tool mode with no corrective turn caused by an answer without a call. The
+result, most are verdicts from a tool call (a crashed server fails), every rubric runs in the
+named-tool mode with no corrective turn caused by an answer without a call, and corrective
+turns reach verdicts. `test-goldens` judges a sample of each built-in's goldens
+(`sampled_goldens.py`), or every golden with RUBRICLIB_E2E_GOLDENS=all (`make e2e-full`). The
 per-rubric compatibility record (`compat.py`) is printed at the end of the run.
 """
 
@@ -21,13 +23,15 @@ from typing import Any
 
 import pytest
 from compat import run_test_goldens, summarise
-from conftest import RECORDS, llama_server
+from conftest import RECORDS, goldens_to_judge, llama_server
+from sampled_goldens import expected_answer, sample_goldens
 
 from rubriclib import load_goldens, load_rubric
 from rubriclib.judging.judge import Judge
 from rubriclib.rubrics.registry import builtin_names
 
 RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
+SAMPLED_GOLDENS = Path(__file__).resolve().parent / "sampled_goldens.py"
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +106,11 @@ def test_cli_judge(judge_env: dict[str, str]) -> None:
 
 @pytest.fixture(scope="module")
 def goldens_report(server_url: str) -> dict[str, Any]:
-    """`rubriclib test-goldens --format json` over every built-in, run once for the module."""
-    report = run_test_goldens(server_url, "smollm2-135m", [], concurrency=2)
+    """`rubriclib test-goldens --format json` over every built-in, run once for the module:
+    through `sampled_goldens.py` unless RUBRICLIB_E2E_GOLDENS is `all`."""
+    sampled = goldens_to_judge() == "sample"
+    rubriclib = [sys.executable, str(SAMPLED_GOLDENS)] if sampled else [RUBRICLIB]
+    report = run_test_goldens(server_url, "smollm2-135m", [], 2, rubriclib)
     RECORDS.update(summarise(report))
     return report
 
@@ -112,7 +119,12 @@ def goldens_report(server_url: str) -> dict[str, Any]:
 def test_cli_test_goldens(goldens_report: dict[str, Any], rubric_name: str) -> None:
     [entry] = [e for e in goldens_report["rubrics"] if e["rubric"]["name"] == rubric_name]
     goldens = entry["goldens"]
-    assert len(goldens) == len(load_goldens(load_rubric(rubric_name)))
+    every_golden = load_goldens(load_rubric(rubric_name))
+    judged = sample_goldens(every_golden) if goldens_to_judge() == "sample" else every_golden
+    assert [golden["name"] for golden in goldens] == [golden.name for golden in judged]
+    # Each answer the rubric's goldens expect (pass and fail; each pairwise winner) was judged.
+    expected = {golden["expected_winner"] or golden["expected"] for golden in goldens}
+    assert expected == {expected_answer(golden) for golden in every_golden}
     for golden in goldens:
         [result] = golden["results"]
         assert_well_formed(result, rubric_name)
@@ -125,6 +137,20 @@ def test_cli_test_goldens(goldens_report: dict[str, Any], rubric_name: str) -> N
     # Every judgment forced its call by name; none needed correcting for a missing call.
     assert record["modes"] == {"named": record["judgments"]}, record
     assert "no tool call" not in record["correction_causes"], record
+
+
+def test_corrective_turns_reach_a_verdict(goldens_report: dict[str, Any]) -> None:
+    """The protocol's corrective turn ran through the real server: the 135M model needs one on
+    some judgments (arguments that are not JSON, a fail without a verified citation), and some
+    of those then ended in a verdict."""
+    results = [
+        result
+        for entry in goldens_report["rubrics"]
+        for golden in entry["goldens"]
+        for result in golden["results"]
+    ]
+    corrected = [result for result in results if result["details"]["judge"].get("corrected")]
+    assert any(result["verdict"] != "error" for result in corrected), corrected
 
 
 def test_cli_eval_on_the_example(judge_env: dict[str, str], tmp_path: Path) -> None:
