@@ -6,7 +6,6 @@ import copy
 import hashlib
 import logging
 import os
-import time
 from collections.abc import Hashable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -15,24 +14,19 @@ from rubriclib.config import checked_base_url, credential, find_project, judge_k
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
 from rubriclib.judging.agent_run import run_details
-from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
+from rubriclib.judging.cache import VerdictCache
 from rubriclib.judging.checklist_protocol import (
     ItemAsking,
     checklist_result,
     no_checklist,
     question_prompts,
 )
+from rubriclib.judging.endpoint import Endpoint, Limits
 from rubriclib.judging.failures import (
-    EndpointUnusable,
     SignalKind,
-    backoff_delay,
-    describe,
-    is_retryable,
-    quirk_in,
-    redact,
-    signal_kind,
 )
 from rubriclib.judging.grading import ManyJudgments, unjudgeable
+from rubriclib.judging.judgment import Judgment
 from rubriclib.judging.probability_answers import (
     ANSWER_MODES,
     ProbabilityAsking,
@@ -41,28 +35,20 @@ from rubriclib.judging.probability_answers import (
 from rubriclib.judging.profile import Applied, decided_by, profile_path, read_profile
 from rubriclib.judging.protocol import (
     Asking,
-    JudgeVerdict,
-    Mode,
     RubricAsking,
     estimated_tokens,
-    parse_reply,
-    reply_text,
     too_large,
-    usage_of,
 )
 from rubriclib.judging.render import item_prompts
 from rubriclib.judging.result import (
     GradeResult,
     combine_orders,
     combine_votes,
-    judge_details,
     majority_reached,
-    make_result,
     not_judged,
     with_details,
-    with_winner,
 )
-from rubriclib.judging.steps import Send, Steps, Together, Wait, adrive, drive, run_to_end
+from rubriclib.judging.steps import Steps, Together, adrive, drive, run_to_end
 from rubriclib.judging.transport import SdkTransport, Transport, chosen_transport, display_url
 from rubriclib.rubrics.checklist import ChecklistItem
 from rubriclib.rubrics.rubric import Rubric
@@ -72,24 +58,20 @@ if TYPE_CHECKING:
     from rubriclib.judging.pacer import Pacer
 
 logger = logging.getLogger("rubriclib")
-UNSUPPORTED = "verdict not supported by a verified citation"
-"""Why a failing verdict is corrected, and then an error, under `citations: required`."""
 
 
-def _said(verdict: JudgeVerdict) -> str:
-    """What a verdict says, in a reason: `fail`, `score 2`, `answer yes`."""
-    if verdict.answer is not None:
-        return f"answer {verdict.answer}"
-    return f"score {verdict.raw_score}" if verdict.raw_score is not None else verdict.verdict
-
-
-def _unsupported(verdict: JudgeVerdict, asked: bool) -> str:
-    """The error of a failing verdict without a verified citation: after the turn that asked
-    for one (`asked`), or when the one corrective turn went to a reply that was no verdict."""
-    given = len(verdict.citations)
-    cited = f"{given} citation(s), none verified" if given else "no citation"
-    when = "after a turn asking for one" if asked else "and the one corrective turn was spent"
-    return f"{UNSUPPORTED}: the judge said {_said(verdict)} with {cited}, {when}"
+def checked_modes(votes: Any, mode: Any, answers: Any) -> None:
+    """A JudgeConfigError for votes, a mode or an answers setting a Judge cannot take."""
+    if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
+        raise JudgeConfigError(f"votes must be a whole number of at least 1, not {votes!r}")
+    if mode not in ("holistic", "checklist"):
+        raise JudgeConfigError(f"mode must be 'holistic' or 'checklist', not {mode!r}")
+    if answers not in ANSWER_MODES:
+        raise JudgeConfigError(f"answers must be 'tool' or 'probability', not {answers!r}")
+    if answers == "probability" and mode != "checklist":
+        raise JudgeConfigError(
+            "answers='probability' reads checklist items' answers: use it with mode='checklist'"
+        )
 
 
 class Judge(ManyJudgments):
@@ -130,6 +112,41 @@ class Judge(ManyJudgments):
         JudgeConfigError: A setting out of range, or a key or base URL that cannot be used.
     """
 
+    mode: Literal["holistic", "checklist"]
+    """`holistic`: one request asks for the rubric's verdict. `checklist`: each of the
+    rubric's checklist items is asked on its own (one request per item, at once) and the
+    verdict is computed from the answers (`checklist.checklist_verdict`); a vote is one pass
+    over every item."""
+    answers: Literal["tool", "probability"]
+    """How checklist items are answered: `tool`, a call to `answer` with a reason; or
+    `probability`, one word in plain text whose yes/no probability is read from the token
+    logprobs (`probability_answers`): one generated token per item."""
+    votes: int
+    """Independent judgments per item: the majority verdict (on 1-5, the median score) wins, a
+    tie never passes, and voting stops once a majority is decided."""
+    max_prompt_tokens: int
+    """The prompt-size limit an agent run's blocks are cut to fit (half of it is the run's)."""
+    cache: VerdictCache | None
+    """Where verdicts are kept and looked up; None when caching is off."""
+    transport: Transport
+    """How requests travel, chosen once: "auto" is aiohttp (`HttpTransport`, proxied or not; a
+    tenth of the SDK's CPU per request), "sdk" the openai SDK's async client, or any
+    `transport.Transport` (a batch's, a test's), which gets every request, `grade`'s too, with
+    its custom_id."""
+    _at: Endpoint
+    """The endpoint, its key and limits, and the quirks it showed (remembered across runs in
+    `capabilities`)."""
+    _sync: SdkTransport | None
+    """What `grade` sends with beside "auto" and "sdk": the SDK's sync client; None for an
+    injected Transport, through which `grade` judges as `agrade` does."""
+    _profiles: dict[str, Applied | None]
+    """The project's profile for this model, by rubric digest (None: none applies)."""
+    _in_flight: int
+    """Judgments running now, in the running event loop."""
+    _run_open: bool
+    """Whether an engine run (a judgment with a Pacer) has used the transport since the last
+    `aclose`: the run closes it; an ad-hoc `agrade` closes it when it ends."""
+
     def __init__(
         self,
         model: str | None = None,
@@ -152,81 +169,54 @@ class Judge(ManyJudgments):
         max_prompt_tokens: int | None = None,
         answers: Literal["tool", "probability"] = "tool",
     ) -> None:
-        if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
-            raise JudgeConfigError(f"votes must be a whole number of at least 1, not {votes!r}")
-        if mode not in ("holistic", "checklist"):
-            raise JudgeConfigError(f"mode must be 'holistic' or 'checklist', not {mode!r}")
-        if answers not in ANSWER_MODES:
-            raise JudgeConfigError(f"answers must be 'tool' or 'probability', not {answers!r}")
-        if answers == "probability" and mode != "checklist":
-            raise JudgeConfigError(
-                "answers='probability' reads checklist items' answers: use it with mode='checklist'"
-            )
-        self.mode = mode
-        """`holistic`: one request asks for the rubric's verdict. `checklist`: each of the
-        rubric's checklist items is asked on its own (one request per item, at once) and the
-        verdict is computed from the answers (`checklist.checklist_verdict`); a vote is one
-        pass over every item."""
-        self.answers = answers
-        """How checklist items are answered: `tool`, a call to `answer` with a reason; or
-        `probability`, one word in plain text whose yes/no probability is read from the
-        token logprobs (`probability_answers`): one generated token per item."""
-        self._profiles: dict[str, Applied | None] = {}
-        """The project's profile for this model, by rubric digest (None: none applies)."""
-        self.votes = votes
-        """Independent judgments per item: the majority verdict (on 1-5, the median score)
-        wins, a tie never passes, and voting stops once a majority is decided."""
-        self._determinism_checked = False
+        checked_modes(votes, mode, answers)
+        self.mode, self.answers, self.votes = mode, answers, votes
+        self._profiles, self._determinism_checked = {}, False
         self.model = resolve("model", model or None).value
         self.max_prompt_tokens = int(resolve("max_prompt_tokens", max_prompt_tokens).value)
-        """The prompt-size limit an agent run's blocks are cut to fit (half of it is the
-        run's); None takes RUBRICLIB_MAX_PROMPT_TOKENS, the project's config or 128,000."""
         self.base_url = checked_base_url(base_url)
-        self._endpoint = display_url(self.base_url)
-        self._api_key = judge_key(api_key, self.base_url)
-        self.temperature = temperature
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.max_tokens = max_tokens
-        self.total_timeout = total_timeout or timeout * (max_retries + 2) + backoff_max
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
-        self.max_retry_after = max_retry_after
-        self.quirks: set[str] = set()
-        """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
-        `no_temperature`, `max_completion_tokens`. Kept for every later request of this Judge."""
-        self.transport: Transport = chosen_transport(transport, self.base_url, self._api_key)
-        """How requests travel, chosen here once: "auto" is aiohttp (`HttpTransport`, proxied
-        or not; a tenth of the SDK's CPU per request), "sdk" the openai SDK's async client, or
-        any `transport.Transport` (a batch's, a test's), which gets every request, `grade`'s
-        too, with its custom_id."""
-        self._sync = (
-            None if transport not in ("auto", "sdk") else SdkTransport(self.base_url, self._api_key)
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self.cache = None if cache is False else VerdictCache(None if cache is True else cache)
+        limits = Limits.of(
+            timeout, max_retries, total_timeout, backoff_base, backoff_max, max_retry_after
         )
-        """What `grade` sends with beside "auto" and "sdk": the SDK's sync client; None for an
-        injected Transport, through which `grade` judges as `agrade` does."""
-        self._in_flight = 0
-        """Judgments running now, in the running event loop."""
-        self._run_open = False
-        """Whether an engine run (a judgment with a Pacer) has used the transport since the
-        last `aclose`: the run closes it; an ad-hoc `agrade` closes it when it ends."""
-        self.cache: VerdictCache | None = None
-        """Where verdicts are kept and looked up (`cache=True`: the user cache folder; a path:
-        that folder); None when caching is off."""
-        if cache is not False:
-            self.cache = VerdictCache(None if cache is True else cache)
-        self._capabilities: VerdictCache | None = None
-        """Where the quirks an endpoint showed for this model are remembered across runs
-        (`capabilities=True`: the user cache folder; a path: that folder), so a new process
-        starts from the fallback instead of being refused again; None when not remembered."""
+        remembered = None
         if capabilities is not False:
-            self._capabilities = VerdictCache.beside(self.cache, capabilities)
-            self.quirks |= self._capabilities.known_quirks(self._endpoint, self.model)
+            remembered = VerdictCache.beside(self.cache, capabilities)
+        key = judge_key(api_key, self.base_url)
+        url = display_url(self.base_url)
+        self._at = Endpoint(url, self.model, key, limits, remembered)
+        self.transport = chosen_transport(transport, self.base_url, key)
+        sdk = transport in ("auto", "sdk")
+        self._sync = SdkTransport(self.base_url, key) if sdk else None
+        self._in_flight, self._run_open = 0, False
 
     @property
     def endpoint(self) -> str:
         """The endpoint as scheme://host[:port]/path: no credentials, no query string."""
-        return self._endpoint
+        return self._at.url
+
+    @property
+    def quirks(self) -> set[str]:
+        """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
+        `no_temperature`, `max_completion_tokens`, `no_logprobs`. Kept for every later
+        request of this Judge."""
+        return self._at.quirks
+
+    @property
+    def timeout(self) -> float:
+        """Seconds each request may take."""
+        return self._at.limits.timeout
+
+    @property
+    def max_retries(self) -> int:
+        """Times a retryable failure is sent again."""
+        return self._at.limits.max_retries
+
+    @property
+    def total_timeout(self) -> float:
+        """Seconds the whole judgment may take."""
+        return self._at.limits.total_timeout
 
     @property
     def checklist(self) -> Literal["tool", "probability"] | None:
@@ -237,13 +227,13 @@ class Judge(ManyJudgments):
     @property
     def pace_key(self) -> Hashable:
         """The endpoint and a digest of the key: see `Grader.pace_key`."""
-        return (self._endpoint, hashlib.sha256(self._api_key.encode()).hexdigest())
+        return (self.endpoint, hashlib.sha256(self.api_key.encode()).hexdigest())
 
     @property
     def api_key(self) -> str:
         """The key sent with every request ("not-needed" for an endpoint that takes none): a
         batch of this judge's requests is uploaded with it."""
-        return self._api_key
+        return self._at.api_key
 
     def __repr__(self) -> str:
         return f"Judge(model={self.model!r}, endpoint={self.endpoint!r})"
@@ -273,13 +263,15 @@ class Judge(ManyJudgments):
         retries and overall limit if given; this one is unchanged. The verdict cache is shared."""
         judge = copy.copy(self)
         judge.transport = transport
-        judge.quirks = set(self.quirks)
+        limits = replace(
+            self._at.limits,
+            max_retries=self.max_retries if max_retries is None else max_retries,
+            total_timeout=total_timeout or self.total_timeout,
+        )
+        judge._at = self._at.copied(limits)
+        judge._profiles = {}
         judge._sync = None
         judge._in_flight, judge._run_open = 0, False
-        if max_retries is not None:
-            judge.max_retries = max_retries
-        if total_timeout is not None:
-            judge.total_timeout = total_timeout
         return judge
 
     @classmethod
@@ -329,7 +321,7 @@ class Judge(ManyJudgments):
         self._run_open = self._run_open or pacer is not None
         try:
             steps = self._item_steps(rubric, item, trial, pacer)
-            return await adrive(steps, self.transport, pacer, self.endpoint_signal)
+            return await adrive(steps, self.transport, pacer, self._at.signal)
         finally:
             self._in_flight -= 1
             if not self._in_flight and not self._run_open:
@@ -455,169 +447,12 @@ class Judge(ManyJudgments):
         trial: int = 1,
         vote: int = 1,
     ) -> Steps:
-        """Every step of one judgment (one vote of it, or one checklist item's answer: what
-        `asking` asks): cache lookup, requests, waits, quirk fallbacks, one corrective turn
-        (for a reply that is not a verdict, or under `citations: required` for a failing
-        verdict without a verified citation)."""
-        started = time.monotonic()
-        first_key: str | None = None  # the cache key of the first-turn request last built
-        attempts = retries = 0
-        usage = {"prompt_tokens": 0, "completion_tokens": 0}
-        answered_mode: Mode | None = None
-        unanswered: Any = None  # the reply that was not a verdict, once it has been corrected
-        correction: str | None = None
-        intent: str | None = None
-        citing = False  # whether the corrective turn asks for a verified citation
-
-        def finish(
-            verdict: Literal["pass", "fail", "error"],
-            reason: str,
-            raw: int | None = None,
-            winner: str | None = None,
-            citations: list[dict[str, Any]] | None = None,
-        ) -> GradeResult:
-            latency_ms = round((time.monotonic() - started) * 1000)
-            details = judge_details(
-                self.model,
-                answered_mode,
-                attempts,
-                latency_ms,
-                dict(usage),
-                correction,
-                retries=retries,
-            )
-            result = make_result(rubric, details, verdict, redact(reason, self._api_key), raw)
-            return with_details(
-                with_winner(result, winner), **({"citations": citations} if citations else {})
-            )
-
-        while True:
-            remaining = started + self.total_timeout - time.monotonic()
-            if remaining <= 0:
-                return finish(
-                    "error", f"no verdict within the overall limit of {self.total_timeout:g}s"
-                )
-            attempts += 1
-            mode = asking.mode(self.quirks, correction is not None)
-            sent = messages
-            if citing:
-                sent = messages + asking.citation_turn(unanswered)
-            elif correction is not None:
-                sent = messages + asking.corrective_turn(unanswered, mode)
-            shaped = asking.sampling(self.temperature, self.max_tokens, self.quirks)
-            body = asking.body(sent, mode, self.model, shaped)
-            key = cache_key(self.endpoint, body, trial, vote)
-            if self.cache is not None and correction is None and key != first_key:
-                first_key = key
-                stored = cached_result(self.cache.get(key), rubric, self.model)
-                if stored is not None:
-                    return stored
-            reply = yield Send(body, min(self.timeout, remaining), key)
-            if isinstance(reply, EndpointUnusable):  # the engine stopped the run: not sent
-                attempts -= 1
-                if not attempts:
-                    return finish("error", f"not judged: {reply}")
-                return finish(
-                    "error",
-                    f"judge request failed after {attempts} attempt(s); then the run stopped "
-                    f"sending: {reply}",
-                )
-            if isinstance(reply, BaseException):
-                quirk = quirk_in(reply, body, self.quirks)
-                if quirk:
-                    logger.info("judge endpoint quirk %s: retrying with the fallback", quirk)
-                    self._learn(quirk)
-                    continue
-                if is_retryable(reply) and retries < self.max_retries:
-                    retries += 1
-                    delay = min(self._delay(retries, reply), max(remaining - 0.01, 0))
-                    cause = redact(describe(reply), self._api_key)
-                    logger.info(
-                        "judge request failed (%s); retry %d in %.2fs", cause, retries, delay
-                    )
-                    yield Wait(delay)
-                    continue
-                return finish(
-                    "error", f"judge request failed after {attempts} attempt(s): {describe(reply)}"
-                )
-            answered_mode = answered_mode or mode
-            parsed = parse_reply(reply)
-            for counted, count in usage_of(parsed).items():
-                usage[counted] += count
-            outcome = asking.read(parsed, mode)
-            read_from = outcome.answer_details if isinstance(outcome, JudgeVerdict) else {}
-            if read_from.get("logprobs") is False:
-                self._learn_no_logprobs()
-            if isinstance(outcome, JudgeVerdict) and outcome.citations:  # the judge's text
-                kept = [c | {"quote": redact(c["quote"], self._api_key)} for c in outcome.citations]
-                outcome = replace(outcome, citations=kept)
-            if isinstance(outcome, JudgeVerdict):
-                if intent is not None and outcome.verdict != intent:
-                    return finish(
-                        "error",
-                        f"conflicting verdicts: the judge first wrote {intent} as text, then "
-                        f"called {outcome.verdict}",
-                    )
-                if citing and not asking.failing(outcome):  # asked for evidence, it passed
-                    return finish(
-                        "error",
-                        f"{UNSUPPORTED}: asked to cite evidence for its failing verdict, the "
-                        f"judge said {_said(outcome)} instead",
-                        citations=outcome.citations,
-                    )
-                if asking.unsupported(outcome):
-                    if correction is None:
-                        correction, unanswered, citing = UNSUPPORTED, parsed, True
-                        continue
-                    why = _unsupported(outcome, asked=citing)
-                    return finish("error", why, citations=outcome.citations)
-                if self.cache is not None and first_key is not None:
-                    self.cache.put(first_key, stored_verdict(outcome, answered_mode, correction))
-                result = finish(
-                    outcome.verdict,
-                    outcome.reason,
-                    outcome.raw_score,
-                    outcome.winner,
-                    outcome.citations,
-                )
-                return with_details(result, **outcome.item_details())
-            if correction is not None:
-                return finish("error", f"no valid verdict after a corrective turn: {outcome}")
-            correction, unanswered = outcome, parsed
-            intent = asking.intent(reply_text(parsed))
-
-    def _learn_no_logprobs(self) -> None:
-        """An endpoint answered a probability question without logprobs: say so once, and
-        remember it with its other quirks (later requests do not ask for them)."""
-        if "no_logprobs" in self.quirks:
-            return
-        logger.warning(
-            "%s returned no logprobs for %s: probability answers fall back to the word the "
-            "judge wrote (p 1 or 0)",
-            self._endpoint,
-            self.model,
-        )
-        self._learn("no_logprobs")
-
-    def _learn(self, quirk: str) -> None:
-        """Keep `quirk` for this Judge's later requests, and remember it across runs when
-        capabilities are kept."""
-        self.quirks.add(quirk)
-        if self._capabilities is not None:
-            self._capabilities.remember_quirk(self._endpoint, self.model, quirk)
-
-    def _delay(self, retry: int, error: BaseException) -> float:
-        return backoff_delay(
-            retry, error, self.backoff_base, self.backoff_max, self.max_retry_after
-        )
+        """Every step of one judgment (`judgment.Judgment`)."""
+        sampling = (self.temperature, self.max_tokens)
+        judgment = Judgment(self._at, self.cache, sampling, rubric, messages, asking, trial, vote)
+        return (yield from judgment.steps())
 
     def endpoint_signal(self, reply: Any) -> tuple[SignalKind, Any]:
-        """What a request's outcome says about the endpoint, for the engine's pacer: the kind
-        (see `failures.signal_kind`) with the seconds to pause for `rate_limited`, or the
-        redacted cause for `unusable` and `connection`."""
-        kind = signal_kind(reply)
-        if kind == "rate_limited":
-            return kind, self._delay(1, reply)
-        if kind in ("unusable", "connection"):
-            return kind, redact(describe(reply), self._api_key)
-        return kind, None
+        """What a request's outcome says about the endpoint, for the engine's pacer
+        (`Endpoint.signal`)."""
+        return self._at.signal(reply)

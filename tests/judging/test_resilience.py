@@ -73,7 +73,7 @@ def test_backoff_is_exponential_with_jitter_and_capped() -> None:
     judge = Judge(base_url="http://127.0.0.1:1/v1", backoff_base=1.0, backoff_max=5.0)
     no_header = RuntimeError("x")
     for retry, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 5.0), (9, 5.0)]:
-        delays = [judge._delay(retry, no_header) for _ in range(50)]
+        delays = [judge._at.delay(retry, no_header) for _ in range(50)]
         assert all(ceiling / 2 <= delay <= ceiling for delay in delays)
         assert len(set(delays)) > 1  # jittered
 
