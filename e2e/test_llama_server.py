@@ -179,3 +179,36 @@ def test_cli_eval_on_the_example(judge_env: dict[str, str], tmp_path: Path) -> N
             "answer-correctness",
             "house-style",
         )
+
+
+@pytest.mark.parametrize("answers", ["tool", "probability"])
+def test_checklist_items_are_answered_through_the_real_server(
+    server_url: str, answers: str
+) -> None:
+    """Each checklist mode once (answer-correctness: three items): every item answered by
+    the model, by a tool call or by one word whose p(yes) comes from the server's logprobs."""
+    judge = Judge(
+        model="smollm2-135m", base_url=server_url, timeout=120, mode="checklist", answers=answers
+    )
+    rubric = load_rubric("answer-correctness")
+    result = judge.grade(rubric, "Paris.", "What is the capital of France?", reference="Paris")
+    assert_well_formed(result.model_dump(mode="json"), "answer-correctness")
+    items = result.details["checklist"]
+    assert [item["id"] for item in items] == [check.id for check in rubric.checklist]
+    answered = [item for item in items if item.get("answer") in ("yes", "no")]
+    assert len(answered) >= 2, items  # the 135M model answers most items
+    if answers == "probability":
+        assert all(0.0 <= item["p_yes"] <= 1.0 and item["mass"] > 0 for item in answered), items
+
+
+def test_an_agent_run_that_reuses_call_ids_is_judged_whole(server_url: str) -> None:
+    """A run whose server numbered calls per reply (call_0 in every turn), judged by
+    task-completion: every tool result shown under the call it answers, a verdict or an error
+    that says why, the run's size recorded."""
+    run = json.loads((Path(__file__).parents[1] / "tests/data/runs/reused_ids.json").read_text())
+    judge = Judge(model="smollm2-135m", base_url=server_url, timeout=120)
+    result = judge.grade("task-completion", transcript=run, reference="booking SK12 unchanged")
+    assert_well_formed(result.model_dump(mode="json"), "task-completion")
+    assert result.details["transcript"] == {
+        "shape": "openai-chat", "messages": 14, "max_prompt_tokens": 128_000, "cut": []
+    }  # fmt: skip
