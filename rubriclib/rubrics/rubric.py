@@ -155,7 +155,6 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         raise RubricError.single(
             label, "frontmatter", f"must be a mapping of keys, not {_describe_yaml(data)}"
         )
-
     problems: list[Problem] = []
     try:
         fields = _Frontmatter.model_validate(data)
@@ -163,38 +162,11 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         problems.extend(problems_from_validation(error, label, _Frontmatter))
         fields = valid_parts(_Frontmatter, data)
     found = {problem.field for problem in problems}
-    if not body.strip():
-        problems.append(Problem(label, "body", "must not be empty: it is what the judge is told"))
-    checks = _scale_problems(fields, label) if fields.scale is not None else []
-    checks.extend(duplicate_name_problems(fields.goldens, label, "goldens"))
-    present = "checklist" in data
-    checks.extend(
-        checklist_problems(fields.checklist, fields.scale, fields.requires, label, present)
-    )
-    if fields.scale == "pairwise" and "baseline" not in fields.requires:
-        fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
-    checks.extend(required_field_problems(fields.goldens, fields.requires, label))
-    checks.extend(cites_problems(fields.goldens, fields.citations, label))
+    fields, checks = _checked_fields(fields, label, "checklist" in data)
     problems.extend(check for check in checks if check.field not in found)
-    if fields.scale == "pairwise" and "{submission}" in body:
-        problems.append(
-            Problem(
-                label,
-                "body",
-                "a pairwise rubric cannot place {submission}: both responses are shown "
-                "as Response A and Response B",
-            )
-        )
+    problems.extend(_body_problems(fields, body, label))
     if problems:
-        lines = LineFinder(header, label)  # the header starts on the '---' line
-        body_line = header.count("\n") + 2  # the line after the closing ---
-        header_problems = lines.in_file_order([p for p in problems if p.field != "body"])
-        body_problems = [
-            Problem(f"{label}:{body_line}", p.field, p.message)
-            for p in problems
-            if p.field == "body"
-        ]
-        raise RubricError(header_problems + body_problems)
+        raise RubricError(_placed(problems, header, label))
     judged_body = body.strip("\n")
     return Rubric(
         # goldens as read: a dumped Transcript ({messages, shape}) is no run read_transcript takes
@@ -212,6 +184,52 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
             fields.citations,
         ),
     )
+
+
+def _checked_fields(
+    fields: _Frontmatter, label: str, has_checklist: bool
+) -> tuple[_Frontmatter, list[Problem]]:
+    """The fields (a pairwise rubric requiring its baseline), and what is wrong across them
+    (each valid on its own): the scale's needs, goldens' names, the checklist, the fields
+    goldens must give, their cites."""
+    checks = _scale_problems(fields, label) if fields.scale is not None else []
+    checks.extend(duplicate_name_problems(fields.goldens, label, "goldens"))
+    checks.extend(
+        checklist_problems(fields.checklist, fields.scale, fields.requires, label, has_checklist)
+    )
+    if fields.scale == "pairwise" and "baseline" not in fields.requires:
+        fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
+    checks.extend(required_field_problems(fields.goldens, fields.requires, label))
+    checks.extend(cites_problems(fields.goldens, fields.citations, label))
+    return fields, checks
+
+
+def _body_problems(fields: _Frontmatter, body: str, label: str) -> list[Problem]:
+    """What is wrong with the body: empty, or a pairwise rubric placing one response."""
+    problems = []
+    if not body.strip():
+        problems.append(Problem(label, "body", "must not be empty: it is what the judge is told"))
+    if fields.scale == "pairwise" and "{submission}" in body:
+        problems.append(
+            Problem(
+                label,
+                "body",
+                "a pairwise rubric cannot place {submission}: both responses are shown "
+                "as Response A and Response B",
+            )
+        )
+    return problems
+
+
+def _placed(problems: list[Problem], header: str, label: str) -> list[Problem]:
+    """`problems` at their lines: the frontmatter's in file order, then the body's."""
+    lines = LineFinder(header, label)  # the header starts on the '---' line
+    body_line = header.count("\n") + 2  # the line after the closing ---
+    header_problems = lines.in_file_order([p for p in problems if p.field != "body"])
+    body_problems = [
+        Problem(f"{label}:{body_line}", p.field, p.message) for p in problems if p.field == "body"
+    ]
+    return header_problems + body_problems
 
 
 def verdict_tool_names(scale: str, body: str) -> tuple[str, ...]:
