@@ -33,7 +33,9 @@ from rubriclib.cli.options import (
 from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
-    from rubriclib.measure.calibration import Calibration
+    from rubriclib.judging.engine import Interrupted
+    from rubriclib.judging.judge import Judge
+    from rubriclib.measure.calibration import Calibration, LabelledRow
     from rubriclib.rubrics.rubric import Rubric
 
 
@@ -114,11 +116,36 @@ def calibrate(
       rubriclib calibrate groundedness --checklist-answers probability --fit  (on the goldens)
     """
     from rubriclib.judging.engine import interruptible
-    from rubriclib.measure.calibration import golden_rows, load_labels, run_calibration
-    from rubriclib.rubrics.registry import load_rubric
 
     reports = ReportFiles.checked(out, html_report)
     goldens_path = _goldens_destination(goldens_out, force, reports)
+    rubric, rows, labels = _labelled_rows(ref, labels_file, fit, frozen, checklist)
+    judge = flag_judge([rubric], model, checklist, no_cache)  # a missing key stops here
+    profile = _profile_destination(judge.model, rubric, force) if fit else None
+    in_flight = concurrency_setting(concurrency)
+
+    with interruptible() as interrupt:  # through the report: a second signal cannot cut it
+        calibration = _judged(
+            judge, rubric, rows, labels, in_flight, requests_per_minute, interrupt
+        )
+        _finish(calibration, report_format, reports, (goldens_path, goldens_out))
+        if profile is not None and calibration.interrupted is None:
+            _write_profile(calibration, judge.model, profile)
+        sys.exit(_exit_code(calibration, min_kappa))
+
+
+def _labelled_rows(
+    ref: str,
+    labels_file: str | None,
+    fit: bool,
+    frozen: bool,
+    checklist: str | None,
+) -> tuple[Rubric, list[LabelledRow], str]:
+    """The rubric, its rows to judge (the labels file's, or for --fit without --labels the
+    goldens) and the name the report gives them: every bad input exits 2 before any request."""
+    from rubriclib.measure.calibration import golden_rows, load_labels
+    from rubriclib.rubrics.registry import load_rubric
+
     if labels_file is None and not fit:
         raise BadInput("--labels: a labels file is required (or --fit, to fit on the goldens)")
     rubric = load_rubric(ref)
@@ -126,31 +153,37 @@ def calibrate(
         refuse_unlocked([rubric])
     if fit:
         _refuse_fit(rubric, checklist)
-    # every bad row: exit 2 before any request
-    rows = golden_rows(rubric) if labels_file is None else load_labels(Path(labels_file), rubric)
-    labels_file = labels_file or "goldens"
-    judge = flag_judge([rubric], model, checklist, no_cache)  # a missing key stops here
-    profile = _profile_destination(judge.model, rubric, force) if fit else None
+    if labels_file is None:
+        return rubric, golden_rows(rubric), "goldens"
+    return rubric, load_labels(Path(labels_file), rubric), labels_file
 
-    with interruptible() as interrupt:  # through the report: a second signal cannot cut it
 
-        def run(progress: Progress | None) -> Coroutine[Any, Any, Calibration]:
-            return run_calibration(
-                judge,
-                rubric,
-                rows,
-                labels_file,
-                concurrency=concurrency_setting(concurrency),
-                requests_per_minute=requests_per_minute,
-                on_judgment=progress,
-                interrupt=interrupt,
-            )
+def _judged(
+    judge: Judge,
+    rubric: Rubric,
+    rows: list[LabelledRow],
+    labels: str,
+    in_flight: int,
+    requests_per_minute: float | None,
+    interrupt: Interrupted,
+) -> Calibration:
+    """Judge every labelled row, with progress on a terminal, until the end or the first
+    signal `interrupt` records."""
+    from rubriclib.measure.calibration import run_calibration
 
-        calibration = judging(len(rows), run, interrupt, [judge])
-        _finish(calibration, report_format, reports, (goldens_path, goldens_out))
-        if profile is not None and calibration.interrupted is None:
-            _write_profile(calibration, judge.model, profile)
-        sys.exit(_exit_code(calibration, min_kappa))
+    def run(progress: Progress | None) -> Coroutine[Any, Any, Calibration]:
+        return run_calibration(
+            judge,
+            rubric,
+            rows,
+            labels,
+            concurrency=in_flight,
+            requests_per_minute=requests_per_minute,
+            on_judgment=progress,
+            interrupt=interrupt,
+        )
+
+    return judging(len(rows), run, interrupt, [judge])
 
 
 def _refuse_fit(rubric: Rubric, checklist: str | None) -> None:

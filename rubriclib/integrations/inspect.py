@@ -70,27 +70,10 @@ def rubric_scorer(
     @scorer(metrics=metrics, name="rubric_scorer")  # type: ignore[untyped-decorator]
     def make(rubric: str, model: str, endpoint: str, context_key: str | None) -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
-            context = state.metadata.get(context_key) if context_key else None
-            try:
-                context = field_text("context", context)
-            except ValueError as error:
-                raise ValueError(f"sample metadata[{context_key!r}]: {error}") from None
+            fields = _sample_fields(state, target, context_key)
+            run = _sample_run(state, resolved, grader.model)
             output = state.output.completion
-            run = None
-            if "transcript" in resolved.requires:
-                try:
-                    run = inspect_transcript(state.messages)
-                except TranscriptError as error:
-                    cause = f"the sample's run cannot be read: {error}"
-                    raise JudgeError(not_judged(resolved, grader.model, cause)) from None
-            result = await grader.agrade(
-                resolved,
-                output,
-                input=_input_text(state.input),
-                context=context,
-                reference="\n".join(text for text in target if text) or None,
-                transcript=run,
-            )
+            result = await grader.agrade(resolved, output, **fields, transcript=run)
             if result.verdict == "error":
                 raise JudgeError(result)
             raw = result.details.get("raw_score")
@@ -105,6 +88,35 @@ def rubric_scorer(
 
     reference = rubric if isinstance(rubric, str) else f"{rubric.name}@{rubric.version}"
     return make(reference, grader.model, grader.endpoint, context_key)
+
+
+def _sample_fields(
+    state: TaskState, target: Target, context_key: str | None
+) -> dict[str, str | None]:
+    """A sample's fields as the rubric's: its input, `metadata[context_key]` as the context and
+    the target's texts (one a line) as the reference."""
+    context = state.metadata.get(context_key) if context_key else None
+    try:
+        context = field_text("context", context)
+    except ValueError as error:
+        raise ValueError(f"sample metadata[{context_key!r}]: {error}") from None
+    return {
+        "input": _input_text(state.input),
+        "context": context,
+        "reference": "\n".join(text for text in target if text) or None,
+    }
+
+
+def _sample_run(state: TaskState, rubric: Rubric, model: str) -> Transcript | None:
+    """The sample's whole run (`state.messages`) when `rubric` requires a transcript, else
+    None; a run that cannot be read is a JudgeError, never a score."""
+    if "transcript" not in rubric.requires:
+        return None
+    try:
+        return inspect_transcript(state.messages)
+    except TranscriptError as error:
+        cause = f"the sample's run cannot be read: {error}"
+        raise JudgeError(not_judged(rubric, model, cause)) from None
 
 
 def _input_text(value: str | list[Any]) -> str:

@@ -98,51 +98,9 @@ def read(
             "recorded submission of each row (--votes judges it several times)"
         )
         problems.append(Problem(label, "num_runs", message))
-    graders, not_run = [], set[str]()
-    for name, spec in suite.graders.items():
-        where = f"graders.{name}"
-        why = _not_run(spec, path)
-        if why is not None:
-            skipped.append(f"{where}: {why}")
-            not_run.add(name)
-            continue
-        extractor = Extractor(spec.extractor or "last_assistant", spec.extractor_config or {})
-        problems += [Problem(label, f"{where}.{key}", why) for key, why in extractor.problems()]
-        shim = _rubriclib_shim(spec, path)
-        if shim is not None:  # `function: rubriclib_grader.py:REF`, our own letta grader
-            rubric = grader_rubric(shim[1], None, name, shim[0], problems, name, "graders")
-        else:
-            rubric = _prompt_rubric(spec, name, path, problems)
-        if rubric is not None:
-            if spec.extractor not in (None, "last_assistant") or spec.extractor_config:
-                skipped.append(f"{where}.extractor: {_extractor_note(extractor, rubric)}")
-            settings = JudgeSettings(
-                model=spec.model,
-                temperature=spec.temperature,
-                max_retries=spec.max_retries,
-                timeout=spec.timeout,
-            )
-            graders.append(Grader(name, rubric, settings, extractor=extractor))
-    run = set(suite.graders) - not_run
-    gate = []
-    if suite.gate is not None:
-        if suite.gate.metric_key not in run:
-            problems.append(
-                Problem(label, "gate.metric_key", _unknown(suite.gate.metric_key, suite))
-            )
-        metric: Metric = "pass_rate" if suite.gate.metric == "accuracy" else "mean_score"
-        value = suite.gate.value
-        if metric == "pass_rate" and value > 1:  # letta writes accuracy as a percentage too
-            value /= 100
-        op = _LETTA_OPS[suite.gate.op]
-        gate.append(Condition(suite.gate.metric_key, metric, op, value))
-    reward = None
-    if suite.reward is not None and suite.reward.kind == "custom":
-        skipped.append(f"reward: {suite.reward.function or 'a custom reward'} is Python letta runs")
-    elif suite.reward is not None:
-        reward = suite.reward.metric_key
-        if reward not in run:
-            problems.append(Problem(label, "reward.metric_key", _unknown(reward, suite)))
+    graders, run = _graders(suite, path, problems, skipped)
+    gate = _gate(suite, run, label, problems)
+    reward = _reward(suite, run, label, problems, skipped)
     if not graders and not problems:
         problems.append(Problem(label, "graders", "has no grader rubriclib can run (see above)"))
         problems += [Problem(label, "not run", line) for line in skipped]
@@ -162,6 +120,80 @@ def read(
         limit=suite.max_samples,
         reward=reward,
     )
+
+
+def _graders(
+    suite: LettaSuite, path: Path, problems: list[Problem], skipped: list[str]
+) -> tuple[list[Grader], set[str]]:
+    """The graders rubriclib runs, and the names of every grader it would run (those a gate or
+    reward may name); each grader not run is listed in `skipped`, with why."""
+    graders, run = [], set[str]()
+    for name, spec in suite.graders.items():
+        why = _not_run(spec, path)
+        if why is not None:
+            skipped.append(f"graders.{name}: {why}")
+            continue
+        run.add(name)
+        grader = _grader(name, spec, path, problems, skipped)
+        if grader is not None:
+            graders.append(grader)
+    return graders, run
+
+
+def _grader(
+    name: str, spec: _LettaGrader, path: Path, problems: list[Problem], skipped: list[str]
+) -> Grader | None:
+    """A grader rubriclib runs, judged by its rubric (None when that is a problem) on what its
+    extractor takes; a non-default extractor rubriclib does not run is listed in `skipped`."""
+    label, where = str(path), f"graders.{name}"
+    extractor = Extractor(spec.extractor or "last_assistant", spec.extractor_config or {})
+    problems += [Problem(label, f"{where}.{key}", why) for key, why in extractor.problems()]
+    shim = _rubriclib_shim(spec, path)
+    if shim is not None:  # `function: rubriclib_grader.py:REF`, our own letta grader
+        rubric = grader_rubric(shim[1], None, name, shim[0], problems, name, "graders")
+    else:
+        rubric = _prompt_rubric(spec, name, path, problems)
+    if rubric is None:
+        return None
+    if spec.extractor not in (None, "last_assistant") or spec.extractor_config:
+        skipped.append(f"{where}.extractor: {_extractor_note(extractor, rubric)}")
+    settings = JudgeSettings(
+        model=spec.model,
+        temperature=spec.temperature,
+        max_retries=spec.max_retries,
+        timeout=spec.timeout,
+    )
+    return Grader(name, rubric, settings, extractor=extractor)
+
+
+def _gate(suite: LettaSuite, run: set[str], label: str, problems: list[Problem]) -> list[Condition]:
+    """letta's gate as a condition: `accuracy` a pass rate (a percentage read as a fraction),
+    `avg_score` a mean score."""
+    if suite.gate is None:
+        return []
+    if suite.gate.metric_key not in run:
+        problems.append(Problem(label, "gate.metric_key", _unknown(suite.gate.metric_key, suite)))
+    metric: Metric = "pass_rate" if suite.gate.metric == "accuracy" else "mean_score"
+    value = suite.gate.value
+    if metric == "pass_rate" and value > 1:  # letta writes accuracy as a percentage too
+        value /= 100
+    return [Condition(suite.gate.metric_key, metric, _LETTA_OPS[suite.gate.op], value)]
+
+
+def _reward(
+    suite: LettaSuite, run: set[str], label: str, problems: list[Problem], skipped: list[str]
+) -> str | None:
+    """The grader whose mean score is the run's reward; a custom reward is listed as not run."""
+    if suite.reward is None:
+        return None
+    if suite.reward.kind == "custom":
+        skipped.append(f"reward: {suite.reward.function or 'a custom reward'} is Python letta runs")
+        return None
+    if suite.reward.metric_key not in run:
+        problems.append(
+            Problem(label, "reward.metric_key", _unknown(suite.reward.metric_key, suite))
+        )
+    return suite.reward.metric_key
 
 
 def _extractor_note(extractor: Extractor, rubric: Rubric) -> str:

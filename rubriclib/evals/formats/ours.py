@@ -19,6 +19,7 @@ from rubriclib.evals.formats.sources import (
 from rubriclib.judging.checklist_protocol import no_checklist
 from rubriclib.judging.result import Rule
 from rubriclib.judging.target import TargetSettings
+from rubriclib.rubrics.rubric import Rubric
 from rubriclib.settings import JudgeSettings, usable_base_url
 from rubriclib.validation import problems_from_validation, valid_parts
 
@@ -94,38 +95,10 @@ def read(
         problems += problems_from_validation(error, label, EvalSpec)
         spec = valid_parts(EvalSpec, data)
     found = {problem.field for problem in problems}
-    graders = []
-    defaults = spec.judge.judge_settings() if spec.judge else JudgeSettings()
-    for index, grader in enumerate(spec.graders or []):
-        settings = defaults.merge(
-            grader.judge,
-            votes=grader.votes,
-            checklist=grader.checklist,
-            checklist_answers=grader.checklist_answers,
-        )
-        panel = _panel(grader, settings, label, problems, index)
-        if grader.rubric is None and grader.prompt is None:
-            continue  # reported by validation
-        rubric = grader_rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
-        if rubric is not None and settings.asks_checklist and not rubric.checklist:
-            where = "checklist" if grader.checklist else "judge.checklist"
-            if settings.checklist_answers == "probability" and not settings.checklist:
-                where = (
-                    "checklist_answers" if grader.checklist_answers else "judge.checklist_answers"
-                )
-            problems.append(Problem(label, f"graders[{index}].{where}", no_checklist(rubric)))
-        if rubric is not None:
-            graders.append(Grader(grader.name, rubric, settings, panel))
+    graders = _graders(spec, path, problems)
     names = [g.name for g in spec.graders or []]
     problems += [p for p in duplicate_graders(names, label) if p.field not in found]
-    gate = []
-    for name, condition in (spec.gate or {}).items():
-        if name not in names:
-            problems.append(Problem(label, f"gate.{name}", "names no grader of this eval"))
-        if condition.min_pass_rate is not None:
-            gate.append(Condition(name, "pass_rate", ">=", condition.min_pass_rate))
-        if condition.min_mean_score is not None:
-            gate.append(Condition(name, "mean_score", ">=", condition.min_mean_score))
+    gate = _gate(spec.gate or {}, names, label, problems)
     source = None
     if not found & {"dataset", "rows"}:
         source = dataset_source(spec.dataset, spec.rows, path, override, problems)
@@ -150,6 +123,57 @@ def read(
         max_prompt_tokens=judge.max_prompt_tokens,
         target=target,
     )
+
+
+def _graders(spec: EvalSpec, path: Path, problems: list[Problem]) -> list[Grader]:
+    """Each grader whose rubric reads, with its settings (the eval's `judge:` under the
+    grader's own) and its panel, checked."""
+    label = str(path)
+    defaults = spec.judge.judge_settings() if spec.judge else JudgeSettings()
+    graders = []
+    for index, grader in enumerate(spec.graders or []):
+        settings = defaults.merge(
+            grader.judge,
+            votes=grader.votes,
+            checklist=grader.checklist,
+            checklist_answers=grader.checklist_answers,
+        )
+        panel = _panel(grader, settings, label, problems, index)
+        if grader.rubric is None and grader.prompt is None:
+            continue  # reported by validation
+        rubric = grader_rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
+        if rubric is None:
+            continue
+        if settings.asks_checklist and not rubric.checklist:
+            problems.append(_without_checklist(grader, settings, rubric, label, index))
+        graders.append(Grader(grader.name, rubric, settings, panel))
+    return graders
+
+
+def _without_checklist(
+    grader: _GraderSpec, settings: JudgeSettings, rubric: Rubric, label: str, index: int
+) -> Problem:
+    """A grader asks for checklist mode and its rubric has no checklist: the problem, named at
+    the key that asked."""
+    where = "checklist" if grader.checklist else "judge.checklist"
+    if settings.checklist_answers == "probability" and not settings.checklist:
+        where = "checklist_answers" if grader.checklist_answers else "judge.checklist_answers"
+    return Problem(label, f"graders[{index}].{where}", no_checklist(rubric))
+
+
+def _gate(
+    gate: dict[str, _ConditionSpec], names: list[str], label: str, problems: list[Problem]
+) -> list[Condition]:
+    """The gate's conditions, each naming a grader of this eval."""
+    conditions = []
+    for name, condition in gate.items():
+        if name not in names:
+            problems.append(Problem(label, f"gate.{name}", "names no grader of this eval"))
+        if condition.min_pass_rate is not None:
+            conditions.append(Condition(name, "pass_rate", ">=", condition.min_pass_rate))
+        if condition.min_mean_score is not None:
+            conditions.append(Condition(name, "mean_score", ">=", condition.min_mean_score))
+    return conditions
 
 
 def _panel(
