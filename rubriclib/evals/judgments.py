@@ -13,8 +13,8 @@ from pathlib import Path
 from rubriclib.errors import Problem
 from rubriclib.evals.datasets import Row
 from rubriclib.evals.formats import Grader
-from rubriclib.evals.letta_extractors import Extractor, ExtractorError
-from rubriclib.evals.letta_rows import LettaSample, template_error, template_problems
+from rubriclib.evals.letta.extractors import Extractor, ExtractorError
+from rubriclib.evals.letta.rows import LettaSample, template_error, template_problems
 from rubriclib.item import Item
 from rubriclib.rubrics.registry import rubric_from_prompt
 from rubriclib.rubrics.rubric import Rubric

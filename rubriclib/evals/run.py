@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.evals.formats import Condition, Eval, Grader
 from rubriclib.evals.judgments import judgments, not_extracted, row_rubric
+from rubriclib.evals.letta.scoring import combine_turns
 from rubriclib.evals.results import ResultsFile, result_line
 from rubriclib.evals.setup import ReadyRun, check_eval, ready_run
 from rubriclib.item import Item, missing_fields
-from rubriclib.judging.result import GradeResult, combine_turns, not_judged
+from rubriclib.judging.result import GradeResult, not_judged
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from rubriclib.errors import Problem
-from rubriclib.evals.letta_rows import (
+from rubriclib.evals.letta.rows import (
     LettaSample,
     placeholders,
     read_sample,

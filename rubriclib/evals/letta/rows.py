@@ -1,6 +1,6 @@
 """letta-evals dataset rows as letta-evals reads them (`datasets/loader.py`, `models/sample.py`),
 with what the agent did: its recorded submission, or its recorded messages (a run, which each
-grader's extractor reads as letta's does: `letta_runs`), and the prompt letta builds from them
+grader's extractor reads as letta's does: `runs`), and the prompt letta builds from them
 (`graders/prompt_utils.build_judge_prompt`): the rubric is a `str.format` template with
 `{input}`, `{ground_truth}`, `{submission}` and every key of the row's `rubric_vars`.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import InputError, Problem
-from rubriclib.evals.letta_extractors import EMPTY_SUBMISSION, EMPTY_TRAJECTORY, Extractor
-from rubriclib.evals.letta_runs import LettaRun, read_run
+from rubriclib.evals.letta.extractors import EMPTY_SUBMISSION, EMPTY_TRAJECTORY, Extractor
+from rubriclib.evals.letta.runs import LettaRun, read_run
 from rubriclib.item import Item, field_text
 from rubriclib.item.transcript import TranscriptError
 from rubriclib.judging.render import letta_fill
