@@ -14,7 +14,8 @@ from rubriclib.errors import Problem
 from rubriclib.evals.datasets import Row
 from rubriclib.evals.formats import Grader
 from rubriclib.evals.letta.extractors import Extractor, ExtractorError
-from rubriclib.evals.letta.rows import LettaSample, template_error, template_problems
+from rubriclib.evals.letta.prompts import template_error, template_problems
+from rubriclib.evals.letta.rows import LettaSample
 from rubriclib.evals.letta.scoring import combine_turns
 from rubriclib.item import Item
 from rubriclib.judging.result import GradeResult
