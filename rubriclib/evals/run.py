@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
     from rubriclib.judging.engine import Interrupted, Job
     from rubriclib.judging.target import Target
-    from rubriclib.rubrics.rubric import Rubric
 
 Status = Literal["passed", "failed", "undecided", "interrupted"]
 LISTED_ERRORS = 10
@@ -262,8 +261,8 @@ class _EvalRun:
                 judge = self.ready.judges[grader.name]
                 if (kept := self.ledger.kept(row, grader)) is not None:
                     self.record(row, grader, kept, write=False)
-                elif (why := _unjudgeable(row, grader)) is not None:
-                    self.record(row, grader, not_judged(why[0], judge.model, why[1]))
+                elif (error := _unjudgeable(row, grader, judge.model)) is not None:
+                    self.record(row, grader, error)
                 else:
                     for part in self.ledger.planned(row, grader, asked(row, grader)):
                         item = self.outputs.item(row) if row.sample is None else part.item
@@ -292,13 +291,14 @@ class _EvalRun:
             await self.ready.target.aclose()
 
 
-def _unjudgeable(row: Row, grader: Grader) -> tuple[Rubric, str] | None:
-    """The rubric and why `grader` cannot judge the row (a field its rubric requires is
+def _unjudgeable(row: Row, grader: Grader, model: str) -> GradeResult | None:
+    """The error result when `grader` cannot judge the row (a field its rubric requires is
     missing, its extractor takes nothing from a letta row's messages), else None."""
     if missing := missing_fields(grader.rubric.requires, row.item):
-        return grader.rubric, f"row {row.id} has no {' and no '.join(missing)}"
+        cause = f"row {row.id} has no {' and no '.join(missing)}"
+        return not_judged(grader.rubric, model, cause)
     if (why := not_extracted(row, grader)) is not None:
-        return row_rubric(row, grader), why
+        return not_judged(row_rubric(row, grader), model, why)
     return None
 
 
