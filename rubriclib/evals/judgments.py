@@ -1,8 +1,8 @@
 """What a dataset row asks of a grader: the rubric (the grader's, or a letta row's own) and the
 item of each judgment (one, or one per turn of a per-turn letta row; on a letta row that records
 messages, what the grader's extractor takes from them, or the whole run for a rubric that
-requires it), and the row problems that keep a letta prompt from being filled or an extractor
-from running, found before any request."""
+requires it), how their results make the row's one result, and the row problems that keep a
+letta prompt from being filled or an extractor from running, found before any request."""
 
 from __future__ import annotations
 
@@ -13,9 +13,12 @@ from pathlib import Path
 from rubriclib.errors import Problem
 from rubriclib.evals.datasets import Row
 from rubriclib.evals.formats import Grader
-from rubriclib.evals.letta_extractors import Extractor, ExtractorError
-from rubriclib.evals.letta_rows import LettaSample, template_error, template_problems
+from rubriclib.evals.letta.extractors import Extractor, ExtractorError
+from rubriclib.evals.letta.prompts import template_error, template_problems
+from rubriclib.evals.letta.rows import LettaSample
+from rubriclib.evals.letta.scoring import combine_turns
 from rubriclib.item import Item
+from rubriclib.judging.result import GradeResult
 from rubriclib.rubrics.registry import rubric_from_prompt
 from rubriclib.rubrics.rubric import Rubric
 
@@ -28,7 +31,25 @@ class Judgment:
     item: Item
 
 
+@dataclass(frozen=True)
+class Judgments:
+    """What a row asks of one grader: its judgments, and how their results make one result."""
+
+    rubric: Rubric
+    parts: tuple[Judgment, ...]
+
+    def combine(self, results: list[GradeResult]) -> GradeResult:
+        """The row's result from its judgments' (in order): the one judgment's, or the turns
+        of a row letta grades turn by turn, scored as letta-evals scores them."""
+        return results[0] if len(results) == 1 else combine_turns(self.rubric, results)
+
+
 def judgments(row: Row, grader: Grader) -> list[Judgment]:
+    """The row's judgments by `grader` (see `asked`)."""
+    return list(asked(row, grader).parts)
+
+
+def asked(row: Row, grader: Grader) -> Judgments:
     """The row's judgments by `grader`: one per turn of a per-turn letta row (letta grades
     each turn against its own ground truth), else one. On a letta row that records messages,
     each is of what the grader's extractor takes from them (none when it takes nothing:
@@ -36,16 +57,15 @@ def judgments(row: Row, grader: Grader) -> list[Judgment]:
     rubric = row_rubric(row, grader)
     sample = row.sample
     if sample is None or (sample.run is not None and judges_run(rubric)):
-        return [Judgment(rubric, row.item)]
+        return Judgments(rubric, (Judgment(rubric, row.item),))
     if sample.run is not None:
         extracted = _extracted(sample, grader)
         if isinstance(extracted, str):
-            return []
+            return Judgments(rubric, ())
         sample = extracted
     metadata = row.item.metadata
-    if not sample.per_turn:
-        return [Judgment(rubric, sample.item(row.id, metadata))]
-    return [Judgment(rubric, turn.item(row.id, metadata)) for turn in sample.turns()]
+    parts = tuple(Judgment(rubric, turn.item(row.id, metadata)) for turn in sample.turns())
+    return Judgments(rubric, parts)
 
 
 def judges_run(rubric: Rubric) -> bool:

@@ -15,15 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.evals.formats import Condition, Eval, Grader
-from rubriclib.evals.judgments import judgments, not_extracted, row_rubric
+from rubriclib.evals.judgments import asked, not_extracted, row_rubric
+from rubriclib.evals.ledger import Ledger
 from rubriclib.evals.results import ResultsFile, result_line
 from rubriclib.evals.setup import ReadyRun, check_eval, ready_run
 from rubriclib.item import Item, missing_fields
-from rubriclib.judging.result import GradeResult, combine_turns, not_judged
+from rubriclib.judging.result import GradeResult, not_judged
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
-    from rubriclib.judging.engine import Interrupted
+    from rubriclib.judging.engine import Interrupted, Job
     from rubriclib.judging.target import Target
 
 Status = Literal["passed", "failed", "undecided", "interrupted"]
@@ -126,6 +127,17 @@ class EvalReport:
     """(row number, row id, grader, reason) of the judge errors of the first rows (at most
     LISTED_ERRORS); the graders' stats count them all."""
 
+    def add(self, number: int, row: str, grader: str, result: GradeResult) -> None:
+        """A result of row `row` (the `number`th read) by `grader`."""
+        next(s for s in self.graders if s.grader.name == grader).add(result)
+        if result.verdict == "error":
+            bisect.insort(self.first_errors, (number, row, grader, result.reason))
+            del self.first_errors[LISTED_ERRORS:]
+        if result.verdict == "fail":
+            self.failures_by_row[row] += 1
+        if self.cases is not None:
+            self.cases.append((row, grader, result))
+
     @property
     def rows_planned(self) -> int:
         """The rows the run set out to judge: as planned, else as many as it read."""
@@ -176,123 +188,118 @@ async def arun_eval(
     With a target, each row's output is written by that model first (once per row, whatever the
     number of graders). `keep_cases` keeps every result in the report (JUnit needs them);
     `on_result` is called with each; an `interrupt` signal ends the run with what it judged."""
-    from rubriclib.judging.engine import Job, judge_stream
-
-    ev, judges, target, kept = ready.eval, ready.judges, ready.target, ready.kept
+    judges = ready.judges
     report = EvalReport(
-        ev,
+        ready.eval,
         [
             GraderStats(g, judges[g.name].model, judges[g.name].votes, judges[g.name].checklist)
-            for g in ev.graders
+            for g in ready.eval.graders
         ],
         planned_rows=ready.rows,
     )
     report.cases = [] if keep_cases else None
-    awaited: Counter[str] = Counter()
-    """Results each row read still waits for; a row is judged when it waits for none."""
-    row_numbers: dict[str, int] = {}
-    stats = {s.grader.name: s for s in report.graders}
-    results = ResultsFile(ready.out, list(kept.values())) if ready.out is not None else None
-    pending: dict[int, tuple[Row, Grader, int, int]] = {}
-    """Each job's row, grader, turn and number of turns (1 unless letta grades per turn)."""
-    turns_so_far: dict[tuple[str, str], dict[int, GradeResult]] = {}
-    outputs = _Outputs(target, kept)
-
-    def record(row: Row, grader: Grader, result: GradeResult, write: bool = True) -> None:
-        stats[grader.name].add(result)
-        awaited[row.id] -= 1
-        report.rows_judged += awaited[row.id] == 0
-        if result.verdict == "error":
-            entry = (row_numbers[row.id], row.id, grader.name, result.reason)
-            bisect.insort(report.first_errors, entry)
-            del report.first_errors[LISTED_ERRORS:]
-        if result.verdict == "fail":
-            report.failures_by_row[row.id] += 1
-        if report.cases is not None:
-            report.cases.append((row.id, grader.name, result))
-        if write and results is not None:
-            line = result_line(row, grader.name, result)
-            if target is not None and row.id in outputs.written:
-                line["output"] = outputs.written[row.id]
-            results.write(line)
-        if on_result is not None:
-            on_result(result)
-
-    def jobs() -> Iterator[Job]:
-        index = 0  # the engine numbers jobs in the order they are pulled
-        for row in islice(ev.dataset.rows(), ready.limit):
-            report.rows += 1
-            row_numbers[row.id] = report.rows
-            graders = [grader for grader in ev.graders if grader.judges(row.item)]
-            awaited[row.id] = len(graders)
-            report.rows_judged += not graders
-            for grader in graders:
-                if (line := kept.get((row.id, grader.name))) is not None:
-                    report.resumed += 1
-                    result = GradeResult.model_validate(line["result"])
-                    record(row, grader, result, write=False)
-                elif missing := missing_fields(grader.rubric.requires, row.item):
-                    cause = f"row {row.id} has no {' and no '.join(missing)}"
-                    record(row, grader, not_judged(grader.rubric, judges[grader.name].model, cause))
-                elif (why := not_extracted(row, grader)) is not None:
-                    rubric = row_rubric(row, grader)
-                    record(row, grader, not_judged(rubric, judges[grader.name].model, why))
-                else:
-                    parts = judgments(row, grader)
-                    for turn, part in enumerate(parts):
-                        pending[index] = (row, grader, turn, len(parts))
-                        index += 1
-                        item = outputs.item(row) if row.sample is None else part.item
-                        yield Job(part.rubric, item, judge=judges[grader.name])
-
-    first = judges[ev.graders[0].name]
-    stream = judge_stream(
-        first,
-        jobs(),
-        concurrency=ready.concurrency,
-        requests_per_minute=ready.requests_per_minute,
-    )
-    try:
-        async for index, result in stream:
-            row, grader, turn, turns = pending.pop(index)
-            if turns > 1:  # a row letta grades per turn is one result once every turn is in
-                done = turns_so_far.setdefault((row.id, grader.name), {})
-                done[turn] = result
-                if len(done) < turns:
-                    continue
-                del turns_so_far[(row.id, grader.name)]
-                rubric = row_rubric(row, grader)
-                result = combine_turns(rubric, [done[n] for n in range(turns)])
-            record(row, grader, result)
-    except asyncio.CancelledError:
-        if interrupt is None or interrupt.signal is None:
-            raise
-        asyncio.current_task().uncancel()  # type: ignore[union-attr]
-        report.interrupted = interrupt.signal
-        if report.cases is not None:
-            report.not_judged = _not_judged(ev, ready.limit, report.cases)
-    finally:
-        if results is not None:
-            results.close()
-        for judge in set(judges.values()):
-            await judge.aclose()
-        if target is not None:
-            await target.aclose()
+    await _EvalRun(ready, report, on_result).run(interrupt)
     report.finished = time.time()
     return report
 
 
-def _not_judged(
-    ev: Eval, rows: int | None, cases: list[tuple[str, str, GradeResult]]
-) -> list[tuple[str, str]]:
-    """(row id, grader) of every judgment the run would have made and has no result for."""
-    done = {(row, grader) for row, grader, _ in cases}
-    return [
-        (row.id, grader.name)
-        for row in islice(ev.dataset.rows(), rows)
-        for grader in ev.graders
-        if grader.judges(row.item) and (row.id, grader.name) not in done
-    ]
+class _EvalRun:
+    """One run of a ReadyRun: its rows planned into jobs, each result recorded in the report,
+    the results file and the ledger (what was judged, kept and missing)."""
+
+    def __init__(
+        self,
+        ready: ReadyRun,
+        report: EvalReport,
+        on_result: Callable[[GradeResult], None] | None,
+    ) -> None:
+        self.ready = ready
+        self.report = report
+        self.on_result = on_result
+        rows = islice(ready.eval.dataset.rows(), ready.limit)
+        self.ledger = Ledger(rows, ready.eval.graders, ready.kept)
+        self.outputs = _Outputs(ready.target, ready.kept)
+        kept = list(ready.kept.values())
+        self.results = ResultsFile(ready.out, kept) if ready.out is not None else None
+
+    async def run(self, interrupt: Interrupted | None) -> None:
+        """Every job through the engine, each result recorded as it finishes; an `interrupt`
+        signal stops it with what was judged and, with cases kept, what was not."""
+        from rubriclib.judging.engine import judge_stream
+
+        ready, report = self.ready, self.report
+        first = ready.judges[ready.eval.graders[0].name]
+        stream = judge_stream(
+            first,
+            self.jobs(),
+            concurrency=ready.concurrency,
+            requests_per_minute=ready.requests_per_minute,
+        )
+        try:
+            async for index, result in stream:
+                if (finished := self.ledger.finished(index, result)) is not None:
+                    self.record(*finished)
+        except asyncio.CancelledError:
+            if interrupt is None or interrupt.signal is None:
+                raise
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            report.interrupted = interrupt.signal
+            if report.cases is not None:
+                report.not_judged = self.ledger.missing()
+        finally:
+            await self.close()
+            report.rows, report.resumed = self.ledger.read, self.ledger.resumed
+            report.rows_judged = self.ledger.rows_judged
+
+    def jobs(self) -> Iterator[Job]:
+        """Each row's judgments as jobs, pulled as the engine frees up; a result kept from a
+        previous run, or a judgment the row cannot make, is recorded without a job."""
+        from rubriclib.judging.engine import Job
+
+        for row, graders in self.ledger.each_row():
+            for grader in graders:
+                judge = self.ready.judges[grader.name]
+                if (kept := self.ledger.kept(row, grader)) is not None:
+                    self.record(row, grader, kept, write=False)
+                elif (error := _unjudgeable(row, grader, judge.model)) is not None:
+                    self.record(row, grader, error)
+                else:
+                    for part in self.ledger.planned(row, grader, asked(row, grader)):
+                        item = self.outputs.item(row) if row.sample is None else part.item
+                        yield Job(part.rubric, item, judge=judge)
+
+    def record(self, row: Row, grader: Grader, result: GradeResult, write: bool = True) -> None:
+        """A row's result by a grader: in the ledger, the report, the results file (unless kept
+        from it) and `on_result`."""
+        number = self.ledger.settle(row, grader)
+        self.report.add(number, row.id, grader.name, result)
+        if write and self.results is not None:
+            line = result_line(row, grader.name, result)
+            if self.ready.target is not None and row.id in self.outputs.written:
+                line["output"] = self.outputs.written[row.id]
+            self.results.write(line)
+        if self.on_result is not None:
+            self.on_result(result)
+
+    async def close(self) -> None:
+        """The results file, every judge and the target closed."""
+        if self.results is not None:
+            self.results.close()
+        for judge in set(self.ready.judges.values()):
+            await judge.aclose()
+        if self.ready.target is not None:
+            await self.ready.target.aclose()
+
+
+def _unjudgeable(row: Row, grader: Grader, model: str) -> GradeResult | None:
+    """The error result when `grader` cannot judge the row (a field its rubric requires is
+    missing, its extractor takes nothing from a letta row's messages), else None."""
+    if missing := missing_fields(grader.rubric.requires, row.item):
+        cause = f"row {row.id} has no {' and no '.join(missing)}"
+        return not_judged(grader.rubric, model, cause)
+    if (why := not_extracted(row, grader)) is not None:
+        return not_judged(row_rubric(row, grader), model, why)
+    return None
 
 
 def run_eval(

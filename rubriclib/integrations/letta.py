@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rubriclib.evals.letta_rows import rubric_fields
+from rubriclib.evals.letta import rubric_fields
 from rubriclib.integrations import chosen_judge
 from rubriclib.item import field_text
 from rubriclib.judging.judge import Judge

@@ -9,7 +9,7 @@ paced by `pacer`, failures named by `failures`) -> `panel` (several judges as on
 candidate.
 
 Other rooms use: `judge.Judge`, `panel.Panel`, `grader.Grader`, `result.GradeResult` (and
-`not_judged`, `combine_turns`, `pairwise_stats`), `engine`'s `judge_all`, `judge_stream`, `Job`,
+`not_judged`, `summed_judge`, `pairwise_stats`), `engine`'s `judge_all`, `judge_stream`, `Job`,
 `RunInfo`, `Interrupted` and `interruptible`, `render.render` / `item_messages`,
 `transport.Transport` / `display_url`, `failures`' `EndpointError` and `redact`,
 `checklist_protocol.failed_items`, `cache.VerdictCache`, `target.Target`. This room imports

@@ -9,13 +9,8 @@ from typing import Any
 import pytest
 
 from rubriclib.errors import Problem
-from rubriclib.evals.letta_rows import (
-    LettaSample,
-    placeholders,
-    read_sample,
-    template_error,
-    template_problems,
-)
+from rubriclib.evals.letta.prompts import placeholders, template_error, template_problems
+from rubriclib.evals.letta.rows import LettaSample, read_sample
 
 WHERE = "data.jsonl:3"
 

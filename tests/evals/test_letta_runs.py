@@ -19,8 +19,8 @@ from letta_messages import FIRST_TURN, RUN, RUNS, SECOND_TURN, call, message
 from rubriclib.cli import main
 from rubriclib.errors import EvalError
 from rubriclib.evals.formats import load_eval
-from rubriclib.evals.letta_extractors import Extractor
-from rubriclib.evals.letta_runs import read_run
+from rubriclib.evals.letta.extractors import Extractor
+from rubriclib.evals.letta.runs import read_run
 from rubriclib.item.transcript import Message, ToolCall, TranscriptError
 
 TYPES = (

@@ -1,7 +1,7 @@
 """letta-evals' extractors on recorded messages, in rubriclib and in letta-evals itself.
 
 rubriclib ports letta-evals 0.26's built-in extractors (letta is an optional extra, never
-imported at run time: `rubriclib.evals.letta_extractors`). Here the real, pinned letta-evals (its own
+imported at run time: `rubriclib.evals.letta.extractors`). Here the real, pinned letta-evals (its own
 venv, `make integrations`) runs its own extractor code on the same messages, built into letta's
 message objects as its client builds them, and the answers are compared: each extractor's raw
 result, and what letta's grader makes of it (the submission, or the score-0 rationale it gives
@@ -24,8 +24,8 @@ from judge_server import JudgeServer, Reply, completion, tool_reply
 from letta_messages import EXTRACTORS, FIRST_TURN, RUN, RUNS, SECOND_TURN
 
 from rubriclib.cli import main
-from rubriclib.evals.letta_extractors import BUILTIN, NEEDS_AGENT, Extractor, ExtractorError
-from rubriclib.evals.letta_runs import read_run
+from rubriclib.evals.letta.extractors import BUILTIN, NEEDS_AGENT, Extractor, ExtractorError
+from rubriclib.evals.letta.runs import read_run
 
 TRAJECTORIES: dict[str, Any] = {
     **{name: run for name, run in RUNS.items()},

@@ -1,6 +1,6 @@
 """Results on their own, with no judge: a result's consistency, a 1-5 score through the pass
 threshold, both orders of a pairwise comparison, the rules that combine votes and a panel's
-judges, and a row judged turn by turn."""
+judges."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pydantic import ValidationError
 from rubriclib.judging.result import (
     GradeResult,
     combine_orders,
-    combine_turns,
     combine_votes,
     decide,
     judge_details,
@@ -165,16 +164,6 @@ def test_too_few_answering_votes_are_an_error_never_a_pass(rubric: Rubric) -> No
     )
     assert result.details["judge"]["attempts"] == 3
     assert result.details["judge"]["usage"] == {"prompt_tokens": 15, "completion_tokens": 3}
-
-
-def test_turns_pass_only_together_and_score_by_the_mean(rubric: Rubric) -> None:
-    turns = [judged(rubric, "pass"), judged(rubric, "fail", "off topic"), judged(rubric, "pass")]
-    result = combine_turns(rubric, turns)
-    assert (result.verdict, result.score) == ("fail", pytest.approx(2 / 3))
-    assert result.reason == "2/3 turns passed; turn 1: off topic"
-    assert [turn["verdict"] for turn in result.details["turns"]] == ["pass", "fail", "pass"]
-    errored = combine_turns(rubric, [judged(rubric, "pass"), judged(rubric, "error", "HTTP 500")])
-    assert (errored.verdict, errored.reason) == ("error", "turn 1 of 2: HTTP 500")
 
 
 def test_pairwise_stats_count_rates_over_decided_results() -> None:

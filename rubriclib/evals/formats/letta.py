@@ -14,7 +14,7 @@ from pydantic import Field
 from rubriclib.errors import InputError, Problem
 from rubriclib.evals.formats.model import Condition, Eval, Grader, Metric, Strict
 from rubriclib.evals.formats.sources import dataset_source, grader_rubric
-from rubriclib.evals.letta_extractors import Extractor
+from rubriclib.evals.letta.extractors import Extractor
 from rubriclib.rubrics.reading import read_text
 from rubriclib.rubrics.registry import rubric_from_prompt
 from rubriclib.rubrics.rubric import Rubric, parse_rubric_text

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from rubriclib.evals.datasets import Dataset
-from rubriclib.evals.letta_extractors import Extractor
+from rubriclib.evals.letta.extractors import Extractor
 from rubriclib.item import Item
 from rubriclib.judging.result import Rule
 from rubriclib.judging.target import TargetSettings

@@ -1,29 +1,26 @@
 """letta-evals dataset rows as letta-evals reads them (`datasets/loader.py`, `models/sample.py`),
 with what the agent did: its recorded submission, or its recorded messages (a run, which each
-grader's extractor reads as letta's does: `letta_runs`), and the prompt letta builds from them
-(`graders/prompt_utils.build_judge_prompt`): the rubric is a `str.format` template with
-`{input}`, `{ground_truth}`, `{submission}` and every key of the row's `rubric_vars`.
+grader's extractor reads as letta's does: `runs`), and the prompt letta builds from them
+(`graders/prompt_utils.build_judge_prompt`, checked by `prompts`): the rubric is a
+`str.format` template with `{input}`, `{ground_truth}`, `{submission}` and every key of the row's
+`rubric_vars`.
 """
 
 from __future__ import annotations
 
 import json
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import InputError, Problem
-from rubriclib.evals.letta_extractors import EMPTY_SUBMISSION, EMPTY_TRAJECTORY, Extractor
-from rubriclib.evals.letta_runs import LettaRun, read_run
+from rubriclib.evals.letta.extractors import EMPTY_SUBMISSION, EMPTY_TRAJECTORY, Extractor
+from rubriclib.evals.letta.runs import LettaRun, read_run
 from rubriclib.item import Item, field_text
 from rubriclib.item.transcript import TranscriptError
-from rubriclib.judging.render import letta_fill
 from rubriclib.rubrics.reading import read_text
 
-RESERVED = ("input", "ground_truth", "submission")
-"""The names letta fills from the sample itself; a rubric_vars key may not reuse one."""
 SUBMISSION_KEYS = ("submission", "output", "response", "actual_output")
 """Where a recorded row holds what the agent answered (letta's runs produce it)."""
 USED_KEYS = {"id", "sample_id", "input", "prompt", "ground_truth", "rubric_vars", "rubric"}
@@ -67,7 +64,7 @@ class LettaSample:
 
     def substitutions(self) -> dict[str, str]:
         """What letta's `build_judge_prompt` fills a template with (a rubric_vars key that
-        collides with a reserved name is reported by `template_problems`)."""
+        collides with a reserved name is reported by `prompts.template_problems`)."""
         extra = {key: str(value) for key, value in (self.rubric_vars or {}).items()}
         return {
             **extra,
@@ -191,25 +188,9 @@ def read_sample(
         problems.append(Problem(where, present[0], _not_text(submission)))
     if problems:
         return problems
-    if isinstance(truth, list) and not isinstance(turns, list):
-        return [Problem(where, "ground_truth", "cannot be a list when input is text (letta)")]
-    if isinstance(turns, list) and isinstance(truth, list):
-        if len(turns) != len(truth):
-            message = (
-                f"has {len(truth)} item(s) but input has {len(turns)}: per-turn grading needs "
-                "one ground truth per turn"
-            )
-            return [Problem(where, "ground_truth", message)]
-        if run is None and (not isinstance(submission, list) or len(submission) != len(turns)):
-            got = "none" if submission is None else _count(submission)
-            message = (
-                f"a per-turn row ({len(turns)} turns in input and ground_truth) needs a list of "
-                f"{len(turns)} recorded submissions, one per turn; it has {got}"
-            )
-            return [Problem(where, present[0] if present else "submission", message)]
-    elif isinstance(submission, list):
-        message = "is a list, which only a per-turn row takes (input and ground_truth as lists)"
-        return [Problem(where, present[0], message)]
+    field = present[0] if present else "submission"
+    if (problem := _turns_problem(turns, truth, submission, run, where, field)) is not None:
+        return [problem]
     rubric = _own_rubric(raw, where, base_dir, problems)
     context = _context(raw.get("context"), rubric_vars, where, problems)
     if problems:
@@ -217,67 +198,36 @@ def read_sample(
     return LettaSample(turns, truth, rubric_vars, submission, *rubric, context=context, run=run)
 
 
-def template_problems(template: str, sample: LettaSample, grader: str, where: str) -> list[Problem]:
-    """What letta's `build_judge_prompt` would raise for this row and grader, one problem per
-    row and variable: a rubric_vars key that is a reserved name, a placeholder with no value,
-    anything else `str.format` refuses."""
-    problems = [
-        Problem(where, f"rubric_vars.{key}", f"collides with letta's reserved {{{key}}}")
-        for key in sample.rubric_vars or {}
-        if key in RESERVED
-    ]
-    if problems:
-        return problems
-    for turn in sample.turns():
-        values = turn.substitutions()
-        missing = sorted(placeholders(template) - set(values))
-        problems += [
-            Problem(
-                where,
-                f"rubric_vars.{name}",
-                f"grader {grader} needs it (its prompt uses {{{name}}})",
+def _turns_problem(
+    turns: str | list[str],
+    truth: str | list[str] | None,
+    submission: str | list[str] | None,
+    run: LettaRun | None,
+    where: str,
+    field: str,
+) -> Problem | None:
+    """What letta refuses in how a row's input, ground truth and submission (`field`) line up:
+    a per-turn row needs one of each per turn (its submissions may come from recorded
+    messages); a list is per-turn only when input and ground_truth both are."""
+    if isinstance(truth, list) and not isinstance(turns, list):
+        return Problem(where, "ground_truth", "cannot be a list when input is text (letta)")
+    if isinstance(turns, list) and isinstance(truth, list):
+        if len(turns) != len(truth):
+            message = (
+                f"has {len(truth)} item(s) but input has {len(turns)}: per-turn grading needs "
+                "one ground truth per turn"
             )
-            for name in missing
-        ]
-        if not missing:
-            try:
-                letta_fill(template, values)
-            except (ValueError, LookupError, AttributeError, TypeError) as error:
-                problems.append(Problem(where, "rubric", f"grader {grader}: {error}"))
-        if problems:
-            break  # the same template and variables fail the same way on every turn
-    return problems
-
-
-def placeholders(template: str) -> set[str]:
-    """The names a template fills, as letta's `validate_rubric_vars` reads them (`{a.b}` and
-    `{a[0]}` name `a`); a ValueError when the text is not a `str.format` template."""
-    names = set()
-    for _, name, _, _ in string.Formatter().parse(template):
-        if name is not None:
-            names.add(name.split(".")[0].split("[")[0])
-    return names
-
-
-def template_error(template: str) -> str | None:
-    """Why `template` can never be filled by letta (unmatched braces, positional fields), or
-    None."""
-    try:
-        names = placeholders(template)
-    except ValueError as error:
-        return (
-            f"{error} (letta-evals fills prompts with str.format: write {{{{ and }}}} for a brace)"
-        )
-    positional = sorted(name for name in names if name == "" or name.isdigit())
-    if positional:
-        shown = ", ".join(f"{{{name}}}" for name in positional)
-        return f"uses {shown}: letta-evals fills placeholders by name only"
-    literal = sorted(name for name in names if any(c in name for c in "\"' \n"))
-    if literal:  # JSON in a prompt: letta would look up a variable named `"score"`
-        return (
-            f"uses {{{literal[0]}...}}, which letta-evals reads as a placeholder: write {{{{ "
-            "and }} for literal braces"
-        )
+            return Problem(where, "ground_truth", message)
+        if run is None and (not isinstance(submission, list) or len(submission) != len(turns)):
+            got = "none" if submission is None else _count(submission)
+            message = (
+                f"a per-turn row ({len(turns)} turns in input and ground_truth) needs a list of "
+                f"{len(turns)} recorded submissions, one per turn; it has {got}"
+            )
+            return Problem(where, field, message)
+    elif isinstance(submission, list):
+        message = "is a list, which only a per-turn row takes (input and ground_truth as lists)"
+        return Problem(where, field, message)
     return None
 
 

@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import EvalError, Problem
-from rubriclib.evals.inspect_logs import (
+from rubriclib.evals.datasets.inspect_logs import (
     LogSample,
     eval_log_samples,
     is_inspect_log,
     json_log_samples,
 )
-from rubriclib.evals.letta_rows import USED_KEYS, LettaSample, read_sample
-from rubriclib.evals.otlp_rows import RowProblems, jsonl_or_otlp_rows, otlp_rows
+from rubriclib.evals.datasets.otlp_rows import RowProblems, jsonl_or_otlp_rows, otlp_rows
+from rubriclib.evals.letta.rows import USED_KEYS, LettaSample, read_sample
 from rubriclib.item import Item, field_text
 from rubriclib.item.transcript import Problems, Transcript, TranscriptError, read_transcript
 from rubriclib.item.transcript.otlp import is_export

@@ -1,5 +1,5 @@
 """letta-evals 0.26's built-in extractors (`letta_evals/extractors/builtin.py`), ported line
-for line, run on a recorded run's trajectory (`letta_runs.read_run`): letta-evals is an
+for line, run on a recorded run's trajectory (`runs.read_run`): letta-evals is an
 optional extra, so rubriclib never imports it. tests/integrations/test_letta_extractors.py runs
 letta's own extractors on the same messages and compares.
 """
@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rubriclib.evals.letta_runs import LettaMessage, Trajectory
+from rubriclib.evals.letta.messages import LettaMessage
+from rubriclib.evals.letta.runs import Trajectory
 
 # letta-evals 0.26's built-in extractors, ported line for line from
 # letta_evals/extractors/builtin.py and utils.py (isinstance checks become message_type checks).
