@@ -1,6 +1,6 @@
 """letta-evals' suite.yaml, read as letta-evals 0.26 reads it (`models/specs.py`): every key its
 schema accepts is known. Model-judge graders are judged with the prompt letta would send, on
-what their extractor takes from a row's recorded messages (`letta_runs`); what only letta can
+what their extractor takes from a row's recorded messages (`letta.runs`); what only letta can
 run (agents, sandboxes, Python graders and extractors, other providers) is listed as not run."""
 
 from __future__ import annotations
