@@ -46,8 +46,8 @@ from synthetic_runs import runs, size_of
 from throughput import LATENCY, verdict
 
 from rubriclib import Item, load_rubric
-from rubriclib.judging.agent_run import run_details
-from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, item_messages
+from rubriclib.judging.prompt.agent_run import run_details
+from rubriclib.judging.prompt.render import DEFAULT_MAX_PROMPT_TOKENS, item_messages
 
 RUNS = 1_000
 SMALL = 250
@@ -89,7 +89,7 @@ def per_run_ms(action: Callable[[Any], object], inputs: Sequence[Any], rounds: i
 def rendering(lines: Sequence[str]) -> None:
     """Reading and rendering CPU per run, in this process."""
     from rubriclib.evals.datasets import parse_row
-    from rubriclib.judging.protocol import estimated_tokens
+    from rubriclib.judging.asking.protocol import estimated_tokens
 
     rubric = load_rubric(RUBRIC)
     rows = [json.loads(line) for line in lines]

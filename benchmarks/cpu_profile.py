@@ -31,7 +31,7 @@ from bench_server import served
 from throughput import bare_sdk, gathered, items, rubriclib_grade_many
 
 from rubriclib import Item, load_rubric, render
-from rubriclib.judging.protocol import read_reply, request_body
+from rubriclib.judging.asking.protocol import read_reply, request_body
 from rubriclib.rubrics.rubric import Rubric
 
 STAGES = (

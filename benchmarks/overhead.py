@@ -19,8 +19,8 @@ import openai  # noqa: E402
 from judge_server import JudgeServer, tool_reply  # noqa: E402
 
 from rubriclib import load_rubric, render  # noqa: E402
+from rubriclib.judging.asking.protocol import verdict_tools  # noqa: E402
 from rubriclib.judging.judge import Judge  # noqa: E402
-from rubriclib.judging.protocol import verdict_tools  # noqa: E402
 
 CALLS = 300
 

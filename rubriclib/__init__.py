@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rubriclib.item import Item
     from rubriclib.judging.judge import Judge
     from rubriclib.judging.panel import Panel
-    from rubriclib.judging.render import render
+    from rubriclib.judging.prompt.render import render
     from rubriclib.judging.result import GradeResult
     from rubriclib.rubrics.golden import Golden
     from rubriclib.rubrics.registry import list_rubrics, load_goldens, load_rubric
@@ -40,7 +40,7 @@ _HOMES = {
     "load_goldens": "rubriclib.rubrics.registry",
     "load_eval": "rubriclib.evals.formats",
     "load_rubric": "rubriclib.rubrics.registry",
-    "render": "rubriclib.judging.render",
+    "render": "rubriclib.judging.prompt.render",
     "run_eval": "rubriclib.evals.run",
 }
 __all__ = [

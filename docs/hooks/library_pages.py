@@ -15,7 +15,7 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
-from rubriclib.judging.agent_run import run_blocks
+from rubriclib.judging.prompt.agent_run import run_blocks
 from rubriclib.rubrics.golden import Golden
 from rubriclib.rubrics.registry import builtin_dir, builtin_names, load_goldens, load_rubric
 from rubriclib.rubrics.rubric import Rubric

@@ -36,8 +36,14 @@ from rubriclib.batch.judges import batch_judges
 from rubriclib.config import credential
 from rubriclib.errors import JudgeConfigError
 from rubriclib.files import write_atomically
-from rubriclib.judging.failures import EndpointError, EndpointUnusable, describe, from_sdk, redact
-from rubriclib.judging.transport import display_url
+from rubriclib.judging.endpoints.failures import (
+    EndpointError,
+    EndpointUnusable,
+    describe,
+    from_sdk,
+    redact,
+)
+from rubriclib.judging.endpoints.transport import display_url
 
 if TYPE_CHECKING:
     import openai

@@ -312,7 +312,7 @@ def refuse_unlocked(rubrics: list[Rubric]) -> None:
 def refuse_without_checklist(rubrics: list[Rubric], checklist: str | None) -> None:
     """With --checklist: exit 2, one line per rubric that has no checklist, before any key is
     read or request sent."""
-    from rubriclib.judging.checklist_protocol import no_checklist
+    from rubriclib.judging.asking.checklist_protocol import no_checklist
 
     if checklist and (refusals := [no_checklist(r) for r in rubrics if not r.checklist]):
         raise BadInput(*(f"--checklist: {refusal}" for refusal in refusals))

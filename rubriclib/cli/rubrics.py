@@ -215,7 +215,7 @@ def render_command(ref: str, inputs: JudgedInputs, as_json: bool) -> None:
       rubriclib render task-completion --transcript run.json
     """
     from rubriclib.config import resolve
-    from rubriclib.judging.render import render
+    from rubriclib.judging.prompt.render import render
     from rubriclib.rubrics.registry import load_rubric
 
     rubric = load_rubric(ref)

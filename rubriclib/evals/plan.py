@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from rubriclib.config import resolve
 from rubriclib.evals.judgments import judgments, not_extracted
 from rubriclib.item import Item, missing_fields
-from rubriclib.judging.blocks import CHARACTERS_PER_TOKEN
-from rubriclib.judging.protocol import estimated_tokens, too_large
+from rubriclib.judging.asking.protocol import estimated_tokens, too_large
+from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
 
 if TYPE_CHECKING:
     from rubriclib.evals.formats import Eval
@@ -35,7 +35,7 @@ def prompt_tokens(rubric: Rubric, item: Item, limit: int) -> int:
 
 
 def _messages(rubric: Rubric, item: Item, limit: int) -> list[dict[str, str]]:
-    from rubriclib.judging.render import render
+    from rubriclib.judging.prompt.render import render
 
     return render(
         rubric,

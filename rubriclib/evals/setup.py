@@ -17,7 +17,7 @@ from rubriclib.evals.formats import Eval, Grader, JudgeSettings
 from rubriclib.evals.judgments import letta_row_checker, row_rubric
 from rubriclib.evals.plan import max_prompt_tokens
 from rubriclib.evals.results import read_resumable
-from rubriclib.judging.checklist_protocol import no_checklist
+from rubriclib.judging.asking.checklist_protocol import no_checklist
 
 if TYPE_CHECKING:
     from rubriclib.batch.api import BatchRun

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rubriclib.config import default_cache_dir
-from rubriclib.judging.protocol import ANSWER_DETAILS, POSITIONS, QUIRKS, JudgeVerdict, Mode
+from rubriclib.judging.asking.protocol import ANSWER_DETAILS, POSITIONS, QUIRKS, JudgeVerdict, Mode
 from rubriclib.judging.result import (
     GradeResult,
     judge_details,

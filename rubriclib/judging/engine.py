@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rubriclib.item import Item, ItemError, NoOutput, as_item
+from rubriclib.judging.endpoints.pacer import Pacer
 from rubriclib.judging.grader import Grader
-from rubriclib.judging.pacer import Pacer
 from rubriclib.judging.result import GradeResult, not_judged
 from rubriclib.rubrics.registry import load_rubric
 from rubriclib.rubrics.rubric import Rubric

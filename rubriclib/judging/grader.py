@@ -7,7 +7,7 @@ from collections.abc import Hashable
 from typing import Literal, Protocol
 
 from rubriclib.item import Item
-from rubriclib.judging.pacer import Pacer
+from rubriclib.judging.endpoints.pacer import Pacer
 from rubriclib.judging.result import GradeResult
 from rubriclib.rubrics.rubric import Rubric
 

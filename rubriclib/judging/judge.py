@@ -13,33 +13,39 @@ from typing import TYPE_CHECKING, Any, Literal
 from rubriclib.config import checked_base_url, credential, find_project, judge_key, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
-from rubriclib.judging.agent_run import run_details
-from rubriclib.judging.cache import VerdictCache
-from rubriclib.judging.checklist_protocol import (
+from rubriclib.judging.asking.checklist_protocol import (
     ItemAsking,
     checklist_result,
     no_checklist,
     question_prompts,
 )
-from rubriclib.judging.endpoint import Endpoint, Limits
-from rubriclib.judging.failures import (
-    SignalKind,
-)
-from rubriclib.judging.grading import ManyJudgments, unjudgeable
-from rubriclib.judging.judgment import Judgment
-from rubriclib.judging.probability_answers import (
+from rubriclib.judging.asking.probability_answers import (
     ANSWER_MODES,
     ProbabilityAsking,
     probability_prompts,
 )
-from rubriclib.judging.profile import Applied, decided_by, profile_path, read_profile
-from rubriclib.judging.protocol import (
+from rubriclib.judging.asking.protocol import (
     Asking,
     RubricAsking,
     estimated_tokens,
     too_large,
 )
-from rubriclib.judging.render import item_prompts
+from rubriclib.judging.cache import VerdictCache
+from rubriclib.judging.endpoints.endpoint import Endpoint, Limits
+from rubriclib.judging.endpoints.failures import (
+    SignalKind,
+)
+from rubriclib.judging.endpoints.transport import (
+    SdkTransport,
+    Transport,
+    chosen_transport,
+    display_url,
+)
+from rubriclib.judging.grading import ManyJudgments, unjudgeable
+from rubriclib.judging.judgment import Judgment
+from rubriclib.judging.profile import Applied, decided_by, profile_path, read_profile
+from rubriclib.judging.prompt.agent_run import run_details
+from rubriclib.judging.prompt.render import item_prompts
 from rubriclib.judging.result import (
     GradeResult,
     combine_orders,
@@ -49,13 +55,12 @@ from rubriclib.judging.result import (
     with_details,
 )
 from rubriclib.judging.steps import Steps, Together, adrive, drive, run_to_end
-from rubriclib.judging.transport import SdkTransport, Transport, chosen_transport, display_url
 from rubriclib.rubrics.checklist import ChecklistItem
 from rubriclib.rubrics.rubric import Rubric
 from rubriclib.settings import JudgeSettings
 
 if TYPE_CHECKING:
-    from rubriclib.judging.pacer import Pacer
+    from rubriclib.judging.endpoints.pacer import Pacer
 
 logger = logging.getLogger("rubriclib")
 

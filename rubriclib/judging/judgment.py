@@ -10,10 +10,7 @@ import time
 from dataclasses import replace
 from typing import Any, Literal
 
-from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
-from rubriclib.judging.endpoint import Endpoint
-from rubriclib.judging.failures import EndpointUnusable, describe, is_retryable, quirk_in
-from rubriclib.judging.protocol import (
+from rubriclib.judging.asking.protocol import (
     Asking,
     JudgeVerdict,
     Mode,
@@ -21,6 +18,9 @@ from rubriclib.judging.protocol import (
     reply_text,
     usage_of,
 )
+from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
+from rubriclib.judging.endpoints.endpoint import Endpoint
+from rubriclib.judging.endpoints.failures import EndpointUnusable, describe, is_retryable, quirk_in
 from rubriclib.judging.result import (
     GradeResult,
     judge_details,

@@ -15,9 +15,9 @@ from typing import Any, Literal
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
 from rubriclib.judging.citations import given_citations
+from rubriclib.judging.endpoints.pacer import Pacer
 from rubriclib.judging.grading import ManyJudgments, unjudgeable
 from rubriclib.judging.judge import Judge
-from rubriclib.judging.pacer import Pacer
 from rubriclib.judging.result import (
     RULES,
     Decision,

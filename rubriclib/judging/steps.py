@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from rubriclib.judging.result import GradeResult
 
 if TYPE_CHECKING:
-    from rubriclib.judging.failures import SignalKind
-    from rubriclib.judging.pacer import Pacer
-    from rubriclib.judging.transport import Transport
+    from rubriclib.judging.endpoints.failures import SignalKind
+    from rubriclib.judging.endpoints.pacer import Pacer
+    from rubriclib.judging.endpoints.transport import Transport
 
 
 @dataclass(frozen=True)

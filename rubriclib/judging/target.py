@@ -60,7 +60,7 @@ class Target:
                 options={"timeout": self.settings.timeout},
             )
         except Exception as error:  # every failure becomes the row's reason
-            from rubriclib.judging.failures import describe, from_sdk, redact
+            from rubriclib.judging.endpoints.failures import describe, from_sdk, redact
 
             raise NoOutput(redact(describe(from_sdk(error)), self._key)) from None
         try:

@@ -12,7 +12,7 @@ import yaml
 
 from rubriclib.errors import printable
 from rubriclib.evals.datasets import Row
-from rubriclib.judging.checklist_protocol import failed_items, failed_items_text
+from rubriclib.judging.asking.checklist_protocol import failed_items, failed_items_text
 from rubriclib.measure.agreement import CONFIDENCE, RESAMPLES, SEED, kappa_band
 from rubriclib.measure.calibration import Agreement, Calibration, Judged
 from rubriclib.reports.common import (

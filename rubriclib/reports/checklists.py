@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rubriclib.errors import RubricError
-from rubriclib.judging.checklist_protocol import failed_items
+from rubriclib.judging.asking.checklist_protocol import failed_items
 from rubriclib.judging.result import GradeResult
 from rubriclib.rubrics.registry import load_rubric
 from rubriclib.rubrics.rubric import Rubric

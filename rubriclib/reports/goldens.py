@@ -11,9 +11,9 @@ from typing import Any
 
 from rubriclib.errors import printable
 from rubriclib.item.transcript import Transcript
-from rubriclib.judging.agent_run import run_blocks
-from rubriclib.judging.blocks import fence
-from rubriclib.judging.checklist_protocol import failed_items, failed_items_text
+from rubriclib.judging.asking.checklist_protocol import failed_items, failed_items_text
+from rubriclib.judging.prompt.agent_run import run_blocks
+from rubriclib.judging.prompt.blocks import fence
 from rubriclib.judging.result import GradeResult, pairwise_stats
 from rubriclib.measure.agreement import kappa_band
 from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport, answer_of

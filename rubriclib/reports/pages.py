@@ -17,7 +17,11 @@ from typing import TYPE_CHECKING, Any
 from rubriclib._version import __version__
 from rubriclib.evals.judgments import judgments
 from rubriclib.item import missing_fields
-from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, item_block_spans, item_messages
+from rubriclib.judging.prompt.render import (
+    DEFAULT_MAX_PROMPT_TOKENS,
+    item_block_spans,
+    item_messages,
+)
 from rubriclib.measure.citations import CitationCounts
 from rubriclib.reports.checklists import rubric_finder
 from rubriclib.reports.citations import place_citations

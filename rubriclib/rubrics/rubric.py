@@ -48,8 +48,8 @@ SCORE_TOOL = "set_grade_score"
 PAIRWISE_TOOL = "set_pairwise_winner"
 """The one tool of a pairwise rubric (`reason`, `winner`: A, B or tie); waza's name for it."""
 RUN_RENDERING = 3
-"""How `judging.agent_run` shows an agent run (blocks with ids, cut to fit): counted in the digest
-of a rubric that requires a transcript; raise it whenever that rendering changes."""
+"""How `judging.prompt.agent_run` shows an agent run (blocks with ids, cut to fit): counted in the
+digest of a rubric that requires a transcript; raise it whenever that rendering changes."""
 
 _FRONTMATTER = frontmatter.default_handlers.YAMLHandler()
 

@@ -20,7 +20,7 @@ from judge_server import Reply
 from rubriclib.batch.api import BatchRun, BatchTransport, api_key_for, refresh
 from rubriclib.batch.files import MAX_REQUESTS, BatchState, state_path
 from rubriclib.errors import JudgeConfigError
-from rubriclib.judging.failures import EndpointError, EndpointUnusable
+from rubriclib.judging.endpoints.failures import EndpointError, EndpointUnusable
 
 
 def echo(body: dict[str, Any]) -> Reply:

@@ -188,7 +188,7 @@ def test_the_docs_agent_run_examples_are_what_happens(
     from conftest import snippet
 
     from rubriclib.item.transcript import read_transcript
-    from rubriclib.judging.agent_run import run_blocks
+    from rubriclib.judging.prompt.agent_run import run_blocks
 
     sample = (Path(__file__).parents[1] / "data/runs/openai_chat.json").read_text()
     blocks = run_blocks(read_transcript(json.loads(sample)), 10**6)[0]

@@ -28,8 +28,8 @@ from judge_server import JudgeServer, Reply, error_reply, tool_reply
 from rubriclib.errors import RubricError
 from rubriclib.integrations.inspect import rubric_scorer
 from rubriclib.item.transcript import Message, ToolCall, Transcript
-from rubriclib.judging.agent_run import run_cuts, transcript_section
 from rubriclib.judging.judge import Judge
+from rubriclib.judging.prompt.agent_run import run_cuts, transcript_section
 from rubriclib.rubrics.registry import load_rubric
 
 DOCS_TASK = snippet("inspect")

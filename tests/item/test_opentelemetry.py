@@ -20,7 +20,7 @@ from judge_server import JudgeServer, Reply, completion
 from rubriclib.evals.datasets import Dataset
 from rubriclib.item.transcript import TranscriptError, read_traces, read_transcript
 from rubriclib.item.transcript.opentelemetry import traces
-from rubriclib.judging.agent_run import transcript_section
+from rubriclib.judging.prompt.agent_run import transcript_section
 
 TESTS = Path(__file__).parents[1]
 Export = Callable[..., Path]

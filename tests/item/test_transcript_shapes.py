@@ -22,7 +22,7 @@ from langchain_core.messages import (
 )
 
 from rubriclib.item.transcript import Transcript, TranscriptError, read_transcript
-from rubriclib.judging.agent_run import transcript_section
+from rubriclib.judging.prompt.agent_run import transcript_section
 
 CHAT_RUN = Path(__file__).parents[1] / "data" / "runs" / "openai_chat.json"
 BUDGET = 256_000

@@ -462,7 +462,7 @@ def test_a_checklist_question_about_a_run_shows_the_run_and_says_it_is_about_it(
 
     from rubriclib import load_rubric
     from rubriclib.item import Item
-    from rubriclib.judging.checklist_protocol import question_messages
+    from rubriclib.judging.asking.checklist_protocol import question_messages
 
     rubric = load_rubric("task-completion")
     run = json.loads((Path(__file__).parents[1] / "data/runs/openai_chat.json").read_text())

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from rubriclib.judging.agent_run import cut_middle
 from rubriclib.judging.citations import checked_citations, cite_matches, normalised, verified
+from rubriclib.judging.prompt.agent_run import cut_middle
 
 BLOCKS = {
     "context": "Apollo 11 landed on 20 July 1969.",

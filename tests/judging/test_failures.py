@@ -9,7 +9,7 @@ import httpx2
 import openai
 import pytest
 
-from rubriclib.judging.failures import (
+from rubriclib.judging.endpoints.failures import (
     EndpointError,
     backoff_delay,
     describe,

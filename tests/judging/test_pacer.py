@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from rubriclib.judging.failures import EndpointUnusable
-from rubriclib.judging.pacer import CONNECTION_FAILURES_TO_STOP, Pacer
+from rubriclib.judging.endpoints.failures import EndpointUnusable
+from rubriclib.judging.endpoints.pacer import CONNECTION_FAILURES_TO_STOP, Pacer
 
 
 async def one_request(pacer: Pacer, signal: tuple[str, Any]) -> None:

@@ -19,8 +19,8 @@ from judge_server import JudgeServer, Reply, completion, error_reply
 from rubriclib import Rubric, load_rubric
 from rubriclib.cli import main
 from rubriclib.errors import JudgeConfigError
+from rubriclib.judging.asking.probability_answers import yes_probability
 from rubriclib.judging.judge import Judge
-from rubriclib.judging.probability_answers import yes_probability
 
 FACTS = """\
 ---

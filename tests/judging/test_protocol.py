@@ -12,7 +12,7 @@ import pytest
 from judge_server import completion
 
 from rubriclib import Rubric, load_rubric
-from rubriclib.judging.protocol import (
+from rubriclib.judging.asking.protocol import (
     JudgeVerdict,
     corrective_turn,
     parse_reply,
@@ -229,7 +229,7 @@ def test_the_messages_name_exactly_the_tools_offered(name: str, mode: Any) -> No
     """Every scale in every mode: the system and user messages of a request name the tools
     of that request and no other (the body words its verdict without tool names)."""
     from rubriclib.item import Item
-    from rubriclib.judging.render import item_messages
+    from rubriclib.judging.prompt.render import item_messages
 
     rubric = load_rubric(name)
     item = Item(output="x", input="q", context="c", reference="r", baseline="y")

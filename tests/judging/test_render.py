@@ -13,8 +13,8 @@ from conftest import VALID_RUBRIC, VERSUS, sections
 from rubriclib import Rubric, load_rubric, render
 from rubriclib.item import Item
 from rubriclib.item.transcript import Transcript, read_transcript
-from rubriclib.judging.agent_run import fair_shares, run_blocks, run_cuts, run_details
-from rubriclib.judging.render import item_block_spans, item_messages
+from rubriclib.judging.prompt.agent_run import fair_shares, run_blocks, run_cuts, run_details
+from rubriclib.judging.prompt.render import item_block_spans, item_messages
 
 HEADERS = [
     "## Task input [input]",
@@ -139,7 +139,7 @@ def test_an_item_gives_one_request_or_a_pairwise_items_two_orders(
     rubric: Rubric, write_file: Callable[..., Path]
 ) -> None:
     from rubriclib.item import Item
-    from rubriclib.judging.render import item_messages
+    from rubriclib.judging.prompt.render import item_messages
 
     item = Item(output="OUT", input="IN", baseline="BASE")
     [only] = item_messages(rubric, item)

@@ -18,9 +18,9 @@ import pytest
 from conftest import SECRET_KEY
 from judge_server import JudgeServer, error_reply, tool_reply
 
-from rubriclib.judging.failures import EndpointError, describe, signal_kind
+from rubriclib.judging.endpoints.failures import EndpointError, describe, signal_kind
+from rubriclib.judging.endpoints.transport import HttpTransport, display_url, proxy_for
 from rubriclib.judging.judge import Judge
-from rubriclib.judging.transport import HttpTransport, display_url, proxy_for
 from rubriclib.rubrics.registry import load_rubric
 
 VERDICT = json.dumps(
@@ -379,7 +379,7 @@ def test_a_url_is_shown_without_credentials_and_with_its_ipv6_brackets(
 
 def test_the_transport_is_chosen_once_by_name_or_given() -> None:
     from rubriclib.batch.files import Recorder
-    from rubriclib.judging.transport import SdkTransport, chosen_transport
+    from rubriclib.judging.endpoints.transport import SdkTransport, chosen_transport
 
     url = "http://127.0.0.1:9/v1"
     assert isinstance(chosen_transport("auto", url, "k"), HttpTransport)

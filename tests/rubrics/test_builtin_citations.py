@@ -14,7 +14,7 @@ import yaml
 from rubriclib import load_goldens, load_rubric
 from rubriclib.item import Item
 from rubriclib.judging.citations import checked_citations
-from rubriclib.judging.render import item_blocks
+from rubriclib.judging.prompt.render import item_blocks
 from rubriclib.rubrics.golden import Golden
 from rubriclib.rubrics.registry import builtin_names
 from rubriclib.rubrics.rubric import Rubric

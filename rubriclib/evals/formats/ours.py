@@ -16,7 +16,7 @@ from rubriclib.evals.formats.sources import (
     duplicate_graders,
     grader_rubric,
 )
-from rubriclib.judging.checklist_protocol import no_checklist
+from rubriclib.judging.asking.checklist_protocol import no_checklist
 from rubriclib.judging.result import Rule
 from rubriclib.judging.target import TargetSettings
 from rubriclib.rubrics.rubric import Rubric

@@ -7,8 +7,8 @@ import string
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rubriclib.judging.agent_run import run_sections
-from rubriclib.judging.blocks import Spans, fence, fenced
+from rubriclib.judging.prompt.agent_run import run_sections
+from rubriclib.judging.prompt.blocks import Spans, fence, fenced
 
 if TYPE_CHECKING:  # kept light: the public `rubriclib.render` loads this module on first use
     from rubriclib.item import Item

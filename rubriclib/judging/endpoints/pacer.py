@@ -8,7 +8,7 @@ import contextlib
 import time
 from typing import Any
 
-from rubriclib.judging.failures import EndpointUnusable, SignalKind
+from rubriclib.judging.endpoints.failures import EndpointUnusable, SignalKind
 
 CONNECTION_FAILURES_TO_STOP = 3
 """Connection failures in a row (no HTTP answer between them) after which a run stops sending."""

@@ -18,9 +18,16 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from rubriclib.item import Item
-from rubriclib.judging.checklist_protocol import ANSWERS, about
-from rubriclib.judging.protocol import JudgeVerdict, Mode, Verdict, ask_again, reply_text, sampling
-from rubriclib.judging.render import DEFAULT_MAX_PROMPT_TOKENS, item_parts, user_message
+from rubriclib.judging.asking.checklist_protocol import ANSWERS, about
+from rubriclib.judging.asking.protocol import (
+    JudgeVerdict,
+    Mode,
+    Verdict,
+    ask_again,
+    reply_text,
+    sampling,
+)
+from rubriclib.judging.prompt.render import DEFAULT_MAX_PROMPT_TOKENS, item_parts, user_message
 from rubriclib.rubrics.checklist import Answer, ChecklistItem
 from rubriclib.rubrics.rubric import Rubric
 

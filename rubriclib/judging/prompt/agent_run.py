@@ -8,7 +8,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from rubriclib.judging.blocks import CHARACTERS_PER_TOKEN, Spans, fence, fenced
+from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN, Spans, fence, fenced
 
 if TYPE_CHECKING:
     from rubriclib.item import Item

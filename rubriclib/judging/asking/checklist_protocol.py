@@ -14,10 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rubriclib.item import Item
-from rubriclib.judging.agent_run import run_sections
-from rubriclib.judging.blocks import Spans
-from rubriclib.judging.citations import checked_citations, verified
-from rubriclib.judging.protocol import (
+from rubriclib.judging.asking.protocol import (
     ANSWER_DETAILS,
     JudgeVerdict,
     Mode,
@@ -29,7 +26,10 @@ from rubriclib.judging.protocol import (
     sampling,
     tool_call,
 )
-from rubriclib.judging.render import (
+from rubriclib.judging.citations import checked_citations, verified
+from rubriclib.judging.prompt.agent_run import run_sections
+from rubriclib.judging.prompt.blocks import Spans
+from rubriclib.judging.prompt.render import (
     DEFAULT_MAX_PROMPT_TOKENS,
     SECTIONS,
     citing,

@@ -9,7 +9,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rubriclib.judging.cache import VerdictCache
-from rubriclib.judging.failures import SignalKind, backoff_delay, describe, redact, signal_kind
+from rubriclib.judging.endpoints.failures import (
+    SignalKind,
+    backoff_delay,
+    describe,
+    redact,
+    signal_kind,
+)
 
 logger = logging.getLogger("rubriclib")
 

@@ -24,7 +24,7 @@ import urllib.request
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from rubriclib._version import __version__
-from rubriclib.judging.failures import EndpointError, from_sdk, status_error
+from rubriclib.judging.endpoints.failures import EndpointError, from_sdk, status_error
 
 if TYPE_CHECKING:
     import aiohttp

@@ -21,14 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from rubriclib.judging.blocks import CHARACTERS_PER_TOKEN
 from rubriclib.judging.citations import (
     ASKED_CITATIONS,
     ASKED_QUOTE,
     checked_citations,
     verified,
 )
-from rubriclib.judging.render import system_message
+from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
+from rubriclib.judging.prompt.render import system_message
 from rubriclib.rubrics.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
 Mode = Literal["required", "named", "auto", "text"]
