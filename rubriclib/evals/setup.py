@@ -20,7 +20,7 @@ from rubriclib.evals.results import read_resumable
 from rubriclib.judging.asking.checklist_protocol import no_checklist
 
 if TYPE_CHECKING:
-    from rubriclib.batch.api import BatchRun
+    from rubriclib.batch.api_run import BatchRun
     from rubriclib.evals.datasets import Row
     from rubriclib.judging.grader import Grader
     from rubriclib.judging.judge import Judge
@@ -298,7 +298,7 @@ def open_eval_batch(
     """`eval --batch`: the run with its judges rebuilt to send through the Batch API (the state
     file beside its results file), each batch recording the variable its key came from; and the
     batch run, to follow and close."""
-    from rubriclib.batch.api import open_batch_run
+    from rubriclib.batch.api_run import open_batch_run
 
     assert ready.out is not None, "a batch run keeps its state beside its results file"
     batch = open_batch_run(
