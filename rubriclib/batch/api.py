@@ -1,38 +1,33 @@
 """Judging through a provider's Batch API (OpenAI's; any server with /files and /batches).
 
-`BatchTransport` is a `transport.Transport`: a judge built with it (`open_batch_run`) runs every
-judgment on the engine as it always does, and each request is held instead of sent. When no new
-request has arrived for a moment (every judgment in flight waits on the batch: a wave), the wave
-is written as request lines (split at 50,000 lines and 200 MB, and by model), uploaded,
-submitted, recorded in the state file, polled with backoff, and its output and error files are
-downloaded (kept beside the state file) and answer each request by custom_id. Corrective turns
-and later votes are simply the next wave. A resumed run polls the batches its state file records
-instead of submitting them again.
+`BatchTransport` is a `transport.Transport`: a judge built with it (`api_run.open_batch_run`)
+runs every judgment on the engine as it always does, and each request is held instead of sent.
+When no new request has arrived for a moment (every judgment in flight waits on the batch: a
+wave), the wave is written as request lines (split at 50,000 lines and 200 MB, and by model),
+uploaded, submitted, recorded in the state file, polled with backoff, and its output and error
+files are downloaded (kept beside the state file) and answer each request by custom_id.
+Corrective turns and later votes are simply the next wave. A resumed run polls the batches its
+state file records instead of submitting them again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.batch.files import (
     ENDPOINT,
-    MAX_REQUESTS,
     TERMINAL,
     UNSUCCESSFUL,
     BatchState,
     answer_of,
     line_failure,
-    open_state,
     read_output,
     request_line,
     split_lines,
 )
-from rubriclib.batch.judges import batch_judges
 from rubriclib.config import credential
 from rubriclib.errors import JudgeConfigError
 from rubriclib.files import write_atomically
@@ -47,9 +42,6 @@ from rubriclib.judging.endpoints.transport import display_url
 
 if TYPE_CHECKING:
     import openai
-
-    from rubriclib.judging.grader import Grader
-    from rubriclib.judging.judge import Judge
 
 POLL_SECONDS = 10.0
 """The first wait between polls of a batch; each wait grows half again, up to MAX_POLL_SECONDS."""
@@ -311,64 +303,6 @@ def update(batch: dict[str, Any], found: Any) -> None:
     errors = getattr(found, "errors", None)
     if errors is not None and getattr(errors, "data", None):
         batch["errors"] = [str(error.message) for error in errors.data if error.message]
-
-
-@dataclass
-class BatchRun:
-    """A run judged through the Batch API: its judges, each built to send through its own
-    BatchTransport (to its own endpoint, with its own key), sharing one state file."""
-
-    judges: dict[str, Judge]
-    """The run's graders by name, as judges that send through batches."""
-    transports: list[BatchTransport]
-
-    def refused(self) -> str | None:
-        """Why the endpoint refused the run's batch upload, if it did (see
-        BatchTransport.refused)."""
-        return next((each.refused for each in self.transports if each.refused), None)
-
-    def in_flight(self, judgments: int) -> int:
-        """Judgments to start at once: all of them, up to a batch's size (one wave a batch)."""
-        return max(1, min(judgments, MAX_REQUESTS))
-
-    async def aclose(self) -> None:
-        """Stop following the batches (they keep running at the provider), even where a
-        judgment still holds its judge."""
-        for transport in self.transports:
-            await transport.aclose()
-
-
-def open_batch_run(
-    graders: Mapping[str, Grader],
-    results: Path,
-    *,
-    resume: bool,
-    poll_seconds: float = POLL_SECONDS,
-    progress: Callable[[str], None] | None = None,
-    api_key_envs: Mapping[str, str] | None = None,
-) -> BatchRun:
-    """The graders of a run writing `results`, built to judge through the Batch API (`eval
-    --batch` and `test-goldens --batch` alike): its state file opened (`files.open_state`: the
-    recorded one with `resume`), a judge panel refused (`judges.batch_judges`).
-    `api_key_envs` names, by grader, the variable holding a judge's key, for the record."""
-    state = open_state(results, resume)
-    key_envs = {id(graders[name]): env for name, env in (api_key_envs or {}).items()}
-    transports: list[BatchTransport] = []
-
-    def make(judge: Judge) -> BatchTransport:
-        transport = BatchTransport(
-            judge.endpoint,
-            judge.api_key,
-            state,
-            api_key_env=key_envs.get(id(judge)),
-            resume=resume,
-            poll_seconds=poll_seconds,
-            progress=progress,
-        )
-        transports.append(transport)
-        return transport
-
-    return BatchRun(batch_judges(graders, make), transports)
 
 
 def api_key_for(batch: dict[str, Any]) -> str:

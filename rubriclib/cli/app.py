@@ -20,7 +20,7 @@ from rubriclib.files import write_atomically
 # Each command imports what it needs, so `--help` and the commands that only read rubrics
 # start fast, and only the commands that judge load asyncio and the openai SDK.
 if TYPE_CHECKING:
-    from rubriclib.batch.api import BatchRun
+    from rubriclib.batch.api_run import BatchRun
     from rubriclib.judging.engine import Interrupted
     from rubriclib.judging.result import GradeResult
     from rubriclib.rubrics.rubric import Rubric

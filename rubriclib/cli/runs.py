@@ -40,7 +40,7 @@ from rubriclib.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from rubriclib.batch.api import BatchRun
+    from rubriclib.batch.api_run import BatchRun
     from rubriclib.judging.engine import Interrupted
     from rubriclib.judging.judge import Judge
     from rubriclib.judging.result import GradeResult
@@ -230,7 +230,7 @@ def _refuse_batch_flags(use_batch: bool, resume: bool, out: str | None) -> None:
 
 def _batch_run(judge: Judge, destination: Path, resume: bool, poll: float) -> BatchRun:
     """`judge` rebuilt to send through the Batch API, the state file beside the report."""
-    from rubriclib.batch.api import open_batch_run
+    from rubriclib.batch.api_run import open_batch_run
 
     return open_batch_run(
         {"judge": judge}, destination, resume=resume, poll_seconds=poll, progress=say

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rubriclib.errors import Problem
 from rubriclib.evals.datasets import Row
-from rubriclib.evals.formats import Grader
+from rubriclib.evals.formats import GraderEntry
 from rubriclib.evals.letta.extractors import Extractor, ExtractorError
 from rubriclib.evals.letta.prompts import template_error, template_problems
 from rubriclib.evals.letta.rows import LettaSample
@@ -44,12 +44,12 @@ class Judgments:
         return results[0] if len(results) == 1 else combine_turns(self.rubric, results)
 
 
-def judgments(row: Row, grader: Grader) -> list[Judgment]:
+def judgments(row: Row, grader: GraderEntry) -> list[Judgment]:
     """The row's judgments by `grader` (see `asked`)."""
     return list(asked(row, grader).parts)
 
 
-def asked(row: Row, grader: Grader) -> Judgments:
+def asked(row: Row, grader: GraderEntry) -> Judgments:
     """The row's judgments by `grader`: one per turn of a per-turn letta row (letta grades
     each turn against its own ground truth), else one. On a letta row that records messages,
     each is of what the grader's extractor takes from them (none when it takes nothing:
@@ -74,7 +74,7 @@ def judges_run(rubric: Rubric) -> bool:
     return "transcript" in rubric.requires
 
 
-def not_extracted(row: Row, grader: Grader) -> str | None:
+def not_extracted(row: Row, grader: GraderEntry) -> str | None:
     """Why `grader` has nothing to judge on a letta row that records messages: letta-evals
     would score it 0 without asking its grader (no message in a turn, an extractor that finds
     nothing); None otherwise."""
@@ -85,11 +85,11 @@ def not_extracted(row: Row, grader: Grader) -> str | None:
     return extracted if isinstance(extracted, str) else None
 
 
-def _extracted(sample: LettaSample, grader: Grader) -> LettaSample | str:
+def _extracted(sample: LettaSample, grader: GraderEntry) -> LettaSample | str:
     return sample.extracted(grader.extractor or Extractor())
 
 
-def row_rubric(row: Row, grader: Grader) -> Rubric:
+def row_rubric(row: Row, grader: GraderEntry) -> Rubric:
     """The grader's rubric, or for a letta prompt grader the row's own `rubric` /
     `rubric_path` when it has one (identity: its source, the digest of its text)."""
     sample = row.sample
@@ -107,7 +107,7 @@ def row_rubric(row: Row, grader: Grader) -> Rubric:
     )
 
 
-def letta_row_checker(graders: list[Grader]) -> Callable[[Row], list[Problem]] | None:
+def letta_row_checker(graders: list[GraderEntry]) -> Callable[[Row], list[Problem]] | None:
     """What keeps each letta row's prompts from being filled, as letta's `build_judge_prompt`
     would raise it (one problem per row and variable), and each grader's extractor from running
     on the messages a row records (`extractor_problems`); None when no grader is a letta
@@ -145,7 +145,7 @@ def letta_row_checker(graders: list[Grader]) -> Callable[[Row], list[Problem]] |
     return problems
 
 
-def extractor_problems(row: Row, graders: list[Grader]) -> list[Problem]:
+def extractor_problems(row: Row, graders: list[GraderEntry]) -> list[Problem]:
     """What keeps each grader's extractor from running on the messages `row` records: one that
     needs the live agent or is Python letta loads, or one that raises as letta's would."""
     problems = []
@@ -165,6 +165,6 @@ def extractor_problems(row: Row, graders: list[Grader]) -> list[Problem]:
     return problems
 
 
-def _prompt_source(grader: Grader) -> str:
+def _prompt_source(grader: GraderEntry) -> str:
     """Where a grader's prompt was written: its prompt file, or `SUITE#graders.NAME`."""
     return grader.rubric.source.removeprefix("prompt:")

@@ -12,7 +12,7 @@ from rubriclib.judging.result import GradeResult
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
-    from rubriclib.evals.formats import Grader
+    from rubriclib.evals.formats import GraderEntry
     from rubriclib.evals.judgments import Judgment, Judgments
 
 
@@ -23,7 +23,7 @@ class Ledger:
     def __init__(
         self,
         rows: Iterator[Row],
-        graders: list[Grader],
+        graders: list[GraderEntry],
         kept: Mapping[tuple[str, str], dict[str, Any]],
     ) -> None:
         self._rows = rows
@@ -41,13 +41,13 @@ class Ledger:
         """Each row read: how many of its graders have no result yet."""
         self._open: dict[tuple[str, str], None] = {}
         """(row id, grader) of each judgment of a row read that has no result yet, in order."""
-        self._jobs: dict[int, tuple[Row, Grader, Judgments, int]] = {}
+        self._jobs: dict[int, tuple[Row, GraderEntry, Judgments, int]] = {}
         """Each job in flight by its index: its row, grader, judgments and which part it is."""
         self._next_job = 0  # the engine numbers jobs in the order they are pulled
         self._parts: dict[tuple[str, str], dict[int, GradeResult]] = {}
         """The parts judged so far of each row judged in several (a letta row, turn by turn)."""
 
-    def each_row(self) -> Iterator[tuple[Row, list[Grader]]]:
+    def each_row(self) -> Iterator[tuple[Row, list[GraderEntry]]]:
         """Each row, read once, with the graders that judge it: all awaited from now."""
         for row in self._rows:
             graders = [grader for grader in self._graders if grader.judges(row.item)]
@@ -60,7 +60,7 @@ class Ledger:
             self._open.update(((row.id, grader.name), None) for grader in graders)
             yield row, graders
 
-    def kept(self, row: Row, grader: Grader) -> GradeResult | None:
+    def kept(self, row: Row, grader: GraderEntry) -> GradeResult | None:
         """The result a resumed run keeps for the row and grader, if any."""
         line = self._kept.get((row.id, grader.name))
         if line is None:
@@ -68,14 +68,16 @@ class Ledger:
         self.resumed += 1
         return GradeResult.model_validate(line["result"])
 
-    def planned(self, row: Row, grader: Grader, asked: Judgments) -> Iterator[Judgment]:
+    def planned(self, row: Row, grader: GraderEntry, asked: Judgments) -> Iterator[Judgment]:
         """`asked`'s judgments, each noted as the next job as it is pulled."""
         for part, judgment in enumerate(asked.parts):
             self._jobs[self._next_job] = (row, grader, asked, part)
             self._next_job += 1
             yield judgment
 
-    def finished(self, job: int, result: GradeResult) -> tuple[Row, Grader, GradeResult] | None:
+    def finished(
+        self, job: int, result: GradeResult
+    ) -> tuple[Row, GraderEntry, GradeResult] | None:
         """The row, grader and result once `job`'s result completes their judgments (combined
         as they say), else None."""
         row, grader, asked, part = self._jobs.pop(job)
@@ -86,7 +88,7 @@ class Ledger:
         del self._parts[(row.id, grader.name)]
         return row, grader, asked.combine([done[n] for n in range(len(asked.parts))])
 
-    def settle(self, row: Row, grader: Grader) -> int:
+    def settle(self, row: Row, grader: GraderEntry) -> int:
         """Note that the row has the grader's result; the row's number."""
         del self._open[(row.id, grader.name)]
         self._awaited[row.id] -= 1

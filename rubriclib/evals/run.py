@@ -14,7 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from rubriclib.evals.formats import Condition, Eval, Grader
+from rubriclib.evals.formats import Condition, Eval, GraderEntry
 from rubriclib.evals.judgments import asked, not_extracted, row_rubric
 from rubriclib.evals.ledger import Ledger
 from rubriclib.evals.results import ResultsFile, result_line
@@ -36,7 +36,7 @@ LISTED_ERRORS = 10
 class GraderStats:
     """One grader's results so far."""
 
-    grader: Grader
+    grader: GraderEntry
     model: str
     votes: int = 1
     """Votes per judgment the grader's judge casts (a resumed line must have been judged so)."""
@@ -268,7 +268,9 @@ class _EvalRun:
                         item = self.outputs.item(row) if row.sample is None else part.item
                         yield Job(part.rubric, item, judge=judge)
 
-    def record(self, row: Row, grader: Grader, result: GradeResult, write: bool = True) -> None:
+    def record(
+        self, row: Row, grader: GraderEntry, result: GradeResult, write: bool = True
+    ) -> None:
         """A row's result by a grader: in the ledger, the report, the results file (unless kept
         from it) and `on_result`."""
         number = self.ledger.settle(row, grader)
@@ -291,7 +293,7 @@ class _EvalRun:
             await self.ready.target.aclose()
 
 
-def _unjudgeable(row: Row, grader: Grader, model: str) -> GradeResult | None:
+def _unjudgeable(row: Row, grader: GraderEntry, model: str) -> GradeResult | None:
     """The error result when `grader` cannot judge the row (a field its rubric requires is
     missing, its extractor takes nothing from a letta row's messages), else None."""
     if missing := missing_fields(grader.rubric.requires, row.item):

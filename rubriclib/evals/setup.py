@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.config import resolve
 from rubriclib.errors import BatchRefused, EvalError, Problem, RubricError
-from rubriclib.evals.formats import Eval, Grader, JudgeSettings
+from rubriclib.evals.formats import Eval, GraderEntry, JudgeSettings
 from rubriclib.evals.judgments import letta_row_checker, row_rubric
 from rubriclib.evals.plan import max_prompt_tokens
 from rubriclib.evals.results import read_resumable
 from rubriclib.judging.asking.checklist_protocol import no_checklist
 
 if TYPE_CHECKING:
-    from rubriclib.batch.api import BatchRun
+    from rubriclib.batch.api_run import BatchRun
     from rubriclib.evals.datasets import Row
-    from rubriclib.judging.grader import Grader as AnyJudge  # `Grader` here is an eval's grader
+    from rubriclib.judging.grader import Grader
     from rubriclib.judging.judge import Judge
     from rubriclib.judging.panel import Panel
     from rubriclib.judging.target import Target
@@ -55,7 +55,7 @@ class ReadyRun:
     """The rows the run sets out to judge: the dataset's, within the limit."""
     limit: int | None
     """The rows it reads (None: every row)."""
-    judges: Mapping[str, AnyJudge]
+    judges: Mapping[str, Grader]
     """Each grader's judge (or panel), by grader name."""
     target: Target | None
     """The model that writes each row's output first, when the eval has one."""
@@ -73,7 +73,7 @@ class ReadyRun:
         """Row x grader judgments the run makes at most (its progress bar's length)."""
         return self.rows * len(self.eval.graders)
 
-    def through(self, judges: Mapping[str, AnyJudge], in_flight: int) -> ReadyRun:
+    def through(self, judges: Mapping[str, Grader], in_flight: int) -> ReadyRun:
         """The same run with `judges` whose requests go to a batch: `in_flight` judgments at
         once, with no requests-per-minute spacing (one wave of requests per batch)."""
         return replace(self, judges=judges, concurrency=in_flight, requests_per_minute=None)
@@ -237,7 +237,7 @@ def _make_judges(
     cache: bool | str | os.PathLike[str],
     capabilities: bool | str | os.PathLike[str],
     offline: bool,
-) -> dict[str, AnyJudge]:
+) -> dict[str, Grader]:
     """One Judge (or Panel) per grader (graders with the same settings share one), what `over`
     sets (the flags) replacing every grader's setting (but a panel member's model: a model
     names one judge); `capabilities` is where endpoint quirks are remembered (see Judge).
@@ -246,7 +246,7 @@ def _make_judges(
     from rubriclib.judging.judge import Judge
 
     built: dict[JudgeSettings, Judge] = {}
-    judges: dict[str, AnyJudge] = {}
+    judges: dict[str, Grader] = {}
     limit = max_prompt_tokens(ev)
 
     def judge_for(settings: JudgeSettings) -> Judge:
@@ -271,7 +271,7 @@ def _make_judges(
 
 
 def _make_panel(
-    grader: Grader, judge_for: Callable[[JudgeSettings], Judge], over: JudgeSettings, ev: Eval
+    grader: GraderEntry, judge_for: Callable[[JudgeSettings], Judge], over: JudgeSettings, ev: Eval
 ) -> Panel:
     """A grader's judge panel (the votes and checklist mode `over` sets replace each
     member's; the members keep their models)."""
@@ -298,7 +298,7 @@ def open_eval_batch(
     """`eval --batch`: the run with its judges rebuilt to send through the Batch API (the state
     file beside its results file), each batch recording the variable its key came from; and the
     batch run, to follow and close."""
-    from rubriclib.batch.api import open_batch_run
+    from rubriclib.batch.api_run import open_batch_run
 
     assert ready.out is not None, "a batch run keeps its state beside its results file"
     batch = open_batch_run(

@@ -31,7 +31,7 @@ from rubriclib.reports.html import page
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
-    from rubriclib.evals.formats import Eval, Grader
+    from rubriclib.evals.formats import Eval, GraderEntry
     from rubriclib.evals.run import EvalReport
     from rubriclib.measure.calibration import Calibration
     from rubriclib.measure.goldens import RunReport
@@ -164,7 +164,7 @@ _BLOCK_START = re.compile(r"(?=\n\n\[M\d+\] )")
 
 def sent_messages(
     row: Row,
-    grader: Grader,
+    grader: GraderEntry,
     line: dict[str, Any],
     pool: MessagePool,
     citations: list[dict[str, Any]] | None = None,

@@ -17,7 +17,8 @@ from batch_server import BatchServer
 from conftest import SECRET_KEY
 from judge_server import Reply
 
-from rubriclib.batch.api import BatchRun, BatchTransport, api_key_for, refresh
+from rubriclib.batch.api import BatchTransport, api_key_for, refresh
+from rubriclib.batch.api_run import BatchRun
 from rubriclib.batch.files import MAX_REQUESTS, BatchState, state_path
 from rubriclib.errors import JudgeConfigError
 from rubriclib.judging.endpoints.failures import EndpointError, EndpointUnusable

@@ -13,7 +13,7 @@ from conftest import VALID_RUBRIC, cited_result, keyword_responder
 from judge_server import JudgeServer
 
 from rubriclib.evals.datasets import Dataset, Row
-from rubriclib.evals.formats import Grader, load_eval
+from rubriclib.evals.formats import GraderEntry, load_eval
 from rubriclib.evals.judgments import Judgment, Judgments
 from rubriclib.evals.ledger import Ledger
 from rubriclib.evals.run import EvalReport, arun_eval
@@ -38,13 +38,13 @@ def rubric(write_file: Callable[..., Path]) -> Rubric:
 
 
 @pytest.fixture
-def graders(rubric: Rubric) -> list[Grader]:
+def graders(rubric: Rubric) -> list[GraderEntry]:
     settings = JudgeSettings()
-    return [Grader("all", rubric, settings), Grader("only_t", rubric, settings, task="t")]
+    return [GraderEntry("all", rubric, settings), GraderEntry("only_t", rubric, settings, task="t")]
 
 
 def test_rows_are_numbered_as_read_and_judged_when_every_grader_has_a_result(
-    graders: list[Grader],
+    graders: list[GraderEntry],
 ) -> None:
     ledger = Ledger(iter([row("a"), row("b", task="u")]), graders, {})
     read = list(ledger.each_row())
@@ -58,7 +58,7 @@ def test_rows_are_numbered_as_read_and_judged_when_every_grader_has_a_result(
     assert ledger.missing() == [("a", "all")]
 
 
-def test_a_kept_line_is_counted_as_resumed(graders: list[Grader], rubric: Rubric) -> None:
+def test_a_kept_line_is_counted_as_resumed(graders: list[GraderEntry], rubric: Rubric) -> None:
     kept = cited_result(rubric, "pass")
     ledger = Ledger(iter([row("a")]), graders, {("a", "all"): {"result": kept.model_dump()}})
     [(read, _)] = ledger.each_row()
@@ -67,7 +67,7 @@ def test_a_kept_line_is_counted_as_resumed(graders: list[Grader], rubric: Rubric
 
 
 def test_a_row_judged_in_parts_is_one_result_once_every_part_is_in(
-    graders: list[Grader], rubric: Rubric
+    graders: list[GraderEntry], rubric: Rubric
 ) -> None:
     ledger = Ledger(iter([row("a")]), graders, {})
     [(read, _)] = ledger.each_row()
@@ -86,7 +86,7 @@ def test_a_row_judged_in_parts_is_one_result_once_every_part_is_in(
     assert [turn["verdict"] for turn in combined.details["turns"]] == ["pass", "fail"]
 
 
-def test_missing_reads_only_the_rows_left_unread(graders: list[Grader]) -> None:
+def test_missing_reads_only_the_rows_left_unread(graders: list[GraderEntry]) -> None:
     pulled: list[str] = []
 
     def rows() -> Iterator[Row]:

@@ -17,7 +17,7 @@ from rubriclib.evals.formats import letta, ours, waza
 from rubriclib.evals.formats.model import (
     Condition,
     Eval,
-    Grader,
+    GraderEntry,
     Metric,
     PanelSettings,
 )
@@ -28,7 +28,7 @@ from rubriclib.validation import LineFinder, problems_from_validation
 __all__ = [
     "Condition",
     "Eval",
-    "Grader",
+    "GraderEntry",
     "JudgeSettings",
     "Metric",
     "PanelSettings",

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rubriclib.errors import InputError, Problem
-from rubriclib.evals.formats.model import Condition, Eval, Grader, Metric, Strict
+from rubriclib.evals.formats.model import Condition, Eval, GraderEntry, Metric, Strict
 from rubriclib.evals.formats.sources import dataset_source, grader_rubric
 from rubriclib.evals.letta.extractors import Extractor
 from rubriclib.rubrics.reading import read_text
@@ -124,7 +124,7 @@ def read(
 
 def _graders(
     suite: LettaSuite, path: Path, problems: list[Problem], skipped: list[str]
-) -> tuple[list[Grader], set[str]]:
+) -> tuple[list[GraderEntry], set[str]]:
     """The graders rubriclib runs, and the names of every grader it would run (those a gate or
     reward may name); each grader not run is listed in `skipped`, with why."""
     graders, run = [], set[str]()
@@ -142,7 +142,7 @@ def _graders(
 
 def _grader(
     name: str, spec: _LettaGrader, path: Path, problems: list[Problem], skipped: list[str]
-) -> Grader | None:
+) -> GraderEntry | None:
     """A grader rubriclib runs, judged by its rubric (None when that is a problem) on what its
     extractor takes; a non-default extractor rubriclib does not run is listed in `skipped`."""
     label, where = str(path), f"graders.{name}"
@@ -163,7 +163,7 @@ def _grader(
         max_retries=spec.max_retries,
         timeout=spec.timeout,
     )
-    return Grader(name, rubric, settings, extractor=extractor)
+    return GraderEntry(name, rubric, settings, extractor=extractor)
 
 
 def _gate(suite: LettaSuite, run: set[str], label: str, problems: list[Problem]) -> list[Condition]:

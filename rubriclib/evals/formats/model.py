@@ -61,9 +61,10 @@ class PanelSettings:
 
 
 @dataclass(frozen=True)
-class Grader:
-    """One grader of an eval: a name, the rubric it judges by, and its judge settings (or,
-    with `panel`, its judge panel; `judge` then holds the defaults the members started from)."""
+class GraderEntry:
+    """One entry of an eval file's `graders:`: a name, the rubric it judges by, and its judge
+    settings (or, with `panel`, its judge panel; `judge` then holds the defaults the members
+    started from). Not the engine's `Grader`: setup builds one of those from it."""
 
     name: str
     rubric: Rubric
@@ -104,7 +105,7 @@ class Eval:
     path: Path
     shape: Literal["rubriclib", "waza", "letta"]
     dataset: Dataset
-    graders: list[Grader]
+    graders: list[GraderEntry]
     gate: list[Condition]
     description: str | None = None
     skipped: list[str] = field(default_factory=list)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from rubriclib.errors import Problem
-from rubriclib.evals.formats.model import Condition, Eval, Grader, PanelSettings, Strict
+from rubriclib.evals.formats.model import Condition, Eval, GraderEntry, PanelSettings, Strict
 from rubriclib.evals.formats.sources import (
     dataset_problems,
     dataset_source,
@@ -125,7 +125,7 @@ def read(
     )
 
 
-def _graders(spec: EvalSpec, path: Path, problems: list[Problem]) -> list[Grader]:
+def _graders(spec: EvalSpec, path: Path, problems: list[Problem]) -> list[GraderEntry]:
     """Each grader whose rubric reads, with its settings (the eval's `judge:` under the
     grader's own) and its panel, checked."""
     label = str(path)
@@ -146,7 +146,7 @@ def _graders(spec: EvalSpec, path: Path, problems: list[Problem]) -> list[Grader
             continue
         if settings.asks_checklist and not rubric.checklist:
             problems.append(_without_checklist(grader, settings, rubric, label, index))
-        graders.append(Grader(grader.name, rubric, settings, panel))
+        graders.append(GraderEntry(grader.name, rubric, settings, panel))
     return graders
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import InputError, Problem
-from rubriclib.evals.formats.model import Eval, Grader
+from rubriclib.evals.formats.model import Eval, GraderEntry
 from rubriclib.evals.formats.sources import dataset_source, duplicate_graders
 from rubriclib.evals.formats.waza_rubric import is_waza_rubric_path, load_waza_rubric, unknown_keys
 from rubriclib.evals.formats.waza_tasks import Task, read_tasks
@@ -99,7 +99,7 @@ def read(
     ignored += unknown_keys(settings, CONFIG_KEYS, label, "config")
     judge_model = settings.get("judge_model")
     skipped: list[str] = []
-    graders: list[Grader] = []
+    graders: list[GraderEntry] = []
     raw_graders = data.get("graders") or []
     if not isinstance(raw_graders, list):
         problems.append(Problem(label, "graders", "must be a list of graders"))
@@ -135,7 +135,9 @@ def _warn_ignored(ignored: list[Problem], path: Path) -> None:
         logger.warning("%s (ignored, as waza's runner ignores it)", problem)
 
 
-def _task_graders(task: Task, path: Path, judge_model: Any, skipped: list[str]) -> list[Grader]:
+def _task_graders(
+    task: Task, path: Path, judge_model: Any, skipped: list[str]
+) -> list[GraderEntry]:
     """A task's prompt graders, each judging only that task's rows; its problems (an unknown
     key too: waza reads a task file strictly), located in the task's own file, go to the task."""
     graders = []
@@ -155,7 +157,7 @@ def _prompt_grader(
     judge_model: Any,
     problems: list[Problem],
     skipped: list[str],
-) -> list[Grader]:
+) -> list[GraderEntry]:
     """The grader `raw` describes, if it is a prompt grader (waza's LLM judge)."""
     where = place.at
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
@@ -194,7 +196,7 @@ def _prompt_grader(
         return []
     model = config.get("model") or raw.get("model") or judge_model
     name = f"{place.task}/{raw['name']}" if in_task else raw["name"]
-    return [Grader(name, rubric, JudgeSettings(model=model), task=place.task)]
+    return [GraderEntry(name, rubric, JudgeSettings(model=model), task=place.task)]
 
 
 def _rubric(
