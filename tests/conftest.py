@@ -1,5 +1,5 @@
 """Shared fixtures: a clean environment, the scripted judge server answering by keyword, a
-rubric library folder, and rubric-file helpers."""
+rubric library folder, rubric-file helpers, and results made by hand."""
 
 from __future__ import annotations
 
@@ -173,6 +173,12 @@ def rubric(write_file: Callable[..., Path]) -> Rubric:
 def scored(write_file: Callable[..., Path]) -> Rubric:
     """SCORED_RUBRIC (1-5, passing from 4), loaded from a file."""
     return load_rubric(str(write_file("scored.md", SCORED_RUBRIC)))
+
+
+@pytest.fixture
+def pairwise() -> Rubric:
+    """The built-in preference rubric (pairwise)."""
+    return load_rubric("preference")
 
 
 @pytest.fixture
@@ -438,3 +444,17 @@ def cited_result(rubric: Rubric, verdict: str, *citations: dict[str, Any]) -> Gr
     details = judge_details("m", "required", 1, 1, {"prompt_tokens": 0, "completion_tokens": 0})
     result = make_result(rubric, details, verdict, f"because {verdict}")  # type: ignore[arg-type]
     return with_details(result, citations=list(citations)) if citations else result
+
+
+def judged(
+    rubric: Rubric, verdict: str, reason: str = "r", raw_score: int | None = None
+) -> GradeResult:
+    """A result with `verdict` from one request, as a vote, an order or a member gives it."""
+    details = judge_details("m", "required", 1, 10, {"prompt_tokens": 5, "completion_tokens": 1})
+    return make_result(rubric, details, verdict, reason, raw_score)  # type: ignore[arg-type]
+
+
+def won(rubric: Rubric, winner: str) -> GradeResult:
+    """A pairwise vote that found `winner`."""
+    result = judged(rubric, "pass" if winner == "output" else "fail", f"{winner} won")
+    return result.model_copy(update={"details": {**result.details, "pairwise": {"winner": winner}}})

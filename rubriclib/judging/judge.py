@@ -4,31 +4,16 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import logging
 import os
 from collections.abc import Hashable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from rubriclib.config import checked_base_url, credential, find_project, judge_key, resolve
+from rubriclib.config import checked_base_url, credential, judge_key, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
-from rubriclib.judging.asking.checklist_protocol import (
-    ItemAsking,
-    checklist_result,
-    no_checklist,
-    question_prompts,
-)
 from rubriclib.judging.asking.probability_answers import (
     ANSWER_MODES,
-    ProbabilityAsking,
-    probability_prompts,
-)
-from rubriclib.judging.asking.protocol import (
-    Asking,
-    RubricAsking,
-    estimated_tokens,
-    too_large,
 )
 from rubriclib.judging.cache import VerdictCache
 from rubriclib.judging.endpoints.endpoint import Endpoint, Limits
@@ -41,28 +26,15 @@ from rubriclib.judging.endpoints.transport import (
     chosen_transport,
     display_url,
 )
-from rubriclib.judging.grading import ManyJudgments, unjudgeable
-from rubriclib.judging.judgment import Judgment
-from rubriclib.judging.profile import Applied, decided_by, profile_path, read_profile
-from rubriclib.judging.prompt.agent_run import run_details
-from rubriclib.judging.prompt.render import item_prompts
-from rubriclib.judging.result import (
-    GradeResult,
-    combine_orders,
-    combine_votes,
-    majority_reached,
-    not_judged,
-    with_details,
-)
-from rubriclib.judging.steps import Steps, Together, adrive, drive, run_to_end
-from rubriclib.rubrics.checklist import ChecklistItem
+from rubriclib.judging.grading import ManyJudgments
+from rubriclib.judging.judgments.modes import Modes, Remembered
+from rubriclib.judging.result import GradeResult
+from rubriclib.judging.steps import Steps, adrive, drive, run_to_end
 from rubriclib.rubrics.rubric import Rubric
 from rubriclib.settings import JudgeSettings
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer
-
-logger = logging.getLogger("rubriclib")
 
 
 def checked_modes(votes: Any, mode: Any, answers: Any) -> None:
@@ -144,8 +116,9 @@ class Judge(ManyJudgments):
     _sync: SdkTransport | None
     """What `grade` sends with beside "auto" and "sdk": the SDK's sync client; None for an
     injected Transport, through which `grade` judges as `agrade` does."""
-    _profiles: dict[str, Applied | None]
-    """The project's profile for this model, by rubric digest (None: none applies)."""
+    _remembered: Remembered
+    """What it keeps across items: the project's profiles for this model, the determinism
+    check of its votes."""
     _in_flight: int
     """Judgments running now, in the running event loop."""
     _run_open: bool
@@ -176,7 +149,7 @@ class Judge(ManyJudgments):
     ) -> None:
         checked_modes(votes, mode, answers)
         self.mode, self.answers, self.votes = mode, answers, votes
-        self._profiles, self._determinism_checked = {}, False
+        self._remembered = Remembered()
         self.model = resolve("model", model or None).value
         self.max_prompt_tokens = int(resolve("max_prompt_tokens", max_prompt_tokens).value)
         self.base_url = checked_base_url(base_url)
@@ -274,7 +247,7 @@ class Judge(ManyJudgments):
             total_timeout=total_timeout or self.total_timeout,
         )
         judge._at = self._at.copied(limits)
-        judge._profiles = {}
+        judge._remembered = replace(self._remembered, profiles={})
         judge._sync = None
         judge._in_flight, judge._run_open = 0, False
         return judge
@@ -332,130 +305,22 @@ class Judge(ManyJudgments):
             if not self._in_flight and not self._run_open:
                 await self.transport.aclose()
 
-    def _combined(self, rubric: Rubric, votes: list[GradeResult]) -> GradeResult:
-        """One vote's result as it is when one was asked for; else the votes combined, and on
-        the first item judged at temperature 0, a warning when the votes were copies."""
-        if self.votes == 1:
-            return votes[0]
-        answered = [vote for vote in votes if vote.verdict != "error"]
-        if not self._determinism_checked and len(answered) > 1:
-            self._determinism_checked = True
-            copies = len({(vote.verdict, vote.reason) for vote in answered}) == 1
-            if copies and self.temperature == 0:
-                logger.warning(
-                    "%d votes at temperature 0 came back identical (same verdict, same reason): "
-                    "this endpoint looks deterministic there, so the votes are copies, not "
-                    "independent samples; set a temperature above 0 (e.g. 0.7) for votes to "
-                    "mean something",
-                    len(answered),
-                )
-        return combine_votes(rubric, votes, self.votes)
-
     def _item_steps(self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None) -> Steps:
-        """Every step of one item's judgment: its votes, one after another, until a majority is
-        decided (or `pacer`, the run's, has stopped sending to the endpoint), combined."""
-        if cause := unjudgeable(rubric, item, self.model):
-            return cause
-        checklist = self.mode == "checklist"
-        if checklist and not rubric.checklist:
-            return not_judged(rubric, self.model, no_checklist(rubric))
-        prompter = item_prompts
-        if checklist:
-            prompter = probability_prompts if self.answers == "probability" else question_prompts
-        prompts = prompter(rubric, item, self.max_prompt_tokens)
-        rendered = [messages for messages, _ in prompts]
-        shown = [blocks for _, blocks in prompts]
-        size = max(estimated_tokens(rubric, request) for request in rendered)
-        if (why := too_large(size, self.max_prompt_tokens)) is not None:
-            return not_judged(rubric, self.model, why)  # never sent
-        cast = self._checklist_vote if checklist else self._vote
-        votes: list[GradeResult] = []
-        for vote in range(1, self.votes + 1):
-            votes.append((yield from cast(rubric, rendered, shown, trial, vote)))
-            if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
-                break
-        result = self._combined(rubric, votes)
-        if item.transcript is None or rubric.scale == "pairwise":
-            return result
-        return with_details(result, transcript=run_details(item, self.max_prompt_tokens))
-
-    def _vote(
-        self,
-        rubric: Rubric,
-        rendered: list[list[dict[str, Any]]],
-        shown: list[dict[str, str]],
-        trial: int,
-        vote: int,
-    ) -> Steps:
-        """Every step of one vote: one judgment, or on a pairwise rubric one judgment per order
-        (output first, then swapped; the second is skipped when the first errors, unless the
-        transport only records requests (`records_only`: a batch file needs both)), combined.
-        `shown` holds the blocks each order's request shows, for its citations."""
-        if rubric.scale != "pairwise":
-            asking = RubricAsking(rubric, shown[0])
-            return (yield from self._judgment(rubric, rendered[0], asking, trial, vote))
-        orders: list[GradeResult] = []
+        """Every step of one item's judgment in this Judge's mode and votes (`modes.Modes`)."""
         records_only = getattr(self.transport, "records_only", False)
-        for messages, blocks in zip(rendered, shown, strict=True):
-            asking = RubricAsking(rubric, blocks)
-            orders.append((yield from self._judgment(rubric, messages, asking, trial, vote)))
-            if orders[-1].verdict == "error" and not records_only:
-                break
-        return combine_orders(rubric, orders)
-
-    def _checklist_vote(
-        self,
-        rubric: Rubric,
-        rendered: list[list[dict[str, Any]]],
-        shown: list[dict[str, str]],
-        trial: int,
-        vote: int,
-    ) -> Steps:
-        """Every step of one vote in checklist mode: each item asked on its own (each request
-        cached by its own body), all at once, or with probability answers one after another
-        and then decided by a matching judge profile; the verdict computed from the answers."""
-
-        def asking(check: ChecklistItem, blocks: dict[str, str]) -> Asking:
-            if self.answers == "probability":
-                return ProbabilityAsking(check)
-            return ItemAsking(check, rubric.citations, blocks)
-
-        asked = tuple(
-            self._judgment(rubric, messages, asking(check, blocks), trial, vote)
-            for check, messages, blocks in zip(rubric.checklist, rendered, shown, strict=True)
-        )
-        if self.answers == "tool":
-            return checklist_result(rubric, (yield Together(asked)))
-        answered = []  # one item after another: a server's prefix cache serves the next
-        for judgment in asked:
-            answered.append((yield from judgment))
-        result = checklist_result(rubric, answered)
-        applied = self._profile(rubric)
-        return decided_by(applied, rubric, result) if applied is not None else result
-
-    def _profile(self, rubric: Rubric) -> Applied | None:
-        """This model's profile for `rubric` in the project, read once per rubric digest; one
-        that does not match (another rubric digest or model) is said once and never applied."""
-        if rubric.digest not in self._profiles:
-            path = profile_path(find_project()[0], self.model, rubric)
-            read = read_profile(path, self.model, rubric)
-            if isinstance(read, str):
-                logger.warning("judge profile not applied: %s", read)
-            self._profiles[rubric.digest] = read if isinstance(read, Applied) else None
-        return self._profiles[rubric.digest]
-
-    def _judgment(
-        self,
-        rubric: Rubric,
-        messages: list[dict[str, Any]],
-        asking: Asking,
-        trial: int = 1,
-        vote: int = 1,
-    ) -> Steps:
-        """Every step of one judgment (`judgment.Judgment`)."""
         sampling = (self.temperature, self.max_tokens)
-        judgment = Judgment(self._at, self.cache, sampling, rubric, messages, asking, trial, vote)
-        return (yield from judgment.steps())
+        modes = Modes(
+            self._at,
+            self.cache,
+            sampling,
+            self.mode,
+            self.answers,
+            self.votes,
+            self.max_prompt_tokens,
+            records_only,
+            self._remembered,
+        )
+        return modes.item_steps(rubric, item, trial, pacer)
 
     def endpoint_signal(self, reply: Any) -> tuple[SignalKind, Any]:
         """What a request's outcome says about the endpoint, for the engine's pacer

@@ -15,30 +15,12 @@ from typing import Any, Literal
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
 from rubriclib.judging.citations import given_citations
+from rubriclib.judging.combining import RULES, Rule, combine_panel
 from rubriclib.judging.endpoints.pacer import Pacer
 from rubriclib.judging.grading import ManyJudgments, unjudgeable
 from rubriclib.judging.judge import Judge
-from rubriclib.judging.result import (
-    RULES,
-    Decision,
-    GradeResult,
-    Rule,
-    decide,
-    majority_needed,
-    make_result,
-    not_judged,
-    pairwise_result,
-    summed_judge,
-    with_details,
-)
+from rubriclib.judging.result import GradeResult, not_judged
 from rubriclib.rubrics.rubric import Rubric
-
-_OUTCOME_WORDS = {
-    "majority": "more passes than fails (a tie fails)",
-    "unanimous": "pass only if every judge passed",
-    "any": "pass if any judge passed",
-}
-_SCORE_WORDS = {"majority": "median", "unanimous": "lowest", "any": "highest"}
 
 
 class Panel(ManyJudgments):
@@ -166,93 +148,12 @@ class Panel(ManyJudgments):
     def combine(self, rubric: Rubric, results: list[GradeResult]) -> GradeResult:
         """One result from each member's (in order): the verdict `aggregate` gives over those
         that answered, every member's verdict and reason in `details.panel`."""
-        count = len(results)
-        judge = summed_judge(results)
-        judge["model"] = self.model
-        panel: dict[str, Any] = {
-            "aggregate": self.aggregate,
-            "judges": [
-                _entry(member, result, rubric)
-                for member, result in zip(self.judges, results, strict=True)
-            ],
-            "answered": 0,
-            "errors": 0,
-            "agreement": None,
-        }
+        entries = [
+            _entry(member, result, rubric)
+            for member, result in zip(self.judges, results, strict=True)
+        ]
         named = list(zip(self.labels, results, strict=True))
-        answered = [(label, result) for label, result in named if result.verdict != "error"]
-        errored = [(label, result) for label, result in named if result.verdict == "error"]
-        panel.update(answered=len(answered), errors=len(errored))
-        failures = "; ".join(f"{label}: {result.reason}" for label, result in errored)
-        if not answered:
-            reason = f"all {count} judges errored ({failures})"
-            return with_details(make_result(rubric, judge, "error", reason), panel=panel)
-        decision = decide(rubric, [result for _, result in answered], self.aggregate)
-        if errored and (
-            (self.aggregate == "majority" and len(answered) < majority_needed(count))
-            or (self.aggregate == "unanimous" and decision.verdict == "pass")
-        ):  # the judges that answered cannot decide for the panel: never a pass by default
-            need = (
-                f"a majority panel needs {majority_needed(count)} of {count} to answer"
-                if self.aggregate == "majority"
-                else "a unanimous panel passes only when every judge passed"
-            )
-            reason = f"{len(errored)} of {count} judges errored ({failures}); {need}"
-            return with_details(make_result(rubric, judge, "error", reason), panel=panel)
-        panel["agreement"] = decision.agreeing / len(answered)
-        chosen = next((label for label, result in answered if result is decision.chosen), None)
-        reason = self._reason(rubric, answered, decision)
-        if decision.chosen is not None:
-            reason += f"; {chosen} said: {decision.chosen.reason}"
-        if errored:
-            reason = (
-                f"{len(errored)} of {count} judges errored ({failures}); decided on the "
-                f"{len(answered)} that answered; {reason}"
-            )
-        if rubric.scale == "pairwise":
-            blocks = [result.details.get("pairwise", {}) for result in results]
-            pairwise = {
-                "winner": decision.winner,
-                "judges": blocks,
-                "position_flip": any(block.get("position_flip") for block in blocks),
-                "flips": sum(int(block.get("flips", 0)) for block in blocks),
-                "comparisons": sum(int(block.get("comparisons", 0)) for block in blocks),
-            }
-            result = pairwise_result(rubric, judge, str(decision.winner), reason, pairwise)
-            return with_details(result, panel=panel)
-        result = make_result(rubric, judge, decision.verdict, reason, decision.raw_score)
-        return with_details(result, panel=panel)
-
-    def _reason(
-        self,
-        rubric: Rubric,
-        answered: list[tuple[str, GradeResult]],
-        decision: Decision,
-    ) -> str:
-        """What the answering judges said and what the rule made of it."""
-        head = f"{self.aggregate} of {len(answered)} judge(s)"
-        if rubric.scale == "pairwise":
-            found = ", ".join(
-                f"{label}: {result.details.get('pairwise', {}).get('winner')}"
-                for label, result in answered
-            )
-            outcome = {"output": "the output wins", "baseline": "the baseline wins"}
-            said = outcome.get(str(decision.winner), "a tie, which is not a win")
-            return f"{head} ({found}): {said}"
-        if rubric.scale == "1-5":
-            scores = ", ".join(
-                f"{label} {result.details['raw_score']}" for label, result in answered
-            )
-            words = _SCORE_WORDS[self.aggregate]
-            ordered = sorted(int(result.details["raw_score"]) for _, result in answered)
-            if words == "median" and ordered[len(ordered) // 2] != decision.raw_score:
-                words = "lower median (a tie never rounds up)"
-            return f"{head} (scores {scores}): the {words} score, {decision.raw_score}"
-        passes = sum(result.verdict == "pass" for _, result in answered)
-        fails = len(answered) - passes
-        tie = " a tie never passes;" if decision.split else ""
-        rule = _OUTCOME_WORDS[self.aggregate]
-        return f"{head}: {passes} pass, {fails} fail; {rule}:{tie} {decision.verdict}"
+        return combine_panel(rubric, self.aggregate, named, entries, self.model)
 
 
 def _labels(judges: list[Judge]) -> list[str]:

@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 import yaml
 
-from rubriclib.judging.result import GradeResult, make_result, with_details
 from rubriclib.rubrics.checklist import ChecklistItem
 from rubriclib.rubrics.rubric import Rubric
 
@@ -132,25 +131,6 @@ def read_profile(path: Path, model: str, rubric: Rubric) -> Applied | str | None
     except (yaml.YAMLError, TypeError, KeyError, ValueError, AttributeError):
         return f"{path} is not a judge profile (rubriclib calibrate --fit writes one)"
     return Applied(profile, path, hashlib.sha256(data).hexdigest())
-
-
-def decided_by(applied: Applied, rubric: Rubric, result: GradeResult) -> GradeResult:
-    """A probability-answers result decided by `applied` (a pass-fail rubric's, with every
-    item's p(yes); else unchanged), the checklist rule's verdict kept in `details.profile.rule`."""
-    passing = item_passing(rubric.checklist, result.details)
-    if passing is None or rubric.scale != "pass-fail":
-        return result
-    p_pass = applied.profile.p_pass(passing)
-    verdict = applied.profile.verdict(passing)
-    reason = (
-        f"{verdict} by the judge profile {applied.path.name} (p(pass) {p_pass:.3f}); the "
-        f"checklist rule said {result.verdict}: {result.reason}"
-    )
-    profiled = make_result(rubric, result.details["judge"], verdict, reason)
-    kept = {"path": str(applied.path), "digest": applied.digest, "p_pass": round(p_pass, 6)}
-    return with_details(
-        profiled, checklist=result.details["checklist"], profile=kept | {"rule": result.verdict}
-    )
 
 
 def profile_text(profile: Profile, model: str, rubric: Rubric, measured: Mapping[str, Any]) -> str:

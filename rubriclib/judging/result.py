@@ -1,27 +1,20 @@
-"""GradeResult: one judgment's verdict, traceable to the exact rubric and judge that gave it,
-how the two orders of a pairwise comparison combine into one, and how the votes of one
-judgment combine into one."""
+"""GradeResult: one judgment's verdict, traceable to the exact rubric and judge that gave it;
+how one result is made (a pairwise comparison's from its two orders) and added to, and the
+pairwise counts over many (how several results combine into one is `combining`'s)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from rubriclib.judging.citations import given_citations
 from rubriclib.rubrics.rubric import Rubric
 
 ORDERS = ("output-first", "baseline-first")
 """The two orders of a pairwise comparison: the output as Response A, then the baseline as A."""
 PAIRWISE_SCORES = {"output": 1.0, "tie": 0.5, "baseline": 0.0}
 """A pairwise result's score: the candidate output won, tied or lost."""
-Rule = Literal["majority", "unanimous", "any"]
-RULES: tuple[Rule, ...] = ("majority", "unanimous", "any")
-"""How several answers to one judgment become one: votes always use `majority`; a judge panel
-may use any (see `decide`)."""
 
 
 class GradeResult(BaseModel):
@@ -195,195 +188,6 @@ def pairwise_stats(results: Iterable[GradeResult]) -> dict[str, Any]:
         "comparisons": comparisons,
         "flip_rate": flips / comparisons if comparisons else None,
     }
-
-
-def majority_needed(asked: int) -> int:
-    """Votes that must agree for a strict majority of `asked` (2 of 3, 3 of 4)."""
-    return asked // 2 + 1
-
-
-def majority_reached(votes: list[GradeResult], asked: int) -> bool:
-    """One answer (the verdict; on 1-5 the score) has a strict majority of `asked`, so the
-    votes not yet cast cannot change the result: voting may stop."""
-    answers = Counter(_answer(vote) for vote in votes if vote.verdict != "error")
-    return bool(answers) and max(answers.values()) >= majority_needed(asked)
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What a rule makes of the answering results of one judgment (votes, or a panel's
-    judges): the verdict, the 1-5 score or the pairwise winner, an answering result that agrees
-    (its reason is quoted; None when none does), how many agree, and `split`: the rule found
-    no agreement it needs (a pass-fail majority tie; pairwise, no majority or no unanimity)."""
-
-    verdict: Literal["pass", "fail"]
-    raw_score: int | None
-    winner: str | None
-    chosen: GradeResult | None
-    agreeing: int
-    split: bool
-
-
-def decide(rubric: Rubric, answered: list[GradeResult], rule: Rule = "majority") -> Decision:
-    """Combine answering (non-error) results by `rule`.
-
-    Pass-fail: `majority` passes with more passes than fails (a tie fails), `unanimous` only
-    when every one passed, `any` when one did. 1-5: `majority` takes the median score (of an
-    even count the lower middle one), `unanimous` the lowest, `any` the highest, then the pass
-    threshold. Pairwise: `majority` the winner more than half found, else a tie; `unanimous` a
-    winner only when all agree, else a tie; `any` the best outcome for the output any found
-    (the output if one found it the winner, else a tie if one found a tie, else the baseline).
-    """
-    if not answered:
-        raise ValueError("decide needs at least one answering result")
-    count = len(answered)
-    split = False
-    if rubric.scale == "pairwise":
-        counts = Counter(_winner(result) for result in answered)
-        top, most = counts.most_common(1)[0]
-        if rule == "majority":
-            split = most * 2 <= count
-        elif rule == "unanimous":
-            split = len(counts) > 1
-        winner = "tie" if split else top
-        if rule == "any":
-            winner = next((name for name in PAIRWISE_SCORES if counts[name]), "tie")
-        chosen = next((result for result in answered if _winner(result) == winner), None)
-        verdict: Literal["pass", "fail"] = "pass" if winner == "output" else "fail"
-        return Decision(verdict, None, winner, chosen, counts[winner], split)
-    raw: int | None = None
-    if rubric.scale == "1-5":
-        scores = sorted(int(result.details["raw_score"]) for result in answered)
-        middle = (count - 1) // 2  # the lower median: a tie never rounds up
-        raw = scores[{"majority": middle, "unanimous": 0, "any": -1}[rule]]
-        chosen = next(result for result in answered if result.details["raw_score"] == raw)
-        verdict = "pass" if chosen.verdict == "pass" else "fail"
-    else:
-        passes = sum(result.verdict == "pass" for result in answered)
-        passed = {"majority": passes > count - passes, "unanimous": passes == count}
-        verdict = "pass" if passed.get(rule, passes > 0) else "fail"
-        split = rule == "majority" and passes * 2 == count
-        chosen = next(result for result in answered if result.verdict == verdict)
-    agreeing = sum(result.verdict == verdict for result in answered)
-    return Decision(verdict, raw, None, chosen, agreeing, split)
-
-
-def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> GradeResult:
-    """The result of `asked` votes of one judgment (`votes`: those cast, in order).
-
-    Votes that errored are left out. Pass-fail: the verdict with more votes; a tie is `fail`.
-    1-5: the median score (of an even count, the lower middle one), then the pass threshold.
-    `details.votes` keeps every vote; `details.judge` sums attempts, latency and usage.
-    """
-    answered = [vote for vote in votes if vote.verdict != "error"]
-    errors = len(votes) - len(answered)
-    judge = summed_judge(votes)
-    tally: dict[str, Any] = {
-        "asked": asked,
-        "cast": len(votes),
-        "verdicts": [vote.verdict for vote in votes],
-        "reasons": [vote.reason for vote in votes],
-        "agreement": None,
-        "errors": errors,
-        "cached": sum(bool(vote.details.get("judge", {}).get("cached")) for vote in votes),
-    }
-    if rubric.scale == "1-5":
-        tally["scores"] = [vote.details.get("raw_score") for vote in votes]
-    cited = [given_citations(vote.details) for vote in votes]  # checklist items' too
-    if any(cited):
-        tally["citations"] = cited
-    if not answered:
-        first = votes[0].reason if votes else "no vote was cast"
-        result = make_result(rubric, judge, "error", f"all {len(votes)} vote(s) errored: {first}")
-        return with_details(result, votes=tally)
-    if len(answered) < majority_needed(asked):  # too few answered to be a majority of asked
-        first = next(vote.reason for vote in votes if vote.verdict == "error")
-        reason = (
-            f"only {len(answered)} of {asked} votes answered ({errors} errored: {first}); a "
-            f"decision needs {majority_needed(asked)}"
-        )
-        return with_details(make_result(rubric, judge, "error", reason), votes=tally)
-    decision = decide(rubric, answered)
-    if rubric.scale == "pairwise":
-        return with_details(
-            _pairwise_majority(rubric, judge, votes, asked, tally, decision), votes=tally
-        )
-    raw, verdict, agreeing = decision.raw_score, decision.verdict, decision.agreeing
-    assert decision.chosen is not None  # pass-fail and 1-5 always quote an agreeing vote
-    chosen = decision.chosen
-    tally["agreement"] = agreeing / len(answered)
-    reason = f"{agreeing}/{asked} votes: {chosen.reason}"
-    if rubric.scale == "1-5":
-        scored = [vote.details["raw_score"] for vote in answered]
-        middle = "median"
-        if len(scored) % 2 == 0 and sorted(scored)[len(scored) // 2] != raw:
-            middle = "lower median (a tie never rounds up)"
-        reason = f"{agreeing}/{asked} votes, {middle} score {raw} of {scored}: {chosen.reason}"
-    if rubric.scale == "pass-fail" and decision.split:
-        reason = (
-            f"tie, {agreeing} pass and {agreeing} fail of {asked} votes: a tie never passes "
-            f"(half the judgments found it wanting); a fail vote said: {chosen.reason}"
-        )
-    if errors:
-        reason = (
-            f"{errors} of {len(votes)} vote(s) errored, so the majority was decided on the "
-            f"{len(answered)} that answered; {reason}"
-        )
-    return with_details(make_result(rubric, judge, verdict, reason, raw), votes=tally)
-
-
-def _pairwise_majority(
-    rubric: Rubric,
-    judge: dict[str, Any],
-    votes: list[GradeResult],
-    asked: int,
-    tally: dict[str, Any],
-    decision: Decision,
-) -> GradeResult:
-    """Pairwise votes: the winner more than half the answering votes found, else a tie."""
-    answered = [vote for vote in votes if vote.verdict != "error"]
-    winners = [vote.details.get("pairwise", {}).get("winner") for vote in votes]
-    tally["winners"] = winners
-    counts = Counter(winner for winner in winners if winner is not None)
-    winner, agreeing, chosen = str(decision.winner), decision.agreeing, decision.chosen
-    tally["agreement"] = agreeing / len(answered)
-    blocks = [vote.details.get("pairwise", {}) for vote in votes]
-    pairwise = {
-        "winner": winner,
-        "votes": blocks,
-        "position_flip": any(block.get("position_flip") for block in blocks),
-        "flips": sum(int(block.get("flips", 0)) for block in blocks),
-        "comparisons": sum(int(block.get("comparisons", 0)) for block in blocks),
-    }
-    if chosen is None or decision.split:
-        shown = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
-        reason = (
-            f"tie: no winner has a majority of the {len(answered)} answering votes of {asked} "
-            f"({shown}); a tie is not a win"
-        )
-    else:
-        reason = f"{agreeing}/{asked} votes: {chosen.reason}"
-    if len(answered) < len(votes):
-        reason = (
-            f"{len(votes) - len(answered)} of {len(votes)} vote(s) errored, so the majority was "
-            f"decided on the {len(answered)} that answered; {reason}"
-        )
-    return pairwise_result(rubric, judge, winner, reason, pairwise)
-
-
-def _winner(result: GradeResult) -> str | None:
-    """The winner (`output`, `baseline` or `tie`) a pairwise result found."""
-    pairwise = result.details.get("pairwise")
-    return pairwise.get("winner") if isinstance(pairwise, dict) else None
-
-
-def _answer(vote: GradeResult) -> Any:
-    """What a vote agrees on: its winner on a pairwise rubric, its score on a 1-5 rubric, else
-    its verdict."""
-    pairwise = vote.details.get("pairwise")
-    if isinstance(pairwise, dict):
-        return pairwise.get("winner")
-    return vote.details.get("raw_score", vote.verdict)
 
 
 def summed_judge(votes: list[GradeResult]) -> dict[str, Any]:

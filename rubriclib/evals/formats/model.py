@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict
 from rubriclib.evals.datasets import Dataset
 from rubriclib.evals.letta.extractors import Extractor
 from rubriclib.item import Item
+from rubriclib.judging.combining import Rule
 from rubriclib.judging.endpoints.transport import display_url
-from rubriclib.judging.result import Rule
 from rubriclib.judging.target import TargetSettings
 from rubriclib.rubrics.rubric import Rubric
 from rubriclib.settings import JudgeSettings

@@ -17,7 +17,7 @@ from rubriclib.evals.formats.sources import (
     grader_rubric,
 )
 from rubriclib.judging.asking.checklist_protocol import no_checklist
-from rubriclib.judging.result import Rule
+from rubriclib.judging.combining import Rule
 from rubriclib.judging.target import TargetSettings
 from rubriclib.rubrics.rubric import Rubric
 from rubriclib.settings import JudgeSettings, usable_base_url

@@ -2,7 +2,7 @@
 with its own short prompt (the item's question, the rubric's description, the fields it needs,
 the candidate) and one tool, `answer(reason, answer: yes|no)`; its reply is read into the
 item's answer (with the answer's probability where the endpoint returned logprobs), and the
-items' results become the judgment's result through `checklist.checklist_verdict`. No I/O:
+items' answers become the judgment's result in `combining.checklist_result`. No I/O:
 live and batch judging share it, as they share protocol.py."""
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ import math
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rubriclib.item import Item
 from rubriclib.judging.asking.protocol import (
-    ANSWER_DETAILS,
     JudgeVerdict,
     Mode,
     Verdict,
@@ -37,9 +36,11 @@ from rubriclib.judging.prompt.render import (
     shown_blocks,
     user_message,
 )
-from rubriclib.judging.result import GradeResult, make_result, summed_judge, with_details
-from rubriclib.rubrics.checklist import ChecklistItem, ItemAnswer, checklist_verdict
+from rubriclib.rubrics.checklist import ChecklistItem
 from rubriclib.rubrics.rubric import Rubric
+
+if TYPE_CHECKING:
+    from rubriclib.judging.result import GradeResult
 
 ANSWER_TOOL = "answer"
 ANSWERS = ("yes", "no")
@@ -224,35 +225,6 @@ def _logprob(token: dict[str, Any]) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         return None
     return float(value) if value <= 0 else None
-
-
-def checklist_result(rubric: Rubric, items: list[GradeResult]) -> GradeResult:
-    """One vote in checklist mode: each item's result (in checklist order) becomes its answer,
-    and `checklist_verdict` computes the verdict (an item that errored makes it `error`, never
-    a pass). `details.checklist` lists each item's id, answer, reason, attempts (and `p`
-    where known); `details.judge` sums attempts and usage over the items."""
-    answers: dict[str, ItemAnswer] = {}
-    listed = []
-    for check, result in zip(rubric.checklist, items, strict=True):
-        answer = result.details.get("answer") if result.verdict != "error" else None
-        answers[check.id] = ItemAnswer(answer, result.reason)
-        judge = result.details.get("judge", {})
-        entry = {
-            "id": check.id,
-            "answer": answer,
-            "reason": result.reason,
-            "attempts": judge.get("attempts", 0),
-            "cached": bool(judge.get("cached")),
-        }
-        for kept in ("p", *ANSWER_DETAILS, "citations"):
-            if kept in result.details:
-                entry[kept] = result.details[kept]
-        listed.append(entry)
-    computed = checklist_verdict(rubric.scale, rubric.pass_threshold, rubric.checklist, answers)
-    result = make_result(
-        rubric, summed_judge(items), computed.verdict, computed.reason, computed.raw_score
-    )
-    return with_details(result, checklist=listed)
 
 
 def failed_items(rubric: Rubric, results: Iterable[GradeResult]) -> dict[str, int]:

@@ -1,0 +1,185 @@
+"""One item's judgment in a Judge's mode and votes, as steps: its votes one after another
+until a majority is decided, each vote one judgment (holistic), one per pairwise order, or
+one per checklist item (asked at once, or one after another with probability answers and then
+decided by a matching judge profile), combined by `combining`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from rubriclib.config import find_project
+from rubriclib.item import Item
+from rubriclib.judging.asking.checklist_protocol import ItemAsking, no_checklist, question_prompts
+from rubriclib.judging.asking.probability_answers import ProbabilityAsking, probability_prompts
+from rubriclib.judging.asking.protocol import Asking, RubricAsking, estimated_tokens, too_large
+from rubriclib.judging.cache import VerdictCache
+from rubriclib.judging.combining import (
+    checklist_result,
+    combine_votes,
+    decided_by,
+    majority_reached,
+)
+from rubriclib.judging.endpoints.endpoint import Endpoint
+from rubriclib.judging.grading import unjudgeable
+from rubriclib.judging.judgments.judgment import Judgment
+from rubriclib.judging.profile import Applied, profile_path, read_profile
+from rubriclib.judging.prompt.agent_run import run_details
+from rubriclib.judging.prompt.render import item_prompts
+from rubriclib.judging.result import GradeResult, combine_orders, not_judged, with_details
+from rubriclib.judging.steps import Steps, Together
+from rubriclib.rubrics.checklist import ChecklistItem
+from rubriclib.rubrics.rubric import Rubric
+
+if TYPE_CHECKING:
+    from rubriclib.judging.endpoints.pacer import Pacer
+
+logger = logging.getLogger("rubriclib")
+
+
+Prompt = tuple[list[dict[str, Any]], dict[str, str]]
+"""One request's messages and the text of each block it shows, by id (for its citations)."""
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """One vote of one item's judgment: its rubric, the trial and the vote's number."""
+
+    rubric: Rubric
+    trial: int
+    vote: int
+
+
+@dataclass
+class Remembered:
+    """What a Judge keeps across its items: the project's profile for its model by rubric
+    digest (None: none applies), and whether identical votes at temperature 0 were checked."""
+
+    profiles: dict[str, Applied | None] = field(default_factory=dict)
+    determinism_checked: bool = False
+
+
+@dataclass(frozen=True)
+class Modes:
+    """A Judge's way of judging an item: its mode, answers and votes, sent to `endpoint`."""
+
+    endpoint: Endpoint
+    cache: VerdictCache | None
+    sampling: tuple[float | None, int | None]
+    """The temperature and the completion limit."""
+    mode: Literal["holistic", "checklist"]
+    answers: Literal["tool", "probability"]
+    votes: int
+    max_prompt_tokens: int
+    records_only: bool
+    """The transport only records requests (a batch file): both pairwise orders are sent."""
+    remembered: Remembered
+
+    def item_steps(self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None) -> Steps:
+        """Every step of one item's judgment: its votes, one after another, until a majority is
+        decided (or `pacer`, the run's, has stopped sending to the endpoint), combined."""
+        model = self.endpoint.model
+        if cause := unjudgeable(rubric, item, model):
+            return cause
+        checklist = self.mode == "checklist"
+        if checklist and not rubric.checklist:
+            return not_judged(rubric, model, no_checklist(rubric))
+        prompter = item_prompts
+        if checklist:
+            prompter = probability_prompts if self.answers == "probability" else question_prompts
+        prompts = prompter(rubric, item, self.max_prompt_tokens)
+        size = max(estimated_tokens(rubric, messages) for messages, _ in prompts)
+        if (why := too_large(size, self.max_prompt_tokens)) is not None:
+            return not_judged(rubric, model, why)  # never sent
+        cast = self._checklist_vote if checklist else self._vote
+        votes: list[GradeResult] = []
+        for vote in range(1, self.votes + 1):
+            votes.append((yield from cast(Ballot(rubric, trial, vote), prompts)))
+            if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
+                break
+        result = self._combined(rubric, votes)
+        if item.transcript is None or rubric.scale == "pairwise":
+            return result
+        return with_details(result, transcript=run_details(item, self.max_prompt_tokens))
+
+    def _combined(self, rubric: Rubric, votes: list[GradeResult]) -> GradeResult:
+        """One vote's result as it is when one was asked for; else the votes combined, and on
+        the first item judged at temperature 0, a warning when the votes were copies."""
+        if self.votes == 1:
+            return votes[0]
+        answered = [vote for vote in votes if vote.verdict != "error"]
+        if not self.remembered.determinism_checked and len(answered) > 1:
+            self.remembered.determinism_checked = True
+            copies = len({(vote.verdict, vote.reason) for vote in answered}) == 1
+            if copies and self.sampling[0] == 0:
+                logger.warning(
+                    "%d votes at temperature 0 came back identical (same verdict, same reason): "
+                    "this endpoint looks deterministic there, so the votes are copies, not "
+                    "independent samples; set a temperature above 0 (e.g. 0.7) for votes to "
+                    "mean something",
+                    len(answered),
+                )
+        return combine_votes(rubric, votes, self.votes)
+
+    def _vote(self, ballot: Ballot, prompts: Sequence[Prompt]) -> Steps:
+        """Every step of one vote: one judgment, or on a pairwise rubric one judgment per order
+        (output first, then swapped; the second is skipped when the first errors, unless the
+        transport only records requests (`records_only`: a batch file needs both)), combined.
+        Each prompt holds the blocks its request shows, for its citations."""
+        rubric = ballot.rubric
+        if rubric.scale != "pairwise":
+            messages, blocks = prompts[0]
+            return (yield from self._judgment(ballot, messages, RubricAsking(rubric, blocks)))
+        orders: list[GradeResult] = []
+        for messages, blocks in prompts:
+            asking = RubricAsking(rubric, blocks)
+            orders.append((yield from self._judgment(ballot, messages, asking)))
+            if orders[-1].verdict == "error" and not self.records_only:
+                break
+        return combine_orders(rubric, orders)
+
+    def _checklist_vote(self, ballot: Ballot, prompts: Sequence[Prompt]) -> Steps:
+        """Every step of one vote in checklist mode: each item asked on its own (each request
+        cached by its own body), all at once, or with probability answers one after another
+        and then decided by a matching judge profile; the verdict computed from the answers."""
+        rubric = ballot.rubric
+
+        def asking(check: ChecklistItem, blocks: dict[str, str]) -> Asking:
+            if self.answers == "probability":
+                return ProbabilityAsking(check)
+            return ItemAsking(check, rubric.citations, blocks)
+
+        asked = tuple(
+            self._judgment(ballot, messages, asking(check, blocks))
+            for check, (messages, blocks) in zip(rubric.checklist, prompts, strict=True)
+        )
+        if self.answers == "tool":
+            return checklist_result(rubric, (yield Together(asked)))
+        answered = []  # one item after another: a server's prefix cache serves the next
+        for judgment in asked:
+            answered.append((yield from judgment))
+        result = checklist_result(rubric, answered)
+        applied = self._profile(rubric)
+        return decided_by(applied, rubric, result) if applied is not None else result
+
+    def _profile(self, rubric: Rubric) -> Applied | None:
+        """This model's profile for `rubric` in the project, read once per rubric digest; one
+        that does not match (another rubric digest or model) is said once and never applied."""
+        profiles, model = self.remembered.profiles, self.endpoint.model
+        if rubric.digest not in profiles:
+            path = profile_path(find_project()[0], model, rubric)
+            read = read_profile(path, model, rubric)
+            if isinstance(read, str):
+                logger.warning("judge profile not applied: %s", read)
+            profiles[rubric.digest] = read if isinstance(read, Applied) else None
+        return profiles[rubric.digest]
+
+    def _judgment(self, ballot: Ballot, messages: list[dict[str, Any]], asking: Asking) -> Steps:
+        """Every step of one judgment (`judgment.Judgment`)."""
+        sampling, trial, vote = self.sampling, ballot.trial, ballot.vote
+        judgment = Judgment(
+            self.endpoint, self.cache, sampling, ballot.rubric, messages, asking, trial, vote
+        )
+        return (yield from judgment.steps())
