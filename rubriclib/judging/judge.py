@@ -24,12 +24,8 @@ from rubriclib.judging.asking.probability_answers import (
     ProbabilityAsking,
     probability_prompts,
 )
-from rubriclib.judging.asking.protocol import (
-    Asking,
-    RubricAsking,
-    estimated_tokens,
-    too_large,
-)
+from rubriclib.judging.asking.protocol import Asking, RubricAsking
+from rubriclib.judging.asking.request import estimated_tokens, too_large
 from rubriclib.judging.cache import VerdictCache
 from rubriclib.judging.endpoints.endpoint import Endpoint, Limits
 from rubriclib.judging.endpoints.failures import (
