@@ -89,7 +89,7 @@ def per_run_ms(action: Callable[[Any], object], inputs: Sequence[Any], rounds: i
 def rendering(lines: Sequence[str]) -> None:
     """Reading and rendering CPU per run, in this process."""
     from rubriclib.evals.datasets import parse_row
-    from rubriclib.judging.asking.protocol import estimated_tokens
+    from rubriclib.judging.asking.request import estimated_tokens
 
     rubric = load_rubric(RUBRIC)
     rows = [json.loads(line) for line in lines]

@@ -31,13 +31,14 @@ from bench_server import served
 from throughput import bare_sdk, gathered, items, rubriclib_grade_many
 
 from rubriclib import Item, load_rubric, render
-from rubriclib.judging.asking.protocol import read_reply, request_body
+from rubriclib.judging.asking.reply import read_reply
+from rubriclib.judging.asking.request import request_body
 from rubriclib.rubrics.rubric import Rubric
 
 STAGES = (
     "render.py:render",
-    "protocol.py:request_body",
-    "protocol.py:read_reply",
+    "request.py:request_body",
+    "reply.py:read_reply",
     "judge.py:_parse_json",
     "result.py:make_result",
     "result.py:judge_details",

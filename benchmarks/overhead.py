@@ -19,7 +19,7 @@ import openai  # noqa: E402
 from judge_server import JudgeServer, tool_reply  # noqa: E402
 
 from rubriclib import load_rubric, render  # noqa: E402
-from rubriclib.judging.asking.protocol import verdict_tools  # noqa: E402
+from rubriclib.judging.asking.request import verdict_tools  # noqa: E402
 from rubriclib.judging.judge import Judge  # noqa: E402
 
 CALLS = 300

@@ -30,7 +30,7 @@ from judge_server import JudgeServer  # noqa: E402
 from openai.types.chat import ChatCompletionMessageFunctionToolCall  # noqa: E402
 
 from rubriclib import Item, load_rubric, render  # noqa: E402
-from rubriclib.judging.asking.protocol import verdict_tools  # noqa: E402
+from rubriclib.judging.asking.request import verdict_tools  # noqa: E402
 from rubriclib.judging.judge import Judge  # noqa: E402
 
 JUDGMENTS = 256

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rubriclib.config import resolve
 from rubriclib.evals.judgments import judgments, not_extracted
 from rubriclib.item import Item, missing_fields
-from rubriclib.judging.asking.protocol import estimated_tokens, too_large
+from rubriclib.judging.asking.request import estimated_tokens, too_large
 from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
 
 if TYPE_CHECKING:

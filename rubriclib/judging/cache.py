@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rubriclib.config import default_cache_dir
-from rubriclib.judging.asking.protocol import ANSWER_DETAILS, POSITIONS, QUIRKS, JudgeVerdict, Mode
+from rubriclib.judging.asking.reply import ANSWER_DETAILS, JudgeVerdict
+from rubriclib.judging.asking.request import POSITIONS, QUIRKS, Mode
 from rubriclib.judging.result import (
     GradeResult,
     judge_details,
@@ -88,7 +89,7 @@ class VerdictCache:
         )
 
     def known_quirks(self, endpoint: str, model: str) -> set[str]:
-        """The quirks `endpoint` showed for `model` in earlier runs (see `protocol.QUIRKS`)."""
+        """The quirks `endpoint` showed for `model` in earlier runs (see `request.QUIRKS`)."""
         rows = self._run(
             "SELECT quirk FROM quirks WHERE endpoint = ? AND model = ?", (endpoint, model), "all"
         )

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rubriclib.judging.asking.protocol import ANSWER_DETAILS
+from rubriclib.judging.asking.reply import ANSWER_DETAILS
 from rubriclib.judging.citations import given_citations
 from rubriclib.judging.profile import Applied, item_passing
 from rubriclib.judging.result import (

@@ -241,7 +241,7 @@ def test_an_unchanged_rerun_sends_nothing_and_an_edit_rejudges_only_its_rubric(
 
 
 def test_a_pairwise_verdict_is_served_only_with_the_judges_answer(tmp_path: Path) -> None:
-    from rubriclib.judging.asking.protocol import JudgeVerdict
+    from rubriclib.judging.asking.reply import JudgeVerdict
     from rubriclib.judging.cache import cached_result, stored_verdict
     from rubriclib.rubrics.registry import load_rubric
 

@@ -341,7 +341,7 @@ def test_the_output_named_by_a_run_block_is_that_block_as_cut(
 
 
 def test_a_letta_template_has_no_blocks_to_cite_so_no_citations(tmp_path: Path) -> None:
-    from rubriclib.judging.asking.protocol import verdict_tools
+    from rubriclib.judging.asking.request import verdict_tools
     from rubriclib.rubrics.registry import rubric_from_prompt
 
     letta = rubric_from_prompt("Judge {submission}.", "g", "prompt:x", tmp_path, template="letta")

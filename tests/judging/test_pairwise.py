@@ -18,7 +18,8 @@ import rubriclib
 from rubriclib.cli import main
 from rubriclib.errors import RubricError
 from rubriclib.evals.datasets import Dataset
-from rubriclib.judging.asking.protocol import read_reply, verdict_tools
+from rubriclib.judging.asking.reply import read_reply
+from rubriclib.judging.asking.request import verdict_tools
 from rubriclib.judging.judge import Judge
 from rubriclib.measure.goldens import run_goldens
 from rubriclib.reports.goldens import format_json, format_table

@@ -12,17 +12,19 @@ import pytest
 from judge_server import completion
 
 from rubriclib import Rubric, load_rubric
-from rubriclib.judging.asking.protocol import (
+from rubriclib.judging.asking.protocol import corrective_turn
+from rubriclib.judging.asking.reply import (
     JudgeVerdict,
-    corrective_turn,
     parse_reply,
     read_reply,
+    text_intent,
+    usage_of,
+)
+from rubriclib.judging.asking.request import (
     request_body,
     sampling,
-    text_intent,
     tool_choice,
     tool_mode,
-    usage_of,
     verdict_tools,
 )
 

@@ -14,17 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.item import Item
-from rubriclib.judging.asking.protocol import (
-    JudgeVerdict,
-    Mode,
-    Verdict,
-    ask_again,
-    citation_argument,
-    citation_turn,
-    function_tool,
-    sampling,
-    tool_call,
-)
+from rubriclib.judging.asking.protocol import ask_again, citation_turn
+from rubriclib.judging.asking.reply import JudgeVerdict, Verdict, tool_call
+from rubriclib.judging.asking.request import Mode, citation_argument, function_tool, sampling
 from rubriclib.judging.citations import checked_citations, verified
 from rubriclib.judging.prompt.agent_run import run_sections
 from rubriclib.judging.prompt.blocks import Spans

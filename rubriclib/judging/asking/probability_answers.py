@@ -19,14 +19,9 @@ from typing import Any, TypeGuard
 
 from rubriclib.item import Item
 from rubriclib.judging.asking.checklist_protocol import ANSWERS, about
-from rubriclib.judging.asking.protocol import (
-    JudgeVerdict,
-    Mode,
-    Verdict,
-    ask_again,
-    reply_text,
-    sampling,
-)
+from rubriclib.judging.asking.protocol import ask_again
+from rubriclib.judging.asking.reply import JudgeVerdict, Verdict, reply_text
+from rubriclib.judging.asking.request import Mode, sampling
 from rubriclib.judging.prompt.render import DEFAULT_MAX_PROMPT_TOKENS, item_parts, user_message
 from rubriclib.rubrics.checklist import Answer, ChecklistItem
 from rubriclib.rubrics.rubric import Rubric

@@ -10,14 +10,9 @@ import time
 from dataclasses import replace
 from typing import Any, Literal
 
-from rubriclib.judging.asking.protocol import (
-    Asking,
-    JudgeVerdict,
-    Mode,
-    parse_reply,
-    reply_text,
-    usage_of,
-)
+from rubriclib.judging.asking.protocol import Asking
+from rubriclib.judging.asking.reply import JudgeVerdict, parse_reply, reply_text, usage_of
+from rubriclib.judging.asking.request import Mode
 from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
 from rubriclib.judging.endpoints.endpoint import Endpoint
 from rubriclib.judging.endpoints.failures import EndpointUnusable, describe, is_retryable, quirk_in

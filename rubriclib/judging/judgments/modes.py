@@ -14,7 +14,8 @@ from rubriclib.config import find_project
 from rubriclib.item import Item
 from rubriclib.judging.asking.checklist_protocol import ItemAsking, no_checklist, question_prompts
 from rubriclib.judging.asking.probability_answers import ProbabilityAsking, probability_prompts
-from rubriclib.judging.asking.protocol import Asking, RubricAsking, estimated_tokens, too_large
+from rubriclib.judging.asking.protocol import Asking, RubricAsking
+from rubriclib.judging.asking.request import estimated_tokens, too_large
 from rubriclib.judging.cache import VerdictCache
 from rubriclib.judging.combining import (
     checklist_result,

@@ -223,7 +223,7 @@ def section_part(key: str, value: str) -> tuple[str, Spans]:
 
 def system_message(rubric: Rubric, mode: str | None = None) -> str:
     """The protocol: what is data, and how the verdict must be given, naming exactly the tools
-    offered in tool `mode` (`protocol.Mode`; None: the rubric's own tools, which the first mode
+    offered in tool `mode` (`request.Mode`; None: the rubric's own tools, which the first mode
     tried offers). A pass-fail rubric is offered its own two tools, or in `named` mode the one
     tool `set_grade`; 1-5 and pairwise rubrics their one tool in every mode."""
     from rubriclib.rubrics.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL
