@@ -6,42 +6,37 @@ validates rubrics) costs no more than it needs; `Judge` alone pulls in the opena
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rubriclib._faces import lazy_face
 
 if TYPE_CHECKING:
     from rubriclib._version import __version__ as __version__
     from rubriclib.errors import EvalError, JudgeConfigError, RubricError
-    from rubriclib.evals.formats import Eval, load_eval
-    from rubriclib.evals.run import EvalReport, run_eval
+    from rubriclib.evals import Eval, EvalReport, load_eval, run_eval
     from rubriclib.item import Item
-    from rubriclib.judging.judge import Judge
-    from rubriclib.judging.panel import Panel
-    from rubriclib.judging.prompt.render import render
-    from rubriclib.judging.result import GradeResult
-    from rubriclib.rubrics.golden import Golden
-    from rubriclib.rubrics.registry import list_rubrics, load_goldens, load_rubric
-    from rubriclib.rubrics.rubric import Rubric
+    from rubriclib.judging import GradeResult, Judge, Panel, render
+    from rubriclib.rubrics import Golden, Rubric, list_rubrics, load_goldens, load_rubric
 
 _HOMES = {
     "__version__": "rubriclib._version",
-    "Eval": "rubriclib.evals.formats",
+    "Eval": "rubriclib.evals",
     "EvalError": "rubriclib.errors",
-    "EvalReport": "rubriclib.evals.run",
-    "GradeResult": "rubriclib.judging.result",
-    "Golden": "rubriclib.rubrics.golden",
+    "EvalReport": "rubriclib.evals",
+    "GradeResult": "rubriclib.judging",
+    "Golden": "rubriclib.rubrics",
     "Item": "rubriclib.item",
-    "Judge": "rubriclib.judging.judge",
+    "Judge": "rubriclib.judging",
     "JudgeConfigError": "rubriclib.errors",
-    "Panel": "rubriclib.judging.panel",
-    "Rubric": "rubriclib.rubrics.rubric",
+    "Panel": "rubriclib.judging",
+    "Rubric": "rubriclib.rubrics",
     "RubricError": "rubriclib.errors",
-    "list_rubrics": "rubriclib.rubrics.registry",
-    "load_goldens": "rubriclib.rubrics.registry",
-    "load_eval": "rubriclib.evals.formats",
-    "load_rubric": "rubriclib.rubrics.registry",
-    "render": "rubriclib.judging.prompt.render",
-    "run_eval": "rubriclib.evals.run",
+    "list_rubrics": "rubriclib.rubrics",
+    "load_goldens": "rubriclib.rubrics",
+    "load_eval": "rubriclib.evals",
+    "load_rubric": "rubriclib.rubrics",
+    "render": "rubriclib.judging",
+    "run_eval": "rubriclib.evals",
 }
 __all__ = [
     "Eval",
@@ -64,13 +59,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        value = getattr(importlib.import_module(_HOMES[name]), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-    raise AttributeError(f"module 'rubriclib' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return [*globals(), *__all__]
+__getattr__, __dir__ = lazy_face(__name__, _HOMES)

@@ -12,7 +12,7 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from rubriclib.errors import Problem
-from rubriclib.item.transcript import TranscriptError
+from rubriclib.item import TranscriptError
 
 Model = TypeVar("Model", bound=BaseModel)
 NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"

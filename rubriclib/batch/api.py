@@ -31,14 +31,14 @@ from rubriclib.batch.files import (
 from rubriclib.config import credential
 from rubriclib.errors import JudgeConfigError
 from rubriclib.files import write_atomically
-from rubriclib.judging.endpoints.failures import (
+from rubriclib.judging import (
     EndpointError,
     EndpointUnusable,
     describe,
+    display_url,
     from_sdk,
     redact,
 )
-from rubriclib.judging.endpoints.transport import display_url
 
 if TYPE_CHECKING:
     import openai

@@ -13,8 +13,7 @@ from rubriclib.batch.files import MAX_REQUESTS, open_state
 from rubriclib.batch.judges import batch_judges
 
 if TYPE_CHECKING:
-    from rubriclib.judging.grader import Grader
-    from rubriclib.judging.judge import Judge
+    from rubriclib.judging import Grader, Judge
 
 
 @dataclass

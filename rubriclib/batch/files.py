@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from rubriclib.errors import EvalError
 from rubriclib.files import write_atomically
-from rubriclib.judging.endpoints.failures import EndpointError, EndpointUnusable, status_error
+from rubriclib.judging import EndpointError, EndpointUnusable, status_error
 
 ENDPOINT: Final = "/v1/chat/completions"
 MAX_REQUESTS = 50_000

@@ -8,11 +8,10 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from rubriclib.errors import JudgeConfigError
-from rubriclib.judging.judge import Judge
+from rubriclib.judging import Judge
 
 if TYPE_CHECKING:
-    from rubriclib.judging.endpoints.transport import Transport
-    from rubriclib.judging.grader import Grader
+    from rubriclib.judging import Grader, Transport
 
 BATCH_TOTAL_TIMEOUT = 14 * 24 * 3600.0
 """A judgment's overall time limit in batch mode: a 24h window per wave, and a few waves."""

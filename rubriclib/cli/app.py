@@ -20,10 +20,9 @@ from rubriclib.files import write_atomically
 # Each command imports what it needs, so `--help` and the commands that only read rubrics
 # start fast, and only the commands that judge load asyncio and the openai SDK.
 if TYPE_CHECKING:
-    from rubriclib.batch.api_run import BatchRun
-    from rubriclib.judging.engine import Interrupted
-    from rubriclib.judging.result import GradeResult
-    from rubriclib.rubrics.rubric import Rubric
+    from rubriclib.batch import BatchRun
+    from rubriclib.judging import GradeResult, Interrupted
+    from rubriclib.rubrics import Rubric
 
 T = TypeVar("T")
 C = TypeVar("C", bound=Callable[..., Any])
@@ -149,7 +148,7 @@ def report_destinations(
 ) -> tuple[Path | None, Path | None]:
     """The --out and --report files (None when not given), each writable and not one file,
     checked before any judge call; with `html_only`, --report must name a FILE.html."""
-    from rubriclib.reports.pages import is_html
+    from rubriclib.reports import is_html
 
     destination = writable(out, "--out") if out else None
     if report is None:

@@ -14,8 +14,8 @@ from rubriclib.cli.evaluate import EvalChoice, finish, with_eval_choice
 from rubriclib.cli.options import FORMAT_OPTION
 
 if TYPE_CHECKING:
-    from rubriclib.evals.setup import ReadyRun
-    from rubriclib.judging.engine import Interrupted
+    from rubriclib.evals import ReadyRun
+    from rubriclib.judging import Interrupted
 
 
 @main.group("batch")
@@ -52,8 +52,8 @@ def prepare_command(chosen: EvalChoice, to: str) -> None:
     """
     import asyncio
 
-    from rubriclib.batch.files import write_requests
-    from rubriclib.evals.batch_run import aprepare
+    from rubriclib.batch import write_requests
+    from rubriclib.evals import aprepare
 
     target = writable(to, "--to")
     prepared = asyncio.run(aprepare(offline(chosen)))
@@ -92,9 +92,9 @@ def collect_command(
     listed on stderr, one line each; a judgment that needs a corrective turn is an error."""
     import asyncio
 
-    from rubriclib.evals.batch_run import acollect
-    from rubriclib.judging.engine import interruptible
-    from rubriclib.reports.pages import is_html
+    from rubriclib.evals import acollect
+    from rubriclib.judging import interruptible
+    from rubriclib.reports import is_html
 
     results = writable(out, "--out")
     report_target = writable(report_path, "--report") if report_path else None
@@ -122,7 +122,7 @@ def collect_command(
 
 
 def _state(results: str | None, state: str | None) -> Any:
-    from rubriclib.batch.files import BatchState, state_path
+    from rubriclib.batch import BatchState, state_path
 
     if (results is None) == (state is None):
         raise click.UsageError("give the results file of an `eval --batch` run, or --state FILE")
@@ -163,7 +163,7 @@ def status_command(results: str | None, state: str | None) -> None:
     """Show the batches of an `eval --batch` run, asking the provider about unfinished ones."""
     import asyncio
 
-    from rubriclib.batch.api import refresh
+    from rubriclib.batch import refresh
 
     _show(asyncio.run(refresh(_state(results, state))))
 
@@ -175,7 +175,7 @@ def cancel_command(results: str | None, state: str | None) -> None:
     """Cancel every unfinished batch of an `eval --batch` run (what finished is kept)."""
     import asyncio
 
-    from rubriclib.batch.api import refresh
+    from rubriclib.batch import refresh
 
     batches = asyncio.run(refresh(_state(results, state), cancel=True))
     _show(batches)

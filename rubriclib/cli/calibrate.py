@@ -33,10 +33,9 @@ from rubriclib.cli.options import (
 from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
-    from rubriclib.judging.engine import Interrupted
-    from rubriclib.judging.judge import Judge
-    from rubriclib.measure.calibration import Calibration, LabelledRow
-    from rubriclib.rubrics.rubric import Rubric
+    from rubriclib.judging import Interrupted, Judge
+    from rubriclib.measure import Calibration, LabelledRow
+    from rubriclib.rubrics import Rubric
 
 
 @main.command("calibrate")
@@ -115,7 +114,7 @@ def calibrate(
       rubriclib calibrate groundedness --labels labelled.jsonl --checklist  (the other mode)
       rubriclib calibrate groundedness --checklist-answers probability --fit  (on the goldens)
     """
-    from rubriclib.judging.engine import interruptible
+    from rubriclib.judging import interruptible
 
     reports = ReportFiles.checked(out, html_report)
     goldens_path = _goldens_destination(goldens_out, force, reports)
@@ -143,8 +142,8 @@ def _labelled_rows(
 ) -> tuple[Rubric, list[LabelledRow], str]:
     """The rubric, its rows to judge (the labels file's, or for --fit without --labels the
     goldens) and the name the report gives them: every bad input exits 2 before any request."""
-    from rubriclib.measure.calibration import golden_rows, load_labels
-    from rubriclib.rubrics.registry import load_rubric
+    from rubriclib.measure import golden_rows, load_labels
+    from rubriclib.rubrics import load_rubric
 
     if labels_file is None and not fit:
         raise BadInput("--labels: a labels file is required (or --fit, to fit on the goldens)")
@@ -169,7 +168,7 @@ def _judged(
 ) -> Calibration:
     """Judge every labelled row, with progress on a terminal, until the end or the first
     signal `interrupt` records."""
-    from rubriclib.measure.calibration import run_calibration
+    from rubriclib.measure import run_calibration
 
     def run(progress: Progress | None) -> Coroutine[Any, Any, Calibration]:
         return run_calibration(
@@ -197,7 +196,7 @@ def _refuse_fit(rubric: Rubric, checklist: str | None) -> None:
 def _profile_destination(model: str, rubric: Rubric, force: bool) -> Path:
     """Where --fit writes the profile, checked before any judge call."""
     from rubriclib.config import find_project
-    from rubriclib.judging.profile import profile_path
+    from rubriclib.judging import profile_path
 
     path = profile_path(find_project()[0], model, rubric)
     if path.exists() and not force:
@@ -209,8 +208,8 @@ def _profile_destination(model: str, rubric: Rubric, force: bool) -> Path:
 def _write_profile(calibration: Calibration, model: str, path: Path) -> None:
     """Fit the profile on the calibration's probability answers and write it, saying how it
     measured (cross-validated first: the figure to quote)."""
-    from rubriclib.judging.profile import profile_text
-    from rubriclib.measure.profiles import calibration_evidence, cross_validated
+    from rubriclib.judging import profile_text
+    from rubriclib.measure import calibration_evidence, cross_validated
 
     rows = calibration_evidence(calibration)
     left_out = len(calibration.judged) - len(rows)
@@ -249,13 +248,17 @@ def _finish(
 ) -> None:
     """Print (or write) the report, write the disagreements as goldens and the HTML report
     when asked."""
-    from rubriclib.reports.calibration import FORMATTERS, goldens_yaml, last_line
-    from rubriclib.reports.pages import calibration_page
+    from rubriclib.reports import (
+        CALIBRATION_FORMATTERS,
+        calibration_last_line,
+        calibration_page,
+        goldens_yaml,
+    )
 
-    text = FORMATTERS[report_format](calibration)
+    text = CALIBRATION_FORMATTERS[report_format](calibration)
     if goldens[0] is not None:
         _write_goldens(goldens[0], goldens_yaml(calibration))
-    reports.write(text, last_line(calibration), lambda: calibration_page(calibration))
+    reports.write(text, calibration_last_line(calibration), lambda: calibration_page(calibration))
     if goldens[0] is not None:
         count = len(calibration.disagreements)
         click.echo(f"rubriclib: wrote {count} disagreement(s) as goldens to {goldens[1]}", err=True)
@@ -277,7 +280,7 @@ def _goldens_destination(path: str | None, force: bool, reports: ReportFiles) ->
 
 def _write_goldens(path: Path, text: str) -> None:
     """Write the goldens file, warning when it is past the size a goldens file may have."""
-    from rubriclib.rubrics.reading import MAX_FILE_BYTES
+    from rubriclib.rubrics import MAX_FILE_BYTES
 
     write_atomically(path, text)
     if len(text.encode("utf-8")) > MAX_FILE_BYTES:

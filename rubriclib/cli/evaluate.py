@@ -30,10 +30,7 @@ from rubriclib.cli.options import (
 from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
-    from rubriclib.evals.formats import Eval
-    from rubriclib.evals.plan import Plan
-    from rubriclib.evals.run import EvalReport
-    from rubriclib.evals.setup import Prepared, ReadyRun
+    from rubriclib.evals import Eval, EvalReport, Plan, Prepared, ReadyRun
 
 
 @dataclass(frozen=True)
@@ -51,7 +48,7 @@ class EvalChoice:
 
     def prepared(self, *, frozen: bool = False, batch: str | None = None) -> Prepared:
         """The eval, checked (`setup.prepare`): no key read, no request sent."""
-        from rubriclib.evals.setup import prepare
+        from rubriclib.evals import prepare
 
         return prepare(
             self.eval_file,
@@ -73,7 +70,7 @@ class EvalChoice:
         """The checked eval made runnable as chosen (`setup.ready_run`), with the configured
         verdict cache; `offline` judges never send (batch files), so need no key."""
         from rubriclib.config import cache_setting, capabilities_setting
-        from rubriclib.evals.setup import ready_run
+        from rubriclib.evals import ready_run
 
         return ready_run(
             prepared,
@@ -178,10 +175,9 @@ def eval_command(
       rubriclib eval eval.yaml --out results.jsonl --resume
       rubriclib eval eval.yaml --out results.jsonl --batch      (then --batch --resume)
     """
-    from rubriclib.evals.run import arun_eval
-    from rubriclib.evals.setup import open_eval_batch
-    from rubriclib.judging.engine import interruptible
-    from rubriclib.reports.pages import is_html
+    from rubriclib.evals import arun_eval, open_eval_batch
+    from rubriclib.judging import interruptible
+    from rubriclib.reports import is_html
 
     if resume and out is None:
         raise click.UsageError("--resume needs --out: the results file to resume from")
@@ -217,7 +213,7 @@ def _dry_run(
     prices: tuple[float | None, float],
 ) -> None:
     """`eval --dry-run`: the plan, and the batch-vs-live estimate when asked."""
-    from rubriclib.evals.plan import plan_eval
+    from rubriclib.evals import plan_eval
 
     plan = plan_eval(ev, chosen.limit)
     _print_plan(ev, plan, chosen.votes, show_prompts)
@@ -234,13 +230,12 @@ def finish(
 ) -> None:
     """Print (or write to --report) the report and exit by the gate, or by the signal that
     stopped the run; `results` is the --out file an HTML report is built from."""
-    from rubriclib.reports.evals import last_line
-    from rubriclib.reports.pages import eval_report_text
+    from rubriclib.reports import eval_last_line, eval_report_text
 
     text = eval_report_text(report, report_format, report_path, results)
     if report_path is not None and target is not None:
         write_atomically(target, text + "\n")
-        click.echo(f"{last_line(report)} (report: {report_path})")
+        click.echo(f"{eval_last_line(report)} (report: {report_path})")
     else:
         click.echo(text)
     if report.interrupted:
@@ -255,7 +250,7 @@ def _print_estimate(
     ev: Eval, plan: Plan, votes: int | None, price: float | None, discount: float
 ) -> None:
     """`eval --dry-run --batch`: requests, tokens and cost, batch against live."""
-    from rubriclib.batch.files import estimate, estimate_lines
+    from rubriclib.batch import estimate, estimate_lines
 
     asked = {g.name: votes or g.judge.votes or 1 for g in ev.graders}
     orders = {g.name: 2 if g.rubric.scale == "pairwise" else 1 for g in ev.graders}

@@ -19,9 +19,9 @@ from rubriclib.cli.app import BadInput
 from rubriclib.errors import RubricError
 
 if TYPE_CHECKING:
-    from rubriclib.item.transcript import Transcript
-    from rubriclib.judging.judge import Judge
-    from rubriclib.rubrics.rubric import Rubric
+    from rubriclib.item import Transcript
+    from rubriclib.judging import Judge
+    from rubriclib.rubrics import Rubric
 
 C = TypeVar("C", bound=Callable[..., Any])
 
@@ -229,7 +229,7 @@ class JudgedInputs:
 def transcript_file(value: str | None) -> Transcript | None:
     """The run in the JSON file `value` names (`-`: stdin), read; bad input naming the file,
     the line of the message and the problem when it cannot be read."""
-    from rubriclib.item.transcript import TranscriptError, read_transcript
+    from rubriclib.item import TranscriptError, read_transcript
 
     if value is None:
         return None
@@ -303,7 +303,7 @@ with_eval_options = with_options(eval_options)
 
 def refuse_unlocked(rubrics: list[Rubric]) -> None:
     """For --frozen: exit 2, one line per rubric, when any differs from the lock."""
-    from rubriclib.rubrics.lockfile import frozen_problems
+    from rubriclib.rubrics import frozen_problems
 
     if problems := frozen_problems(rubrics):
         raise RubricError(problems)
@@ -312,7 +312,7 @@ def refuse_unlocked(rubrics: list[Rubric]) -> None:
 def refuse_without_checklist(rubrics: list[Rubric], checklist: str | None) -> None:
     """With --checklist: exit 2, one line per rubric that has no checklist, before any key is
     read or request sent."""
-    from rubriclib.judging.asking.checklist_protocol import no_checklist
+    from rubriclib.judging import no_checklist
 
     if checklist and (refusals := [no_checklist(r) for r in rubrics if not r.checklist]):
         raise BadInput(*(f"--checklist: {refusal}" for refusal in refusals))
@@ -330,7 +330,7 @@ def flag_judge(
     """The Judge `judge`, `test-goldens` and `calibrate` build from their flags, once
     --checklist has been checked against `rubrics` (a missing key stops here)."""
     from rubriclib.config import cache_setting, capabilities_setting
-    from rubriclib.judging.judge import Judge
+    from rubriclib.judging import Judge
     from rubriclib.settings import JudgeSettings
 
     refuse_without_checklist(rubrics, checklist)

@@ -47,9 +47,8 @@ def report(
       rubriclib report results.jsonl --against last-week.jsonl -o report.html
       rubriclib report results.jsonl --eval eval.yaml -o report.html
     """
-    from rubriclib.evals.setup import prepare
-    from rubriclib.reports.html import build_report
-    from rubriclib.reports.pages import messages_from
+    from rubriclib.evals import prepare
+    from rubriclib.reports import build_report, messages_from
 
     target = writable(out, "--out")
     for given in (results, against):

@@ -16,7 +16,7 @@ from rubriclib.cli.options import JudgedInputs, with_judged_inputs
 from rubriclib.errors import RubricError
 
 if TYPE_CHECKING:
-    from rubriclib.rubrics.rubric import Rubric
+    from rubriclib.rubrics import Rubric
 
 
 @main.command("list")
@@ -30,7 +30,7 @@ def list_command(as_json: bool) -> None:
     Example:
       rubriclib list --json
     """
-    from rubriclib.rubrics.registry import builtin_names, scan_rubrics
+    from rubriclib.rubrics import builtin_names, scan_rubrics
 
     builtins = set(builtin_names())
     rubrics, problems = scan_rubrics(all_versions=True)
@@ -106,7 +106,7 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
       rubriclib show groundedness@^1
       rubriclib show ./rubrics/house-style.md --body > prompt.md
     """
-    from rubriclib.rubrics.registry import load_goldens, load_rubric
+    from rubriclib.rubrics import load_goldens, load_rubric
 
     rubric = load_rubric(ref)
     if body_only:
@@ -172,9 +172,7 @@ def validate(refs: Sequence[str], as_json: bool, strict: bool) -> None:
 
 def _validation_entry(ref: str, strict: bool) -> dict[str, Any]:
     """One REF's verdict: a rubric (with its goldens) or, for a .yaml file, a goldens list."""
-    from rubriclib.rubrics.golden import parse_goldens_file
-    from rubriclib.rubrics.registry import load_goldens, load_rubric
-    from rubriclib.rubrics.scaffold import strict_problems
+    from rubriclib.rubrics import load_goldens, load_rubric, parse_goldens_file, strict_problems
 
     try:
         if ref.endswith((".yaml", ".yml")):
@@ -215,8 +213,8 @@ def render_command(ref: str, inputs: JudgedInputs, as_json: bool) -> None:
       rubriclib render task-completion --transcript run.json
     """
     from rubriclib.config import resolve
-    from rubriclib.judging.prompt.render import render
-    from rubriclib.rubrics.registry import load_rubric
+    from rubriclib.judging import render
+    from rubriclib.rubrics import load_rubric
 
     rubric = load_rubric(ref)
     if inputs.baseline is None and rubric.scale == "pairwise":  # what `judge` would refuse
@@ -274,8 +272,7 @@ def new(
       rubriclib new strict-groundedness --from groundedness
       rubriclib new house-style --checklist
     """
-    from rubriclib.rubrics.registry import load_rubric, project_rubrics_dir
-    from rubriclib.rubrics.scaffold import new_rubric
+    from rubriclib.rubrics import load_rubric, new_rubric, project_rubrics_dir
 
     if from_ref is not None and scale is not None and scale != load_rubric(from_ref).scale:
         raise click.UsageError(f"--scale {scale} differs from the scale of {from_ref}")
@@ -308,7 +305,7 @@ def new_pack(name: str, directory: str) -> None:
     Example:
       rubriclib new-pack acme-rubrics && pip install ./acme-rubrics
     """
-    from rubriclib.rubrics.scaffold import new_pack as scaffold_pack
+    from rubriclib.rubrics import new_pack as scaffold_pack
 
     root = scaffold_pack(name, Path(directory))
     click.echo(f"Wrote the pack {root}")

@@ -40,11 +40,9 @@ from rubriclib.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from rubriclib.batch.api_run import BatchRun
-    from rubriclib.judging.engine import Interrupted
-    from rubriclib.judging.judge import Judge
-    from rubriclib.judging.result import GradeResult
-    from rubriclib.measure.goldens import RunReport
+    from rubriclib.batch import BatchRun
+    from rubriclib.judging import GradeResult, Interrupted, Judge
+    from rubriclib.measure import RunReport
 
 
 @main.command("judge")
@@ -83,8 +81,8 @@ def judge_command(
     """
     import asyncio
 
-    from rubriclib.judging.engine import interruptible
-    from rubriclib.rubrics.registry import load_rubric
+    from rubriclib.judging import interruptible
+    from rubriclib.rubrics import load_rubric
 
     rubric = load_rubric(ref)
     texts = inputs.read(rubric)
@@ -191,8 +189,8 @@ def test_goldens(
       rubriclib test-goldens groundedness --trials 3 --report goldens.html
       rubriclib test-goldens ./rubrics/house-style.md --checklist
     """
-    from rubriclib.judging.engine import interruptible
-    from rubriclib.measure.goldens import plan_run, run_goldens
+    from rubriclib.judging import interruptible
+    from rubriclib.measure import plan_run, run_goldens
 
     _refuse_batch_flags(use_batch, resume, out)
     reports = ReportFiles.checked(out, html_report)
@@ -230,7 +228,7 @@ def _refuse_batch_flags(use_batch: bool, resume: bool, out: str | None) -> None:
 
 def _batch_run(judge: Judge, destination: Path, resume: bool, poll: float) -> BatchRun:
     """`judge` rebuilt to send through the Batch API, the state file beside the report."""
-    from rubriclib.batch.api_run import open_batch_run
+    from rubriclib.batch import open_batch_run
 
     return open_batch_run(
         {"judge": judge}, destination, resume=resume, poll_seconds=poll, progress=say
@@ -239,10 +237,11 @@ def _batch_run(judge: Judge, destination: Path, resume: bool, poll: float) -> Ba
 
 def _finish(run: RunReport, report_format: str, reports: ReportFiles) -> None:
     """Print (or write) the report, and the HTML one when asked; exit by what the run found."""
-    from rubriclib.reports.goldens import FORMATTERS, last_line
-    from rubriclib.reports.pages import goldens_page
+    from rubriclib.reports import GOLDENS_FORMATTERS, goldens_last_line, goldens_page
 
-    reports.write(FORMATTERS[report_format](run), last_line(run), lambda: goldens_page(run))
+    reports.write(
+        GOLDENS_FORMATTERS[report_format](run), goldens_last_line(run), lambda: goldens_page(run)
+    )
     sys.exit(_exit_code(run))
 
 
@@ -271,7 +270,7 @@ def cache() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def cache_info(as_json: bool) -> None:
     """Print where the cache is, how many verdicts it holds and its size."""
-    from rubriclib.judging.cache import VerdictCache
+    from rubriclib.judging import VerdictCache
 
     info = VerdictCache().info()
     if as_json:
@@ -283,7 +282,7 @@ def cache_info(as_json: bool) -> None:
 @cache.command("clear")
 def cache_clear() -> None:
     """Delete every cached verdict."""
-    from rubriclib.judging.cache import VerdictCache
+    from rubriclib.judging import VerdictCache
 
     removed = VerdictCache().clear()
     click.echo(f"Removed {removed} cached verdict(s)")

@@ -27,8 +27,8 @@ def lock(refs: Sequence[str]) -> None:
       rubriclib lock
       rubriclib lock groundedness@^1 ./rubrics/house-style.md
     """
-    from rubriclib.evals.project import project_rubrics
-    from rubriclib.rubrics.lockfile import lock_entries, write_lock
+    from rubriclib.evals import project_rubrics
+    from rubriclib.rubrics import lock_entries, write_lock
 
     entries = lock_entries(project_rubrics(), list(refs))
     path = write_lock(entries)
@@ -49,9 +49,9 @@ def check(refs: Sequence[str]) -> None:
     Example (CI, or the pre-commit hook):
       rubriclib check
     """
-    from rubriclib.evals.project import project_rubrics
-    from rubriclib.rubrics.lockfile import check as check_lock
-    from rubriclib.rubrics.lockfile import read_lock
+    from rubriclib.evals import project_rubrics
+    from rubriclib.rubrics import check as check_lock
+    from rubriclib.rubrics import read_lock
 
     report = check_lock(project_rubrics(list(refs)), read_lock())
     for line in report.problems:

@@ -8,9 +8,64 @@ In pipeline order: `formats` (eval files in our shape, waza's and letta-evals') 
 of `results`, resume, the gate); `batch_run` drives the same judgments through batch files;
 `project` finds the rubrics a project's eval files use.
 
-Other rooms use: `formats.load_eval` / `Eval`, `setup.prepare` / `ready_run` / `ReadyRun` /
-`open_eval_batch`, `run.run_eval` / `arun_eval` / `EvalReport`, `batch_run.aprepare` /
-`acollect`, `datasets.Dataset` / `Row`, `letta.rubric_fields`, `judgments.judgments`,
-`plan.plan_eval`, `project.project_rubrics`. This room imports the root leaves, `rubrics`,
-`judging` and `batch`.
+Other rooms import only the names of the face below (an import-linter contract holds them to it).
+This room imports the root leaves, `rubrics`, `judging` and `batch`.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rubriclib._faces import lazy_face
+
+# The face: other rooms import these names only from here.
+if TYPE_CHECKING:
+    from rubriclib.evals.batch_run import acollect as acollect
+    from rubriclib.evals.batch_run import aprepare as aprepare
+    from rubriclib.evals.datasets import MAX_PROBLEMS as MAX_PROBLEMS
+    from rubriclib.evals.datasets import Dataset as Dataset
+    from rubriclib.evals.datasets import Row as Row
+    from rubriclib.evals.formats import Eval as Eval
+    from rubriclib.evals.formats import GraderEntry as GraderEntry
+    from rubriclib.evals.formats import load_eval as load_eval
+    from rubriclib.evals.judgments import row_judgments as row_judgments
+    from rubriclib.evals.letta import rubric_fields as rubric_fields
+    from rubriclib.evals.plan import Plan as Plan
+    from rubriclib.evals.plan import plan_eval as plan_eval
+    from rubriclib.evals.project import project_rubrics as project_rubrics
+    from rubriclib.evals.run import EvalReport as EvalReport
+    from rubriclib.evals.run import GraderStats as GraderStats
+    from rubriclib.evals.run import arun_eval as arun_eval
+    from rubriclib.evals.run import run_eval as run_eval
+    from rubriclib.evals.setup import Prepared as Prepared
+    from rubriclib.evals.setup import ReadyRun as ReadyRun
+    from rubriclib.evals.setup import open_eval_batch as open_eval_batch
+    from rubriclib.evals.setup import prepare as prepare
+    from rubriclib.evals.setup import ready_run as ready_run
+
+_HOMES = {
+    "Dataset": ".datasets",
+    "Eval": ".formats",
+    "EvalReport": ".run",
+    "GraderEntry": ".formats",
+    "GraderStats": ".run",
+    "MAX_PROBLEMS": ".datasets",
+    "Plan": ".plan",
+    "Prepared": ".setup",
+    "ReadyRun": ".setup",
+    "Row": ".datasets",
+    "acollect": ".batch_run",
+    "aprepare": ".batch_run",
+    "arun_eval": ".run",
+    "row_judgments": ".judgments",
+    "load_eval": ".formats",
+    "open_eval_batch": ".setup",
+    "plan_eval": ".plan",
+    "prepare": ".setup",
+    "project_rubrics": ".project",
+    "ready_run": ".setup",
+    "rubric_fields": ".letta",
+    "run_eval": ".run",
+}
+__getattr__, __dir__ = lazy_face(__name__, _HOMES)
+# (end of the face)

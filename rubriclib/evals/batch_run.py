@@ -11,15 +11,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rubriclib.batch.files import Answerer, OutputFile, Recorder, estimated_tokens, read_output
-from rubriclib.batch.judges import batch_judges
+from rubriclib.batch import (
+    Answerer,
+    OutputFile,
+    Recorder,
+    batch_judges,
+    estimated_tokens,
+    read_output,
+)
 
 if TYPE_CHECKING:
     from rubriclib.evals.run import EvalReport
     from rubriclib.evals.setup import ReadyRun
-    from rubriclib.judging.engine import Interrupted
-    from rubriclib.judging.grader import Grader
-    from rubriclib.judging.result import GradeResult
+    from rubriclib.judging import Grader, GradeResult, Interrupted
 
 IN_FLIGHT = 256
 """Judgments a batch-file run starts at once: it sends nothing, so no spacing either."""

@@ -18,9 +18,8 @@ from rubriclib.evals.letta.prompts import template_error, template_problems
 from rubriclib.evals.letta.rows import LettaSample
 from rubriclib.evals.letta.scoring import combine_turns
 from rubriclib.item import Item
-from rubriclib.judging.result import GradeResult
-from rubriclib.rubrics.registry import rubric_from_prompt
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.judging import GradeResult
+from rubriclib.rubrics import Rubric, rubric_from_prompt
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ class Judgments:
         return results[0] if len(results) == 1 else combine_turns(self.rubric, results)
 
 
-def judgments(row: Row, grader: GraderEntry) -> list[Judgment]:
+def row_judgments(row: Row, grader: GraderEntry) -> list[Judgment]:
     """The row's judgments by `grader` (see `asked`)."""
     return list(asked(row, grader).parts)
 

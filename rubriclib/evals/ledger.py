@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from rubriclib.judging.result import GradeResult
+from rubriclib.judging import GradeResult
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row

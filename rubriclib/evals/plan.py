@@ -9,14 +9,13 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.config import resolve
-from rubriclib.evals.judgments import judgments, not_extracted
+from rubriclib.evals.judgments import not_extracted, row_judgments
 from rubriclib.item import Item, missing_fields
-from rubriclib.judging.asking.request import estimated_tokens, too_large
-from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
+from rubriclib.judging import CHARACTERS_PER_TOKEN, estimated_tokens, too_large
 
 if TYPE_CHECKING:
     from rubriclib.evals.formats import Eval
-    from rubriclib.rubrics.rubric import Rubric
+    from rubriclib.rubrics import Rubric
 
 SHOWN_CHARACTERS = 2_000
 """How much of each field `--show-prompts` shows; the rest is named by its size."""
@@ -35,7 +34,7 @@ def prompt_tokens(rubric: Rubric, item: Item, limit: int) -> int:
 
 
 def _messages(rubric: Rubric, item: Item, limit: int) -> list[dict[str, str]]:
-    from rubriclib.judging.prompt.render import render
+    from rubriclib.judging import render
 
     return render(
         rubric,
@@ -110,7 +109,7 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
                 plan.missing.append(f"{row.where}: {grader.name}: {why}")
                 plan.problem_rows.add(row.where)
                 continue
-            for part in judgments(row, grader):
+            for part in row_judgments(row, grader):
                 if grader.name not in plan.first_prompts:
                     plan.first_prompts[grader.name] = shown_prompt(
                         part.rubric, part.item, plan.limit

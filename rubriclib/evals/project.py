@@ -7,9 +7,14 @@ from pathlib import Path
 
 from rubriclib.errors import InputError
 from rubriclib.evals.formats import load_eval
-from rubriclib.rubrics.reading import load_yaml, read_text
-from rubriclib.rubrics.registry import load_rubric, project_root, project_rubrics_dir
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import (
+    Rubric,
+    load_rubric,
+    load_yaml,
+    project_root,
+    project_rubrics_dir,
+    read_text,
+)
 
 SKIPPED_FOLDERS = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".e2e"}
 

@@ -11,7 +11,7 @@ from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
-    from rubriclib.judging.result import GradeResult
+    from rubriclib.judging import GradeResult
 
 
 def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:

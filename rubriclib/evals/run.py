@@ -20,12 +20,11 @@ from rubriclib.evals.ledger import Ledger
 from rubriclib.evals.results import ResultsFile, result_line
 from rubriclib.evals.setup import ReadyRun, check_eval, ready_run
 from rubriclib.item import Item, missing_fields
-from rubriclib.judging.result import GradeResult, not_judged
+from rubriclib.judging import GradeResult, not_judged
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
-    from rubriclib.judging.engine import Interrupted, Job
-    from rubriclib.judging.target import Target
+    from rubriclib.judging import Interrupted, Job, Target
 
 Status = Literal["passed", "failed", "undecided", "interrupted"]
 LISTED_ERRORS = 10
@@ -225,7 +224,7 @@ class _EvalRun:
     async def run(self, interrupt: Interrupted | None) -> None:
         """Every job through the engine, each result recorded as it finishes; an `interrupt`
         signal stops it with what was judged and, with cases kept, what was not."""
-        from rubriclib.judging.engine import judge_stream
+        from rubriclib.judging import judge_stream
 
         ready, report = self.ready, self.report
         first = ready.judges[ready.eval.graders[0].name]
@@ -254,7 +253,7 @@ class _EvalRun:
     def jobs(self) -> Iterator[Job]:
         """Each row's judgments as jobs, pulled as the engine frees up; a result kept from a
         previous run, or a judgment the row cannot make, is recorded without a job."""
-        from rubriclib.judging.engine import Job
+        from rubriclib.judging import Job
 
         for row, graders in self.ledger.each_row():
             for grader in graders:

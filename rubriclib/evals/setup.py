@@ -17,15 +17,12 @@ from rubriclib.evals.formats import Eval, GraderEntry, JudgeSettings
 from rubriclib.evals.judgments import letta_row_checker, row_rubric
 from rubriclib.evals.plan import max_prompt_tokens
 from rubriclib.evals.results import read_resumable
-from rubriclib.judging.asking.checklist_protocol import no_checklist
+from rubriclib.judging import no_checklist
 
 if TYPE_CHECKING:
-    from rubriclib.batch.api_run import BatchRun
+    from rubriclib.batch import BatchRun
     from rubriclib.evals.datasets import Row
-    from rubriclib.judging.grader import Grader
-    from rubriclib.judging.judge import Judge
-    from rubriclib.judging.panel import Panel
-    from rubriclib.judging.target import Target
+    from rubriclib.judging import Grader, Judge, Panel, Target
 
 
 @dataclass(frozen=True)
@@ -104,7 +101,7 @@ def check_eval(
 ) -> Prepared:
     """An eval already loaded, checked as `prepare` checks one (`run_eval` is given these)."""
     if frozen:
-        from rubriclib.rubrics.lockfile import frozen_problems
+        from rubriclib.rubrics import frozen_problems
 
         locked = [g.rubric for g in ev.graders if not g.rubric.source.startswith("prompt:")]
         if problems := frozen_problems(locked):
@@ -243,7 +240,7 @@ def _make_judges(
     names one judge); `capabilities` is where endpoint quirks are remembered (see Judge).
     Credentials come only from the environment; `offline` judges never send (batch files), so
     they need none, are given none, and all name OFFLINE_ENDPOINT."""
-    from rubriclib.judging.judge import Judge
+    from rubriclib.judging import Judge
 
     built: dict[JudgeSettings, Judge] = {}
     judges: dict[str, Grader] = {}
@@ -275,7 +272,7 @@ def _make_panel(
 ) -> Panel:
     """A grader's judge panel (the votes and checklist mode `over` sets replace each
     member's; the members keep their models)."""
-    from rubriclib.judging.panel import Panel
+    from rubriclib.judging import Panel
 
     assert grader.panel is not None
     flags = JudgeSettings(
@@ -287,7 +284,7 @@ def _make_panel(
 
 def _make_target(ev: Eval) -> Target | None:
     """The eval's target model, if it has one (a missing key is a JudgeConfigError here)."""
-    from rubriclib.judging.target import Target
+    from rubriclib.judging import Target
 
     return Target(ev.target) if ev.target is not None else None
 
@@ -298,7 +295,7 @@ def open_eval_batch(
     """`eval --batch`: the run with its judges rebuilt to send through the Batch API (the state
     file beside its results file), each batch recording the variable its key came from; and the
     batch run, to follow and close."""
-    from rubriclib.batch.api_run import open_batch_run
+    from rubriclib.batch import open_batch_run
 
     assert ready.out is not None, "a batch run keeps its state beside its results file"
     batch = open_batch_run(

@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rubriclib.judging.judge import Judge
+    from rubriclib.judging import Judge
 
 
 def chosen_judge(judge: Judge | None, model: str | None, base_url: str | None, who: str) -> Judge:
     """An adapter's judge: `judge` as given, else a Judge of `model` at `base_url` (rubriclib's
     settings fill what is None). Giving both is a TypeError naming the adapter `who`."""
-    from rubriclib.judging.judge import Judge
+    from rubriclib.judging import Judge
 
     if judge is not None and (model or base_url):
         raise TypeError(f"{who}: give a judge or model/base_url, not both")

@@ -12,13 +12,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.integrations import chosen_judge
-from rubriclib.item import field_text
-from rubriclib.item.transcript import Transcript, TranscriptError
-from rubriclib.item.transcript.inspect import read_inspect
-from rubriclib.judging.judge import Judge
-from rubriclib.judging.result import GradeResult, not_judged
-from rubriclib.rubrics.registry import load_rubric
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.item import Transcript, TranscriptError, field_text, read_inspect
+from rubriclib.judging import GradeResult, Judge, not_judged
+from rubriclib.rubrics import Rubric, load_rubric
 
 if TYPE_CHECKING:
     from inspect_ai.scorer import Scorer, Target

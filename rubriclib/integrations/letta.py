@@ -16,14 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rubriclib.evals.letta import rubric_fields
+from rubriclib.evals import rubric_fields
 from rubriclib.integrations import chosen_judge
 from rubriclib.item import field_text
-from rubriclib.judging.judge import Judge
-from rubriclib.judging.result import GradeResult as Result
-from rubriclib.judging.result import not_judged
-from rubriclib.rubrics.registry import load_rubric
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.judging import GradeResult as Result
+from rubriclib.judging import Judge, not_judged
+from rubriclib.rubrics import Rubric, load_rubric
 
 SHIM_FILENAME = "rubriclib_grader.py"
 SHIM_TEXT = '''\

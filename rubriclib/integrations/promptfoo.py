@@ -17,9 +17,8 @@ from pydantic import Field, ValidationError
 
 from rubriclib.errors import InputError, JudgeConfigError
 from rubriclib.item import field_text
-from rubriclib.judging.judge import Judge
-from rubriclib.judging.result import GradeResult, not_judged
-from rubriclib.rubrics.registry import load_rubric
+from rubriclib.judging import GradeResult, Judge, not_judged
+from rubriclib.rubrics import load_rubric
 from rubriclib.settings import JudgeSettings
 from rubriclib.validation import problems_from_validation
 

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from rubriclib.judging.judge import Judge
-    from rubriclib.measure.goldens import GoldenOutcome
-    from rubriclib.rubrics.golden import Golden
-    from rubriclib.rubrics.rubric import Rubric
+    from rubriclib.judging import Judge
+    from rubriclib.measure import GoldenOutcome
+    from rubriclib.rubrics import Golden, Rubric
 
 GOLDENS_NODE = "rubriclib-goldens"
 """The collector holding every golden item: `rubriclib-goldens::NAME@VERSION::GOLDEN`."""
@@ -147,7 +146,7 @@ def _collect_errors(collector: pytest.Collector) -> Iterator[None]:
 def _selected_rubrics(config: pytest.Config) -> list[Rubric]:
     """The rubrics named on the command line (paths from the invocation folder) or in the ini
     file (paths from its folder), once each; every resolvable rubric when none is named."""
-    from rubriclib.rubrics.registry import list_rubrics, load_rubric
+    from rubriclib.rubrics import list_rubrics, load_rubric
 
     refs: list[str] = config.getoption("rubriclib_rubrics") or []
     base = config.invocation_params.dir
@@ -172,7 +171,7 @@ class RubricGoldens(pytest.Collector):
 
     def collect(self) -> Iterator[GoldenItem]:
         """One item per golden, named as the golden."""
-        from rubriclib.rubrics.registry import load_goldens
+        from rubriclib.rubrics import load_goldens
 
         with _collect_errors(self):
             goldens = load_goldens(self.rubric)
@@ -260,7 +259,7 @@ def _judge_goldens(config: pytest.Config, items: list[GoldenItem]) -> dict[str, 
     import asyncio
 
     from rubriclib.config import resolve
-    from rubriclib.measure.goldens import RunReport, run_goldens
+    from rubriclib.measure import RunReport, run_goldens
 
     judge = session_judge(config)
     plan = [(item.rubric, [item.golden]) for item in items]

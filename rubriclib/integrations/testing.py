@@ -10,9 +10,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rubriclib.judging.judge import Judge
-    from rubriclib.judging.result import GradeResult
-    from rubriclib.rubrics.rubric import Rubric
+    from rubriclib.judging import GradeResult, Judge
+    from rubriclib.rubrics import Rubric
 
 JudgeProvider = Callable[[], "Judge"]
 
@@ -41,7 +40,7 @@ def make_judge(
     """A Judge by rubriclib's precedence (argument, environment, project config, default),
     keeping verdicts in the verdict cache as `rubriclib judge` does unless `no_cache`."""
     from rubriclib.config import cache_setting
-    from rubriclib.judging.judge import Judge
+    from rubriclib.judging import Judge
 
     return Judge(model=model, base_url=base_url, cache=cache_setting(no_cache))
 
@@ -78,7 +77,7 @@ def assert_rubric(
         transcript: An agent run, judged whole.
     """
     __tracebackhide__ = True
-    from rubriclib.rubrics.registry import load_rubric
+    from rubriclib.rubrics import load_rubric
 
     if not isinstance(rubric, str) and isinstance(rubric, os.PathLike):
         rubric = os.fspath(rubric)

@@ -4,16 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rubriclib.item.transcript import (
-    Transcript,
-    TranscriptError,
-    read_transcript,
-    with_final_answer,
-)
+from rubriclib._faces import lazy_face
+from rubriclib.item.transcript import Transcript as Transcript
+from rubriclib.item.transcript import TranscriptError as TranscriptError
+from rubriclib.item.transcript import read_transcript as read_transcript
+from rubriclib.item.transcript import with_final_answer as with_final_answer
 
 
 class Item(BaseModel):
@@ -160,3 +159,28 @@ def field_text(field: str, value: Any) -> str | None:
         held = sorted({type(part).__name__ for part in value})
         raise ValueError(f"must be {expected}; this list holds {', '.join(held)}")
     raise ValueError(f"must be {expected}, not {type(value).__name__}")
+
+
+# The face: other rooms import these names only from here.
+if TYPE_CHECKING:
+    from rubriclib.item.transcript import Message as Message
+    from rubriclib.item.transcript import Problems as Problems
+    from rubriclib.item.transcript import ToolCall as ToolCall
+    from rubriclib.item.transcript import unanswered as unanswered
+    from rubriclib.item.transcript.inspect import inspect_message as inspect_message
+    from rubriclib.item.transcript.inspect import read_inspect as read_inspect
+    from rubriclib.item.transcript.opentelemetry import traces as traces
+    from rubriclib.item.transcript.otlp import is_export as is_export
+
+_HOMES = {
+    "Message": ".transcript",
+    "Problems": ".transcript",
+    "ToolCall": ".transcript",
+    "inspect_message": ".transcript.inspect",
+    "is_export": ".transcript.otlp",
+    "read_inspect": ".transcript.inspect",
+    "traces": ".transcript.opentelemetry",
+    "unanswered": ".transcript",
+}
+__getattr__, __dir__ = lazy_face(__name__, _HOMES)
+# (end of the face)

@@ -9,10 +9,118 @@ pacer) -> `panel` (several judges as one) -> `engine` (many judgments: bounded, 
 interruptible). `grader` is the Protocol the engine drives, `grading` the
 grade/agrade/grade_many both Graders share, `target` the model that writes a candidate.
 
-Other rooms use: `judge.Judge`, `panel.Panel`, `grader.Grader`, `result.GradeResult` (and
-`not_judged`, `summed_judge`, `pairwise_stats`), `combining.Rule`, `engine`'s `judge_all`,
-`judge_stream`, `Job`, `RunInfo`, `Interrupted` and `interruptible`, `render.render` /
-`item_messages`, `transport.Transport` / `display_url`, `failures`' `EndpointError` and
-`redact`, `checklist_protocol.failed_items`, `cache.VerdictCache`, `target.Target`. This room
-imports only the root leaves and `rubrics`.
+Other rooms import only the names of the face below (an import-linter contract holds them to it).
+This room imports only the root leaves and `rubrics`.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rubriclib._faces import lazy_face
+
+# The face: other rooms import these names only from here.
+if TYPE_CHECKING:
+    from rubriclib.judging.asking.checklist_protocol import failed_items as failed_items
+    from rubriclib.judging.asking.checklist_protocol import failed_items_text as failed_items_text
+    from rubriclib.judging.asking.checklist_protocol import no_checklist as no_checklist
+    from rubriclib.judging.asking.request import estimated_tokens as estimated_tokens
+    from rubriclib.judging.asking.request import too_large as too_large
+    from rubriclib.judging.cache import VerdictCache as VerdictCache
+    from rubriclib.judging.citations import cite_matches as cite_matches
+    from rubriclib.judging.citations import given_citations as given_citations
+    from rubriclib.judging.combining import Rule as Rule
+    from rubriclib.judging.endpoints.failures import EndpointError as EndpointError
+    from rubriclib.judging.endpoints.failures import EndpointUnusable as EndpointUnusable
+    from rubriclib.judging.endpoints.failures import describe as describe
+    from rubriclib.judging.endpoints.failures import from_sdk as from_sdk
+    from rubriclib.judging.endpoints.failures import redact as redact
+    from rubriclib.judging.endpoints.failures import status_error as status_error
+    from rubriclib.judging.endpoints.transport import Transport as Transport
+    from rubriclib.judging.endpoints.transport import display_url as display_url
+    from rubriclib.judging.engine import Interrupted as Interrupted
+    from rubriclib.judging.engine import Job as Job
+    from rubriclib.judging.engine import RunInfo as RunInfo
+    from rubriclib.judging.engine import interruptible as interruptible
+    from rubriclib.judging.engine import judge_all as judge_all
+    from rubriclib.judging.engine import judge_stream as judge_stream
+    from rubriclib.judging.grader import Grader as Grader
+    from rubriclib.judging.judge import Judge as Judge
+    from rubriclib.judging.panel import Panel as Panel
+    from rubriclib.judging.profile import Profile as Profile
+    from rubriclib.judging.profile import features as features
+    from rubriclib.judging.profile import item_passing as item_passing
+    from rubriclib.judging.profile import logit as logit
+    from rubriclib.judging.profile import profile_path as profile_path
+    from rubriclib.judging.profile import profile_text as profile_text
+    from rubriclib.judging.profile import shifted as shifted
+    from rubriclib.judging.profile import sigmoid as sigmoid
+    from rubriclib.judging.prompt.agent_run import run_blocks as run_blocks
+    from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN as CHARACTERS_PER_TOKEN
+    from rubriclib.judging.prompt.blocks import fence as fence
+    from rubriclib.judging.prompt.render import (
+        DEFAULT_MAX_PROMPT_TOKENS as DEFAULT_MAX_PROMPT_TOKENS,
+    )
+    from rubriclib.judging.prompt.render import item_block_spans as item_block_spans
+    from rubriclib.judging.prompt.render import item_messages as item_messages
+    from rubriclib.judging.prompt.render import letta_fill as letta_fill
+    from rubriclib.judging.prompt.render import render as render
+    from rubriclib.judging.result import GradeResult as GradeResult
+    from rubriclib.judging.result import not_judged as not_judged
+    from rubriclib.judging.result import pairwise_stats as pairwise_stats
+    from rubriclib.judging.result import summed_judge as summed_judge
+    from rubriclib.judging.target import Target as Target
+    from rubriclib.judging.target import TargetSettings as TargetSettings
+
+_HOMES = {
+    "CHARACTERS_PER_TOKEN": ".prompt.blocks",
+    "DEFAULT_MAX_PROMPT_TOKENS": ".prompt.render",
+    "EndpointError": ".endpoints.failures",
+    "EndpointUnusable": ".endpoints.failures",
+    "GradeResult": ".result",
+    "Grader": ".grader",
+    "Interrupted": ".engine",
+    "Job": ".engine",
+    "Judge": ".judge",
+    "Panel": ".panel",
+    "Profile": ".profile",
+    "Rule": ".combining",
+    "RunInfo": ".engine",
+    "Target": ".target",
+    "TargetSettings": ".target",
+    "Transport": ".endpoints.transport",
+    "VerdictCache": ".cache",
+    "cite_matches": ".citations",
+    "describe": ".endpoints.failures",
+    "display_url": ".endpoints.transport",
+    "estimated_tokens": ".asking.request",
+    "failed_items": ".asking.checklist_protocol",
+    "failed_items_text": ".asking.checklist_protocol",
+    "features": ".profile",
+    "fence": ".prompt.blocks",
+    "from_sdk": ".endpoints.failures",
+    "given_citations": ".citations",
+    "interruptible": ".engine",
+    "item_block_spans": ".prompt.render",
+    "item_messages": ".prompt.render",
+    "item_passing": ".profile",
+    "judge_all": ".engine",
+    "judge_stream": ".engine",
+    "letta_fill": ".prompt.render",
+    "logit": ".profile",
+    "no_checklist": ".asking.checklist_protocol",
+    "not_judged": ".result",
+    "pairwise_stats": ".result",
+    "profile_path": ".profile",
+    "profile_text": ".profile",
+    "redact": ".endpoints.failures",
+    "render": ".prompt.render",
+    "run_blocks": ".prompt.agent_run",
+    "shifted": ".profile",
+    "sigmoid": ".profile",
+    "status_error": ".endpoints.failures",
+    "summed_judge": ".result",
+    "too_large": ".asking.request",
+}
+__getattr__, __dir__ = lazy_face(__name__, _HOMES)
+# (end of the face)

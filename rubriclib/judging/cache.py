@@ -31,7 +31,7 @@ from rubriclib.judging.result import (
     with_details,
     with_winner,
 )
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric
 
 FILE_NAME = "verdicts.sqlite3"
 logger = logging.getLogger("rubriclib")

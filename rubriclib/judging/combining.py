@@ -19,8 +19,7 @@ from rubriclib.judging.result import (
     summed_judge,
     with_details,
 )
-from rubriclib.rubrics.checklist import ItemAnswer, checklist_verdict
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import ItemAnswer, Rubric, checklist_verdict
 
 Rule = Literal["majority", "unanimous", "any"]
 RULES: tuple[Rule, ...] = ("majority", "unanimous", "any")

@@ -30,8 +30,7 @@ from rubriclib.item import Item, ItemError, NoOutput, as_item
 from rubriclib.judging.endpoints.pacer import Pacer
 from rubriclib.judging.grader import Grader
 from rubriclib.judging.result import GradeResult, not_judged
-from rubriclib.rubrics.registry import load_rubric
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric, load_rubric
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Literal, Protocol
 from rubriclib.item import Item
 from rubriclib.judging.endpoints.pacer import Pacer
 from rubriclib.judging.result import GradeResult
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric
 
 
 class Grader(Protocol):

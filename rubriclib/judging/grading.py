@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rubriclib.item import Item, as_item, missing_fields
 from rubriclib.judging.engine import agrade_many
 from rubriclib.judging.result import GradeResult, not_judged
-from rubriclib.rubrics.registry import load_rubric
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric, load_rubric
 
 if TYPE_CHECKING:
     from rubriclib.judging.grader import Grader

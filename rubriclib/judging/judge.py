@@ -30,7 +30,7 @@ from rubriclib.judging.grading import ManyJudgments
 from rubriclib.judging.judgments.modes import Modes, Remembered
 from rubriclib.judging.result import GradeResult
 from rubriclib.judging.steps import Steps, adrive, drive, run_to_end
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric
 from rubriclib.settings import JudgeSettings
 
 if TYPE_CHECKING:

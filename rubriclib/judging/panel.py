@@ -20,7 +20,7 @@ from rubriclib.judging.endpoints.pacer import Pacer
 from rubriclib.judging.grading import ManyJudgments, unjudgeable
 from rubriclib.judging.judge import Judge
 from rubriclib.judging.result import GradeResult, not_judged
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric
 
 
 class Panel(ManyJudgments):

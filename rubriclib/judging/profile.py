@@ -20,8 +20,7 @@ from typing import Any, Literal
 
 import yaml
 
-from rubriclib.rubrics.checklist import ChecklistItem
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import ChecklistItem, Rubric
 
 logger = logging.getLogger("rubriclib")
 FOLDER = "rubriclib-profiles"

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric
 
 ORDERS = ("output-first", "baseline-first")
 """The two orders of a pairwise comparison: the output as Response A, then the baseline as A."""

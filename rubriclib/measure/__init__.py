@@ -4,8 +4,67 @@
 regression tests), `calibration` (a judge against human labels) and `citations` (the citations
 judged results hold, counted).
 
-Other rooms use: `goldens.plan_run` / `run_goldens` and their run objects,
-`calibration.load_labels` / `run_calibration` and their objects, `agreement.Interval`,
-`citations.CitationCounts`. This room imports the root leaves, `rubrics`, `judging` and
-`evals`; it prints nothing (`reports` does).
+Other rooms import only the names of the face below (an import-linter contract holds them to it).
+This room imports the root leaves, `rubrics`, `judging` and `evals`; it prints nothing (`reports`
+does).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rubriclib._faces import lazy_face
+
+# The face: other rooms import these names only from here.
+if TYPE_CHECKING:
+    from rubriclib.measure.agreement import CONFIDENCE as CONFIDENCE
+    from rubriclib.measure.agreement import RESAMPLES as RESAMPLES
+    from rubriclib.measure.agreement import SEED as SEED
+    from rubriclib.measure.agreement import Interval as Interval
+    from rubriclib.measure.agreement import kappa_band as kappa_band
+    from rubriclib.measure.agreement import paired_difference_interval as paired_difference_interval
+    from rubriclib.measure.agreement import wilson_interval as wilson_interval
+    from rubriclib.measure.calibration import Agreement as Agreement
+    from rubriclib.measure.calibration import Calibration as Calibration
+    from rubriclib.measure.calibration import Judged as Judged
+    from rubriclib.measure.calibration import LabelledRow as LabelledRow
+    from rubriclib.measure.calibration import golden_rows as golden_rows
+    from rubriclib.measure.calibration import load_labels as load_labels
+    from rubriclib.measure.calibration import run_calibration as run_calibration
+    from rubriclib.measure.citations import CitationCounts as CitationCounts
+    from rubriclib.measure.goldens import GoldenOutcome as GoldenOutcome
+    from rubriclib.measure.goldens import RubricReport as RubricReport
+    from rubriclib.measure.goldens import RunReport as RunReport
+    from rubriclib.measure.goldens import answer_of as answer_of
+    from rubriclib.measure.goldens import plan_run as plan_run
+    from rubriclib.measure.goldens import run_goldens as run_goldens
+    from rubriclib.measure.profiles import calibration_evidence as calibration_evidence
+    from rubriclib.measure.profiles import cross_validated as cross_validated
+
+_HOMES = {
+    "Agreement": ".calibration",
+    "CONFIDENCE": ".agreement",
+    "Calibration": ".calibration",
+    "CitationCounts": ".citations",
+    "GoldenOutcome": ".goldens",
+    "Interval": ".agreement",
+    "Judged": ".calibration",
+    "LabelledRow": ".calibration",
+    "RESAMPLES": ".agreement",
+    "RubricReport": ".goldens",
+    "RunReport": ".goldens",
+    "SEED": ".agreement",
+    "answer_of": ".goldens",
+    "calibration_evidence": ".profiles",
+    "cross_validated": ".profiles",
+    "golden_rows": ".calibration",
+    "kappa_band": ".agreement",
+    "load_labels": ".calibration",
+    "paired_difference_interval": ".agreement",
+    "plan_run": ".goldens",
+    "run_calibration": ".calibration",
+    "run_goldens": ".goldens",
+    "wilson_interval": ".agreement",
+}
+__getattr__, __dir__ = lazy_face(__name__, _HOMES)
+# (end of the face)

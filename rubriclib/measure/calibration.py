@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.errors import EvalError, Problem, printable
-from rubriclib.evals.datasets import MAX_PROBLEMS, Dataset, Row
-from rubriclib.judging.result import GradeResult
+from rubriclib.evals import MAX_PROBLEMS, Dataset, Row
+from rubriclib.judging import GradeResult
 from rubriclib.measure.agreement import (
     Interval,
     accuracy,
@@ -30,11 +30,10 @@ from rubriclib.measure.agreement import (
     why_kappa_undefined,
 )
 from rubriclib.measure.citations import CitationCounts, count_citations
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric
 
 if TYPE_CHECKING:
-    from rubriclib.judging.engine import Interrupted, RunInfo
-    from rubriclib.judging.grader import Grader
+    from rubriclib.judging import Grader, Interrupted, RunInfo
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ def load_labels(path: Path, rubric: Rubric) -> list[LabelledRow]:
 def golden_rows(rubric: Rubric) -> list[LabelledRow]:
     """The rubric's goldens as labelled rows (`calibrate --fit` without --labels)."""
     from rubriclib.measure.goldens import golden_item
-    from rubriclib.rubrics.registry import load_goldens
+    from rubriclib.rubrics import load_goldens
 
     return [
         LabelledRow(
@@ -327,7 +326,7 @@ async def run_calibration(
     """Judge every labelled row through the engine (a row lacking a field the rubric requires
     is an error result, with no request). When `interrupt` records a signal, the run stops and
     the calibration holds what was judged until then."""
-    from rubriclib.judging.engine import Job, judge_all
+    from rubriclib.judging import Job, judge_all
 
     jobs = (Job(rubric, labelled.row.item) for labelled in rows)
     results, info = await judge_all(

@@ -8,8 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rubriclib.judging.citations import given_citations
-from rubriclib.judging.result import GradeResult
+from rubriclib.judging import GradeResult, given_citations
 
 
 def verified_citations(result: GradeResult) -> list[dict[str, Any]]:

@@ -11,16 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from rubriclib.errors import Problem, RubricError
 from rubriclib.item import Item
-from rubriclib.judging.citations import cite_matches
-from rubriclib.judging.result import GradeResult
+from rubriclib.judging import GradeResult, cite_matches
 from rubriclib.measure.agreement import Interval, Pair, accuracy, bootstrap_interval, cohen_kappa
 from rubriclib.measure.citations import CitationCounts, count_citations, verified_citations
-from rubriclib.rubrics.golden import Golden
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Golden, Rubric
 
 if TYPE_CHECKING:
-    from rubriclib.judging.engine import Interrupted, RunInfo
-    from rubriclib.judging.grader import Grader
+    from rubriclib.judging import Grader, Interrupted, RunInfo
 
 WINNER_ORDER = {
     "output": ("output", "tie", "baseline"),
@@ -282,12 +279,14 @@ def plan_run(refs: Sequence[str], goldens_file: str | None = None, trials: int =
     pairwise rubrics, the others to the rest). Every problem at once, before any request:
     RubricError (an extra golden named like one of a rubric's own, one that fits no rubric,
     a pairwise golden without a winner)."""
-    from rubriclib.rubrics.golden import (
+    from rubriclib.rubrics import (
         duplicate_name_problems,
+        list_rubrics,
+        load_goldens,
+        load_rubric,
         pairwise_golden_problems,
         parse_goldens_file,
     )
-    from rubriclib.rubrics.registry import list_rubrics, load_goldens, load_rubric
 
     extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
     problems = duplicate_name_problems(extra, goldens_file or "", "goldens")
@@ -336,7 +335,7 @@ async def run_goldens(
 ) -> RunReport:
     """Judge every golden of every rubric `trials` times through the engine. When `interrupt`
     records a signal, the run stops and the report holds what was judged until then."""
-    from rubriclib.judging.engine import Job, judge_all
+    from rubriclib.judging import Job, judge_all
 
     if trials < 1 or concurrency < 1:
         raise ValueError("trials and concurrency must be at least 1")

@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rubriclib.judging.profile import Profile, features, item_passing, logit, shifted, sigmoid
-from rubriclib.rubrics.checklist import ChecklistItem
+from rubriclib.judging import Profile, features, item_passing, logit, shifted, sigmoid
+from rubriclib.rubrics import ChecklistItem
 
 if TYPE_CHECKING:
     from rubriclib.measure.calibration import Calibration

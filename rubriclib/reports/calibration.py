@@ -11,10 +11,17 @@ from typing import Any
 import yaml
 
 from rubriclib.errors import printable
-from rubriclib.evals.datasets import Row
-from rubriclib.judging.asking.checklist_protocol import failed_items, failed_items_text
-from rubriclib.measure.agreement import CONFIDENCE, RESAMPLES, SEED, kappa_band
-from rubriclib.measure.calibration import Agreement, Calibration, Judged
+from rubriclib.evals import Row
+from rubriclib.judging import failed_items, failed_items_text
+from rubriclib.measure import (
+    CONFIDENCE,
+    RESAMPLES,
+    SEED,
+    Agreement,
+    Calibration,
+    Judged,
+    kappa_band,
+)
 from rubriclib.reports.common import (
     citations_json,
     citations_text,
@@ -94,7 +101,7 @@ def _case_line(one: Judged) -> str:
     )
 
 
-def last_line(calibration: Calibration) -> str:
+def calibration_last_line(calibration: Calibration) -> str:
     """The report's summary line: CALIBRATED or INTERRUPTED, with the headline numbers."""
     numbers = calibration.overall
     kappa = "undefined" if numbers.kappa is None else decimal_text(numbers.kappa)
@@ -133,7 +140,7 @@ def format_table(calibration: Calibration) -> str:
         if cases:
             lines.append(f"{title} ({len(cases)})")
             lines.extend(_case_line(one) for one in cases)
-    lines.extend(["", last_line(calibration)])
+    lines.extend(["", calibration_last_line(calibration)])
     return "\n".join(lines)
 
 
@@ -202,7 +209,10 @@ def format_json(calibration: Calibration) -> str:
     return json.dumps(to_json(calibration), indent=2)
 
 
-FORMATTERS: dict[str, Callable[[Calibration], str]] = {"table": format_table, "json": format_json}
+CALIBRATION_FORMATTERS: dict[str, Callable[[Calibration], str]] = {
+    "table": format_table,
+    "json": format_json,
+}
 
 
 def golden_name(row: Row) -> str:

@@ -12,10 +12,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rubriclib.errors import RubricError
-from rubriclib.judging.asking.checklist_protocol import failed_items
-from rubriclib.judging.result import GradeResult
-from rubriclib.rubrics.registry import load_rubric
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.judging import GradeResult, failed_items
+from rubriclib.rubrics import Rubric, load_rubric
 from rubriclib.validation import NAME_PATTERN
 
 RubricFinder = Callable[[dict[str, Any]], Rubric | None]

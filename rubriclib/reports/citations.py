@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rubriclib.judging.citations import given_citations
+from rubriclib.judging import given_citations
 from rubriclib.reports.common import xml_safe
 
 

@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from rubriclib._version import __version__
 from rubriclib.errors import escaped_character, printable
-from rubriclib.judging.result import GradeResult
-from rubriclib.measure.agreement import Interval
-from rubriclib.measure.citations import CitationCounts
+from rubriclib.judging import GradeResult
+from rubriclib.measure import CitationCounts, Interval
 
 if TYPE_CHECKING:
-    from rubriclib.judging.engine import RunInfo
+    from rubriclib.judging import RunInfo
 
 # What `xml_safe` replaces: characters XML 1.0 forbids even as references (C0 controls but tab,
 # newline and carriage return; surrogates; U+FFFE, U+FFFF) and those its section 2.2 asks

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from rubriclib.measure.agreement import paired_difference_interval
+from rubriclib.measure import paired_difference_interval
 from rubriclib.reports.citations import citations_change
 from rubriclib.reports.data import ResultsFile, judge_models, rubric_label
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import EvalError, Problem
-from rubriclib.judging.result import GradeResult, pairwise_stats
-from rubriclib.measure.agreement import wilson_interval
+from rubriclib.judging import GradeResult, pairwise_stats
+from rubriclib.measure import wilson_interval
 from rubriclib.reports.checklists import (
     RubricFinder,
     checklist_failures,

@@ -10,8 +10,8 @@ from typing import Any
 
 from rubriclib._version import __version__
 from rubriclib.errors import printable
-from rubriclib.evals.run import EvalReport, GraderStats
-from rubriclib.judging.result import pairwise_stats
+from rubriclib.evals import EvalReport, GraderStats
+from rubriclib.judging import pairwise_stats
 from rubriclib.reports.common import (
     iso_time,
     junit_text,
@@ -73,7 +73,7 @@ def grader_pairwise(stats: GraderStats, report: EvalReport) -> dict[str, Any] | 
     }
 
 
-def last_line(report: EvalReport) -> str:
+def eval_last_line(report: EvalReport) -> str:
     """The one-line verdict of the run."""
     judged = sum(stats.judged for stats in report.graders)
     if report.interrupted:
@@ -128,7 +128,7 @@ def format_table(report: EvalReport) -> str:
     lines += _error_lines(report)
     if ev.skipped:
         lines += ["", "not run:"] + [f"  {printable(line)}" for line in ev.skipped]
-    lines += ["", last_line(report)]
+    lines += ["", eval_last_line(report)]
     return "\n".join(lines)
 
 
@@ -267,7 +267,7 @@ def format_junit(report: EvalReport) -> str:
     return junit_text(root)
 
 
-FORMATTERS: dict[str, Callable[[EvalReport], str]] = {
+EVAL_FORMATTERS: dict[str, Callable[[EvalReport], str]] = {
     "table": format_table,
     "json": format_json,
     "junit": format_junit,

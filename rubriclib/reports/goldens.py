@@ -10,13 +10,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rubriclib.errors import printable
-from rubriclib.item.transcript import Transcript
-from rubriclib.judging.asking.checklist_protocol import failed_items, failed_items_text
-from rubriclib.judging.prompt.agent_run import run_blocks
-from rubriclib.judging.prompt.blocks import fence
-from rubriclib.judging.result import GradeResult, pairwise_stats
-from rubriclib.measure.agreement import kappa_band
-from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport, answer_of
+from rubriclib.item import Transcript
+from rubriclib.judging import (
+    GradeResult,
+    failed_items,
+    failed_items_text,
+    fence,
+    pairwise_stats,
+    run_blocks,
+)
+from rubriclib.measure import GoldenOutcome, RubricReport, RunReport, answer_of, kappa_band
 from rubriclib.reports.common import (
     citations_json,
     citations_text,
@@ -134,7 +137,7 @@ def _miss_text(outcome: GoldenOutcome) -> str:
     return f"not cited: {quotes_text(outcome.uncited(result), _QUOTE_WIDTH)}"
 
 
-def last_line(run: RunReport) -> str:
+def goldens_last_line(run: RunReport) -> str:
     """The report's summary line: OK, REGRESSION or INTERRUPTED, with the run's tally."""
     outcomes = [outcome for report in run.rubrics for outcome in report.outcomes]
     missed = sum(bool(outcome.results) and not outcome.agreed for outcome in outcomes)
@@ -167,7 +170,7 @@ def format_table(run: RunReport) -> str:
             lines.append(f"  flipped across trials: {flipped}")
         lines.extend(_outcome_lines(report, run.trials))
         lines.append("")
-    lines.append(last_line(run))
+    lines.append(goldens_last_line(run))
     return "\n".join(lines)
 
 
@@ -350,7 +353,7 @@ def format_junit(run: RunReport) -> str:
     return junit_text(root)
 
 
-FORMATTERS: dict[str, Callable[[RunReport], str]] = {
+GOLDENS_FORMATTERS: dict[str, Callable[[RunReport], str]] = {
     "table": format_table,
     "json": format_json,
     "junit": format_junit,

@@ -17,7 +17,7 @@ from rubriclib._version import __version__
 from rubriclib.reports.checklists import rubric_finder
 from rubriclib.reports.comparison import compare
 from rubriclib.reports.data import ResultsFile, read_results, report_data
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric
 
 MARKER = re.compile(r"@@[A-Z_]+@@")
 JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rubriclib._version import __version__
-from rubriclib.evals.judgments import judgments
+from rubriclib.evals import row_judgments
 from rubriclib.item import missing_fields
-from rubriclib.judging.prompt.render import (
+from rubriclib.judging import (
     DEFAULT_MAX_PROMPT_TOKENS,
     item_block_spans,
     item_messages,
 )
-from rubriclib.measure.citations import CitationCounts
+from rubriclib.measure import CitationCounts
 from rubriclib.reports.checklists import rubric_finder
 from rubriclib.reports.citations import place_citations
 from rubriclib.reports.common import citations_text, xml_safe
@@ -30,11 +30,8 @@ from rubriclib.reports.data import TEXT_LIMIT, ResultsFile, clipped, read_result
 from rubriclib.reports.html import page
 
 if TYPE_CHECKING:
-    from rubriclib.evals.datasets import Row
-    from rubriclib.evals.formats import Eval, GraderEntry
-    from rubriclib.evals.run import EvalReport
-    from rubriclib.measure.calibration import Calibration
-    from rubriclib.measure.goldens import RunReport
+    from rubriclib.evals import Eval, EvalReport, GraderEntry, Row
+    from rubriclib.measure import Calibration, RunReport
 
 HTML_SUFFIXES = (".html", ".htm")
 
@@ -50,18 +47,18 @@ def eval_report_text(
     """What `eval` writes to --report (or prints): the HTML page when the path ends in .html
     (built from the results file `results`, else from the results kept in memory), else the
     --format report."""
-    from rubriclib.reports.evals import FORMATTERS
+    from rubriclib.reports.evals import EVAL_FORMATTERS
 
     if is_html(report_path):
         return eval_page(report, results)
-    return FORMATTERS[report_format](report)
+    return EVAL_FORMATTERS[report_format](report)
 
 
 def eval_page(report: EvalReport, results_path: Path | None) -> str:
     """The page of an eval run: its results (read back from `results_path`, or the results
     the run kept when it wrote no file), its gate, what an interrupt left unjudged, and the
     messages each judgment sent, re-rendered from the rubric and the row."""
-    from rubriclib.reports.evals import last_line, to_json
+    from rubriclib.reports.evals import eval_last_line, to_json
 
     results = read_results(results_path) if results_path else in_memory(report)
     expected = None
@@ -76,7 +73,7 @@ def eval_page(report: EvalReport, results_path: Path | None) -> str:
     data["notes"] = clipped(notes) + data["notes"]
     summary = to_json(report)
     data["eval"] = clipped(
-        {"name": report.eval.name, "status": summary["status"], "last_line": last_line(report)}
+        {"name": report.eval.name, "status": summary["status"], "last_line": eval_last_line(report)}
     )
     data["gate"] = clipped(summary["gate"])
     attach_messages(report.eval, results, data, report.rows)
@@ -175,7 +172,7 @@ def sent_messages(
     text, where `citations`' spans are placed); or {"unavailable": why} when they cannot be told
     exactly (or the budget is spent). A rubric's body and system message, the same in every
     row, are pieces of their own, kept once."""
-    parts = judgments(row, grader)
+    parts = row_judgments(row, grader)
     if len(parts) != 1:
         return {"unavailable": f"judged turn by turn: {len(parts)} requests"}
     rubric, item = parts[0].rubric, parts[0].item

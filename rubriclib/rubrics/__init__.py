@@ -5,10 +5,90 @@ items and their verdict) -> `rubric` (one file as models: Rubric, Golden) -> `re
 a pin or a path -> a rubric: the project's rubrics/, configured folders, packs, built-ins) ->
 `lockfile` (rubriclib.lock) and `scaffold` (new rubrics and packs, `validate --strict`).
 
-Other rooms use: `rubric.Rubric` / `Golden` (and the tool names, `parse_rubric_text`,
-`judged_digest`), `registry.load_rubric` / `load_goldens` / `list_rubrics` / `project_root`,
-`checklist.ChecklistItem` / `checklist_verdict`, `reading.read_text` / `load_yaml`,
-`lockfile`'s `lock_entries`, `write_lock`, `read_lock`, `check` and `frozen_problems`,
-`scaffold`'s `new_rubric`, `new_pack` and `strict_problems`. This room imports only the root
-leaves.
+Other rooms import only the names of the face below (an import-linter contract holds them to it).
+This room imports only the root leaves.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rubriclib._faces import lazy_face
+
+# The face: other rooms import these names only from here.
+if TYPE_CHECKING:
+    from rubriclib.rubrics.checklist import Answer as Answer
+    from rubriclib.rubrics.checklist import ChecklistItem as ChecklistItem
+    from rubriclib.rubrics.checklist import ItemAnswer as ItemAnswer
+    from rubriclib.rubrics.checklist import checklist_verdict as checklist_verdict
+    from rubriclib.rubrics.golden import Golden as Golden
+    from rubriclib.rubrics.golden import duplicate_name_problems as duplicate_name_problems
+    from rubriclib.rubrics.golden import pairwise_golden_problems as pairwise_golden_problems
+    from rubriclib.rubrics.golden import parse_goldens_file as parse_goldens_file
+    from rubriclib.rubrics.lockfile import check as check
+    from rubriclib.rubrics.lockfile import frozen_problems as frozen_problems
+    from rubriclib.rubrics.lockfile import lock_entries as lock_entries
+    from rubriclib.rubrics.lockfile import read_lock as read_lock
+    from rubriclib.rubrics.lockfile import write_lock as write_lock
+    from rubriclib.rubrics.reading import MAX_FILE_BYTES as MAX_FILE_BYTES
+    from rubriclib.rubrics.reading import load_yaml as load_yaml
+    from rubriclib.rubrics.reading import not_utf8 as not_utf8
+    from rubriclib.rubrics.reading import read_text as read_text
+    from rubriclib.rubrics.registry import builtin_names as builtin_names
+    from rubriclib.rubrics.registry import list_rubrics as list_rubrics
+    from rubriclib.rubrics.registry import load_goldens as load_goldens
+    from rubriclib.rubrics.registry import load_rubric as load_rubric
+    from rubriclib.rubrics.registry import project_root as project_root
+    from rubriclib.rubrics.registry import project_rubrics_dir as project_rubrics_dir
+    from rubriclib.rubrics.registry import rubric_from_prompt as rubric_from_prompt
+    from rubriclib.rubrics.registry import scan_rubrics as scan_rubrics
+    from rubriclib.rubrics.rubric import PAIRWISE_TOOL as PAIRWISE_TOOL
+    from rubriclib.rubrics.rubric import SCORE_TOOL as SCORE_TOOL
+    from rubriclib.rubrics.rubric import SEMVER as SEMVER
+    from rubriclib.rubrics.rubric import VERDICT_TOOL as VERDICT_TOOL
+    from rubriclib.rubrics.rubric import Rubric as Rubric
+    from rubriclib.rubrics.rubric import judged_digest as judged_digest
+    from rubriclib.rubrics.rubric import parse_rubric_text as parse_rubric_text
+    from rubriclib.rubrics.scaffold import new_pack as new_pack
+    from rubriclib.rubrics.scaffold import new_rubric as new_rubric
+    from rubriclib.rubrics.scaffold import strict_problems as strict_problems
+
+_HOMES = {
+    "Answer": ".checklist",
+    "ChecklistItem": ".checklist",
+    "Golden": ".golden",
+    "ItemAnswer": ".checklist",
+    "MAX_FILE_BYTES": ".reading",
+    "PAIRWISE_TOOL": ".rubric",
+    "Rubric": ".rubric",
+    "SCORE_TOOL": ".rubric",
+    "SEMVER": ".rubric",
+    "VERDICT_TOOL": ".rubric",
+    "builtin_names": ".registry",
+    "check": ".lockfile",
+    "checklist_verdict": ".checklist",
+    "duplicate_name_problems": ".golden",
+    "frozen_problems": ".lockfile",
+    "judged_digest": ".rubric",
+    "list_rubrics": ".registry",
+    "load_goldens": ".registry",
+    "load_rubric": ".registry",
+    "load_yaml": ".reading",
+    "lock_entries": ".lockfile",
+    "new_pack": ".scaffold",
+    "new_rubric": ".scaffold",
+    "not_utf8": ".reading",
+    "pairwise_golden_problems": ".golden",
+    "parse_goldens_file": ".golden",
+    "parse_rubric_text": ".rubric",
+    "project_root": ".registry",
+    "project_rubrics_dir": ".registry",
+    "read_lock": ".lockfile",
+    "read_text": ".reading",
+    "rubric_from_prompt": ".registry",
+    "scan_rubrics": ".registry",
+    "strict_problems": ".scaffold",
+    "write_lock": ".lockfile",
+}
+__getattr__, __dir__ = lazy_face(__name__, _HOMES)
+# (end of the face)

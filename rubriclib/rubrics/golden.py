@@ -18,7 +18,7 @@ from pydantic import (
 )
 
 from rubriclib.errors import Problem, RubricError
-from rubriclib.item.transcript import Transcript, read_transcript, with_final_answer
+from rubriclib.item import Transcript, read_transcript, with_final_answer
 from rubriclib.rubrics.reading import load_yaml, read_text
 from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from rubriclib.evals.datasets import Row
 from rubriclib.evals.formats import Eval, load_eval
-from rubriclib.evals.judgments import judgments, letta_row_checker, row_rubric
+from rubriclib.evals.judgments import row_judgments, letta_row_checker, row_rubric
 
 SUITE = """\
 name: letta-suite
@@ -48,7 +48,7 @@ def test_a_plain_row_is_one_judgment_by_the_graders_rubric(
     )
     [row] = ev.dataset.rows()
     [grader] = ev.graders
-    [judgment] = judgments(row, grader)
+    [judgment] = row_judgments(row, grader)
     assert judgment.rubric is grader.rubric and judgment.item == row.item
     assert letta_row_checker(ev.graders) is None  # no letta prompt: nothing to check
 
@@ -58,7 +58,7 @@ def test_a_per_turn_row_is_one_judgment_a_turn(write_file: Callable[..., Path]) 
     row_data["rubric_vars"] = {"tone": "dry"}
     ev, [row] = letta_eval(write_file, [row_data])
     [grader] = ev.graders
-    parts = judgments(row, grader)
+    parts = row_judgments(row, grader)
     assert [(p.item.input, p.item.reference, p.item.output) for p in parts] == [
         ("a?", "A", "x"),
         ("b?", "B", "y"),

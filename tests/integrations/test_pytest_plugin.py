@@ -187,7 +187,7 @@ def test_unused_it_loads_no_judge_and_sets_up_no_fixture(project: pytest.Pyteste
         def test_nothing_heavy(request):
             assert request.config.pluginmanager.hasplugin("rubriclib")
             loaded = {name for name in sys.modules if name.split(".")[0] in ("openai", "rubriclib")}
-            assert loaded <= {"rubriclib", "rubriclib.integrations", "rubriclib.integrations.pytest_plugin", "rubriclib.integrations.testing"}
+            assert loaded <= {"rubriclib", "rubriclib._faces", "rubriclib.integrations", "rubriclib.integrations.pytest_plugin", "rubriclib.integrations.testing"}
         """
     )
     result = project.runpytest_subprocess("--setup-show")

@@ -16,12 +16,12 @@ from rubriclib.judging.engine import RunInfo
 from rubriclib.judging.result import judge_details, make_result
 from rubriclib.measure.calibration import Calibration, Judged, Label, LabelledRow
 from rubriclib.reports.calibration import (
-    FORMATTERS,
+    CALIBRATION_FORMATTERS,
     format_json,
     format_table,
     golden_name,
     goldens_yaml,
-    last_line,
+    calibration_last_line,
     to_json,
 )
 from rubriclib.reports.pages import calibration_page
@@ -74,7 +74,7 @@ def test_the_table_names_disagreements_and_errors_and_ends_on_the_summary(
     assert lines[lines.index("judge errors (1)") + 1] == (
         "  labels.jsonl:4  human fail  judge error: timed out"
     )
-    assert lines[-1] == last_line(run) and lines[-1].startswith("CALIBRATED: accuracy 66.7%")
+    assert lines[-1] == calibration_last_line(run) and lines[-1].startswith("CALIBRATED: accuracy 66.7%")
     assert lines[-1].endswith("over 3 verdict(s); 1 disagreement(s), 1 judge error(s)")
 
 
@@ -83,7 +83,7 @@ def test_an_interrupted_run_says_how_far_it_got(rubric: Rubric) -> None:
     first = judged(rubric, 1, "pass", "pass")
     rows = [first.labelled, judged(rubric, 2, "fail", "fail").labelled]
     run = Calibration(rubric, "labels.jsonl", rows, [first], info)
-    assert last_line(run).startswith("INTERRUPTED (SIGINT): judged 1 of 2 row(s); accuracy")
+    assert calibration_last_line(run).startswith("INTERRUPTED (SIGINT): judged 1 of 2 row(s); accuracy")
     data = to_json(run)
     assert (data["run"]["rows"], data["run"]["judged"], data["run"]["interrupted"]) == (
         2,
@@ -116,7 +116,7 @@ def test_the_json_carries_the_numbers_and_each_case(rubric: Rubric) -> None:
             "tags": ["hard"],
         }
     ]
-    assert data["judge_error_rows"] == [] and FORMATTERS["json"] is format_json
+    assert data["judge_error_rows"] == [] and CALIBRATION_FORMATTERS["json"] is format_json
 
 
 def test_disagreements_become_goldens_expecting_the_humans_label(rubric: Rubric) -> None:

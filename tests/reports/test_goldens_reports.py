@@ -17,7 +17,7 @@ from rubriclib import Golden, GradeResult, Rubric
 from rubriclib.judging.engine import RunInfo
 from rubriclib.judging.result import judge_details, make_result
 from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport
-from rubriclib.reports.goldens import FORMATTERS, format_json, format_junit, format_table, to_json
+from rubriclib.reports.goldens import GOLDENS_FORMATTERS, format_json, format_junit, format_table, to_json
 from rubriclib.reports.pages import goldens_page
 
 STARTED = 1_700_000_000.0  # 2023-11-14T22:13:20Z
@@ -287,7 +287,7 @@ def test_a_finished_run_is_unchanged_by_the_interrupt_support(rubric: Rubric) ->
 
 
 def test_formatters_by_name_and_module_direction() -> None:
-    assert {"table": format_table, "json": format_json, "junit": format_junit} == FORMATTERS
+    assert {"table": format_table, "json": format_json, "junit": format_junit} == GOLDENS_FORMATTERS
     probe = (
         "import sys, rubriclib.measure.goldens; "
         "print('rubriclib.reports.common' in sys.modules, 'rubriclib.reports.goldens' in sys.modules)"

@@ -31,10 +31,16 @@ from rubriclib.evals.datasets.inspect_logs import (
 )
 from rubriclib.evals.datasets.otlp_rows import RowProblems, jsonl_or_otlp_rows, otlp_rows
 from rubriclib.evals.letta.rows import USED_KEYS, LettaSample, read_sample
-from rubriclib.item import Item, field_text
-from rubriclib.item.transcript import Problems, Transcript, TranscriptError, read_transcript
-from rubriclib.item.transcript.otlp import is_export
-from rubriclib.rubrics.reading import load_yaml, not_utf8
+from rubriclib.item import (
+    Item,
+    Problems,
+    Transcript,
+    TranscriptError,
+    field_text,
+    is_export,
+    read_transcript,
+)
+from rubriclib.rubrics import load_yaml, not_utf8
 
 logger = logging.getLogger("rubriclib")
 ALIASES = {

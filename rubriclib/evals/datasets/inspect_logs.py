@@ -16,9 +16,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from rubriclib.errors import EvalError, Problem
-from rubriclib.item import Item, field_text
-from rubriclib.item.transcript import Problems, Transcript, TranscriptError
-from rubriclib.item.transcript.inspect import inspect_message, read_inspect
+from rubriclib.item import (
+    Item,
+    Problems,
+    Transcript,
+    TranscriptError,
+    field_text,
+    inspect_message,
+    read_inspect,
+)
 
 SAMPLE_ENTRY = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
 """Where an `.eval` log keeps each sample: `samples/ID_epoch_N.json`."""

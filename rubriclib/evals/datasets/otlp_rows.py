@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import Problem
-from rubriclib.item.transcript.opentelemetry import traces
-from rubriclib.item.transcript.otlp import is_export
+from rubriclib.item import is_export, traces
 
 
 class RowProblems(list[Problem]):

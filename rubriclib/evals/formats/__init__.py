@@ -21,7 +21,7 @@ from rubriclib.evals.formats.model import (
     Metric,
     PanelSettings,
 )
-from rubriclib.rubrics.reading import load_yaml, read_text
+from rubriclib.rubrics import load_yaml, read_text
 from rubriclib.settings import JudgeSettings
 from rubriclib.validation import LineFinder, problems_from_validation
 

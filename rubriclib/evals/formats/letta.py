@@ -15,9 +15,7 @@ from rubriclib.errors import InputError, Problem
 from rubriclib.evals.formats.model import Condition, Eval, GraderEntry, Metric, Strict
 from rubriclib.evals.formats.sources import dataset_source, grader_rubric
 from rubriclib.evals.letta.extractors import Extractor
-from rubriclib.rubrics.reading import read_text
-from rubriclib.rubrics.registry import rubric_from_prompt
-from rubriclib.rubrics.rubric import Rubric, parse_rubric_text
+from rubriclib.rubrics import Rubric, parse_rubric_text, read_text, rubric_from_prompt
 from rubriclib.settings import JudgeSettings
 
 CANNOT_RUN = "a letta setting rubriclib cannot run"

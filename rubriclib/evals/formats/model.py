@@ -13,10 +13,8 @@ from pydantic import BaseModel, ConfigDict
 from rubriclib.evals.datasets import Dataset
 from rubriclib.evals.letta.extractors import Extractor
 from rubriclib.item import Item
-from rubriclib.judging.combining import Rule
-from rubriclib.judging.endpoints.transport import display_url
-from rubriclib.judging.target import TargetSettings
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.judging import Rule, TargetSettings, display_url
+from rubriclib.rubrics import Rubric
 from rubriclib.settings import JudgeSettings
 
 Metric = Literal["pass_rate", "mean_score"]

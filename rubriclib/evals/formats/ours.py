@@ -16,10 +16,8 @@ from rubriclib.evals.formats.sources import (
     duplicate_graders,
     grader_rubric,
 )
-from rubriclib.judging.asking.checklist_protocol import no_checklist
-from rubriclib.judging.combining import Rule
-from rubriclib.judging.target import TargetSettings
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.judging import Rule, TargetSettings, no_checklist
+from rubriclib.rubrics import Rubric
 from rubriclib.settings import JudgeSettings, usable_base_url
 from rubriclib.validation import problems_from_validation, valid_parts
 

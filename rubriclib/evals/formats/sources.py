@@ -7,8 +7,7 @@ from typing import Any
 
 from rubriclib.errors import InputError, Problem
 from rubriclib.evals.datasets import Dataset
-from rubriclib.rubrics.registry import load_rubric, rubric_from_prompt
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric, load_rubric, rubric_from_prompt
 
 
 def grader_rubric(

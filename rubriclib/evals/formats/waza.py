@@ -21,9 +21,7 @@ from rubriclib.evals.formats.model import Eval, GraderEntry
 from rubriclib.evals.formats.sources import dataset_source, duplicate_graders
 from rubriclib.evals.formats.waza_rubric import is_waza_rubric_path, load_waza_rubric, unknown_keys
 from rubriclib.evals.formats.waza_tasks import Task, read_tasks
-from rubriclib.rubrics.reading import read_text
-from rubriclib.rubrics.registry import load_rubric, rubric_from_prompt
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric, load_rubric, read_text, rubric_from_prompt
 from rubriclib.settings import JudgeSettings
 from rubriclib.validation import LineFinder
 

@@ -19,8 +19,7 @@ from typing import Any, Literal
 import yaml
 
 from rubriclib.errors import EvalError, InputError, Problem
-from rubriclib.rubrics.reading import load_yaml, read_text
-from rubriclib.rubrics.rubric import SEMVER, Rubric, judged_digest
+from rubriclib.rubrics import SEMVER, Rubric, judged_digest, load_yaml, read_text
 
 RUBRIC_KEYS = (
     "name",

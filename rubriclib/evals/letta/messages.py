@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rubriclib.item.transcript import Message, ToolCall
+from rubriclib.item import Message, ToolCall
 
 MESSAGE_TYPES = (
     "system_message",

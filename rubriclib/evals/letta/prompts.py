@@ -8,7 +8,7 @@ import string
 from typing import TYPE_CHECKING
 
 from rubriclib.errors import Problem
-from rubriclib.judging.prompt.render import letta_fill
+from rubriclib.judging import letta_fill
 
 if TYPE_CHECKING:
     from rubriclib.evals.letta.rows import LettaSample

@@ -17,9 +17,8 @@ from typing import Any
 from rubriclib.errors import InputError, Problem
 from rubriclib.evals.letta.extractors import EMPTY_SUBMISSION, EMPTY_TRAJECTORY, Extractor
 from rubriclib.evals.letta.runs import LettaRun, read_run
-from rubriclib.item import Item, field_text
-from rubriclib.item.transcript import TranscriptError
-from rubriclib.rubrics.reading import read_text
+from rubriclib.item import Item, TranscriptError, field_text
+from rubriclib.rubrics import read_text
 
 SUBMISSION_KEYS = ("submission", "output", "response", "actual_output")
 """Where a recorded row holds what the agent answered (letta's runs produce it)."""

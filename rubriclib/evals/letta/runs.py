@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rubriclib.evals.letta.messages import LettaMessage, Problems, read_message
-from rubriclib.item.transcript import Message, Transcript, TranscriptError, unanswered
+from rubriclib.item import Message, Transcript, TranscriptError, unanswered
 
 Trajectory = Sequence[Sequence[LettaMessage]]
 

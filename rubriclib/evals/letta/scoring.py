@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from rubriclib.judging.result import GradeResult, summed_judge
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.judging import GradeResult, summed_judge
+from rubriclib.rubrics import Rubric
 
 
 def combine_turns(rubric: Rubric, turns: list[GradeResult]) -> GradeResult:

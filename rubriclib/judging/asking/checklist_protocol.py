@@ -28,8 +28,7 @@ from rubriclib.judging.prompt.render import (
     shown_blocks,
     user_message,
 )
-from rubriclib.rubrics.checklist import ChecklistItem
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import ChecklistItem, Rubric
 
 if TYPE_CHECKING:
     from rubriclib.judging.result import GradeResult

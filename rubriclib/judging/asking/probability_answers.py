@@ -23,8 +23,7 @@ from rubriclib.judging.asking.protocol import ask_again
 from rubriclib.judging.asking.reply import JudgeVerdict, Verdict, reply_text
 from rubriclib.judging.asking.request import Mode, sampling
 from rubriclib.judging.prompt.render import DEFAULT_MAX_PROMPT_TOKENS, item_parts, user_message
-from rubriclib.rubrics.checklist import Answer, ChecklistItem
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Answer, ChecklistItem, Rubric
 
 ANSWER_MODES = ("tool", "probability")
 """How checklist items are answered: a tool call with a reason (the default), or one word read

@@ -18,7 +18,7 @@ from rubriclib.judging.asking.reply import (
     unsupported,
 )
 from rubriclib.judging.asking.request import Mode, request_body, sampling, tool_mode
-from rubriclib.rubrics.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
+from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
 
 def citation_turn(reply: Any, what: str = "verdict") -> list[dict[str, Any]]:

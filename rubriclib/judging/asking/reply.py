@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from rubriclib.judging.asking.request import POSITIONS, Mode, Position, verdict_tools
 from rubriclib.judging.citations import checked_citations, verified
-from rubriclib.rubrics.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
+from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
 Verdict = Literal["pass", "fail"]
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from rubriclib.judging.citations import ASKED_CITATIONS, ASKED_QUOTE
 from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
 from rubriclib.judging.prompt.render import system_message
-from rubriclib.rubrics.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
+from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
 Mode = Literal["required", "named", "auto", "text"]
 Position = Literal["A", "B", "tie"]

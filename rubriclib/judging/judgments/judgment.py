@@ -24,7 +24,7 @@ from rubriclib.judging.result import (
     with_winner,
 )
 from rubriclib.judging.steps import Send, Steps, Wait
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import Rubric
 
 logger = logging.getLogger("rubriclib")
 UNSUPPORTED = "verdict not supported by a verified citation"

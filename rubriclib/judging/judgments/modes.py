@@ -31,8 +31,7 @@ from rubriclib.judging.prompt.agent_run import run_details
 from rubriclib.judging.prompt.render import item_prompts
 from rubriclib.judging.result import GradeResult, combine_orders, not_judged, with_details
 from rubriclib.judging.steps import Steps, Together
-from rubriclib.rubrics.checklist import ChecklistItem
-from rubriclib.rubrics.rubric import Rubric
+from rubriclib.rubrics import ChecklistItem, Rubric
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer

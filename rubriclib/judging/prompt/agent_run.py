@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN, Spans, fence, fenced
 
 if TYPE_CHECKING:
-    from rubriclib.item import Item
-    from rubriclib.item.transcript import Message, Transcript
+    from rubriclib.item import Item, Message, Transcript
 
 TRANSCRIPT_SHARE = 0.5
 """The part of `max_prompt_tokens` an agent run may fill; past it, the longest blocks are cut."""

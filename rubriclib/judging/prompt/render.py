@@ -11,9 +11,8 @@ from rubriclib.judging.prompt.agent_run import run_sections
 from rubriclib.judging.prompt.blocks import Spans, fence, fenced
 
 if TYPE_CHECKING:  # kept light: the public `rubriclib.render` loads this module on first use
-    from rubriclib.item import Item
-    from rubriclib.item.transcript import Transcript
-    from rubriclib.rubrics.rubric import Rubric
+    from rubriclib.item import Item, Transcript
+    from rubriclib.rubrics import Rubric
 
 SECTIONS = (
     ("input", "Task input"),
@@ -226,7 +225,7 @@ def system_message(rubric: Rubric, mode: str | None = None) -> str:
     offered in tool `mode` (`request.Mode`; None: the rubric's own tools, which the first mode
     tried offers). A pass-fail rubric is offered its own two tools, or in `named` mode the one
     tool `set_grade`; 1-5 and pairwise rubrics their one tool in every mode."""
-    from rubriclib.rubrics.rubric import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL
+    from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL
 
     if rubric.scale == "pairwise":
         verdict = f"a call to `{PAIRWISE_TOOL}`, reason first, then the winner: A, B or tie"
