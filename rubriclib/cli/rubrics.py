@@ -99,7 +99,7 @@ def _group_rank(group: str) -> tuple[int, str]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--body", "body_only", is_flag=True, help="Print only the judged body.")
 def show(ref: str, as_json: bool, body_only: bool) -> None:
-    """Show one rubric: its frontmatter, citation policy, golden count, checklist and body.
+    """Show one rubric: frontmatter, citations, goldens, checklist, output fields and body.
 
     \b
     Examples:
@@ -127,7 +127,8 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
         for item in rubric.checklist
     ]
     if as_json:
-        click.echo(json.dumps({**info, "checklist": checklist, "body": rubric.body}, indent=2))
+        shown = {**info, "checklist": checklist, "output": rubric.output, "body": rubric.body}
+        click.echo(json.dumps(shown, indent=2))
         return
     for key, value in info.items():
         if value is not None:
@@ -140,6 +141,13 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
         facts += [f"requires {', '.join(item['requires'])}"] if item["requires"] else []
         click.echo(f"  - {click.style(item['id'], bold=True)} ({'; '.join(facts)})")
         click.echo(textwrap.indent(item["question"], "    "))
+    if rubric.output:
+        import yaml
+
+        fields = yaml.safe_dump(rubric.output, sort_keys=False, allow_unicode=True)
+        click.echo(
+            f"{click.style('output:', bold=True)}\n{textwrap.indent(fields, '  ')}", nl=False
+        )
     click.echo(f"\n{rubric.body}")
 
 

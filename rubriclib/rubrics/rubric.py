@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -28,6 +28,7 @@ from rubriclib.rubrics.golden import (
     pairwise_golden_problems,
     required_field_problems,
 )
+from rubriclib.rubrics.output_fields import output_problems
 from rubriclib.rubrics.reading import load_yaml, read_text
 from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
 
@@ -81,6 +82,9 @@ class _Frontmatter(BaseModel):
     """Whether the verdict tools take `citations` (quotes from the blocks shown, checked by
     rubriclib): `optional` (the default), `required` (a failing verdict must carry a verified
     one: one corrective turn, then `error`) or `off` (the argument is left out)."""
+    output: dict[str, dict[str, Any]] | None = None
+    """Fields the judge fills in beside its verdict, each a schema in the subset
+    `output_fields` reads (required unless it says `optional: true`); None: the verdict alone."""
     goldens: list[Golden] = Field(default_factory=list)
 
     @field_validator("version", mode="before")
@@ -182,6 +186,7 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
             judged_body,
             fields.checklist,
             fields.citations,
+            fields.output,
         ),
     )
 
@@ -201,6 +206,8 @@ def _checked_fields(
         fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
     checks.extend(required_field_problems(fields.goldens, fields.requires, label))
     checks.extend(cites_problems(fields.goldens, fields.citations, label))
+    if fields.output is not None:
+        checks.extend(output_problems(fields.output, label))
     return fields, checks
 
 
@@ -248,13 +255,15 @@ def judged_digest(
     body: str,
     checklist: Sequence[ChecklistItem] = (),
     citations: str = "optional",
+    output: Mapping[str, Any] | None = None,
 ) -> str:
     """sha256 hex of what decides a verdict, as canonical JSON: the scale, the pass threshold,
     the required fields, the verdict tool names, the body and, when there is one, the
     checklist (each item's `ChecklistItem.judged`, in order; a rubric without one has no
     `checklist` key, so its digest is the one it had before checklists existed) and, when it
     requires a transcript, how runs are rendered (`RUN_RENDERING`), and the citation policy
-    unless it is the default `optional` (so older digests stay valid). Goldens, the
+    unless it is the default `optional`, and the `output` fields' schemas when there are any
+    (so older digests stay valid). Goldens, the
     description and how the YAML is written do not count; any change to the judged text does."""
     judged: dict[str, Any] = {
         "scale": scale,
@@ -269,6 +278,8 @@ def judged_digest(
         judged["run_rendering"] = RUN_RENDERING
     if citations != "optional":
         judged["citations"] = citations
+    if output:  # as written: the fields' order is the order a judge fills them in
+        judged["output"] = json.dumps(output, ensure_ascii=False)
     text = json.dumps(judged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -432,7 +432,7 @@ goldens:
     assert problems_of(path) == [  # in file order; a missing key (no line) first
         f"{path}: pass_threshold: is required for scale 1-5 (an integer 1 to 5)",
         f"{path}:6: colour: unknown key; known keys: name, version, scale, description, "
-        "pass_threshold, requires, checklist, citations, goldens",
+        "pass_threshold, requires, checklist, citations, output, goldens",
         f"{path}:9: goldens[1].expected: 'maybe' is not allowed; input should be 'pass' or 'fail'",
         f"{path}:9: goldens[1].name: duplicate golden name 'a'",
         f"{path}:10: goldens[2].name: duplicate golden name 'a'",
