@@ -44,7 +44,8 @@ def rubric_scorer(
 
     Args:
         rubric: A Rubric, or a reference: a name, a pin or a path.
-        judge: The Judge to ask; None builds one from `model`, `base_url` and rubriclib's settings.
+        judge: The Judge to ask; None builds one from `model`, `base_url` and rubriclib's
+            settings.
         model: The judge model, when no `judge` is given.
         base_url: The judge endpoint, when no `judge` is given.
         context_key: The sample metadata key holding the source context (None: no context).

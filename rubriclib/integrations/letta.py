@@ -66,7 +66,8 @@ def rubric_grader(
 
     Args:
         rubric: A Rubric, or a reference: a name, a pin or a path.
-        judge: The Judge to ask; None builds one from `model`, `base_url` and rubriclib's settings.
+        judge: The Judge to ask; None builds one from `model`, `base_url` and rubriclib's
+            settings.
         model: The judge model, when no `judge` is given.
         base_url: The judge endpoint, when no `judge` is given.
         base_dir: The folder a relative path in `rubric` is resolved against.
