@@ -27,6 +27,7 @@ from rubriclib.cli.options import (
     REQUESTS_PER_MINUTE_OPTION,
     checklist_options,
     concurrency_setting,
+    file_option,
     flag_judge,
     refuse_unlocked,
 )
@@ -40,10 +41,9 @@ if TYPE_CHECKING:
 
 @main.command("calibrate")
 @click.argument("ref")
-@click.option(
+@file_option(
     "--labels",
     "labels_file",
-    type=click.Path(dir_okay=False),
     help="Rows to judge with a human `label` (pass/fail) or, for a 1-5 rubric, a `score`: "
     ".jsonl, .csv, .json or .yaml. Required, but with --fit, which fits on the goldens without.",
 )

@@ -110,12 +110,22 @@ FROZEN_OPTION = click.option(
 )
 
 
-TEMPERATURE_OPTION = click.option(
+def non_negative_option(name: str, default: float, help: str, **more: Any) -> Callable[[C], C]:
+    """An option taking a number of 0 or more, its default shown."""
+    return click.option(
+        name, type=click.FloatRange(min=0), default=default, show_default=True, help=help, **more
+    )
+
+
+def file_option(name: str, dest: str, help: str) -> Callable[[C], C]:
+    """An option naming one file (a folder is refused)."""
+    return click.option(name, dest, type=click.Path(dir_okay=False), help=help)
+
+
+TEMPERATURE_OPTION = non_negative_option(
     "--temperature",
-    type=click.FloatRange(min=0),
-    default=0.0,
-    show_default=True,
-    help="The judge's sampling temperature; votes need one above 0 to be independent samples.",
+    0.0,
+    "The judge's sampling temperature; votes need one above 0 to be independent samples.",
 )
 
 
@@ -144,13 +154,11 @@ def checklist_options(command: C) -> C:
     return with_options([flag, answers])(cast(C, run))
 
 
-POLL_SECONDS_OPTION = click.option(
+POLL_SECONDS_OPTION = non_negative_option(
     "--poll-seconds",
-    type=click.FloatRange(min=0),
-    default=10.0,
-    show_default=True,
+    10.0,
+    "With --batch: the first wait between polls of a batch (it grows to 2 minutes).",
     envvar="RUBRICLIB_BATCH_POLL_SECONDS",
-    help="With --batch: the first wait between polls of a batch (it grows to 2 minutes).",
 )
 
 

@@ -33,6 +33,7 @@ from rubriclib.cli.options import (
     JudgedInputs,
     checklist_options,
     concurrency_setting,
+    file_option,
     flag_judge,
     refuse_unlocked,
     votes_option,
@@ -130,10 +131,9 @@ def judge_command(
 @votes_option("Votes per judgment: each trial is the majority of this many (1-5: the median).", 1)
 @TEMPERATURE_OPTION
 @CONCURRENCY_OPTION
-@click.option(
+@file_option(
     "--goldens",
     "goldens_file",
-    type=click.Path(dir_okay=False),
     help="A YAML file of extra goldens, added to every rubric in the run they fit (goldens "
     "with expected_winner to pairwise rubrics, the others to the rest).",
 )

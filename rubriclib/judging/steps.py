@@ -55,25 +55,42 @@ Steps = Generator[Send | Wait | Together, Any, GradeResult]
 or the results of the judgments run together."""
 
 
+@dataclass(frozen=True)
+class _Done:
+    """A judgment that has taken its last step, and its result."""
+
+    result: GradeResult
+
+
+def _next_step(steps: Steps, reply: Any) -> Send | Wait | Together | _Done:
+    """The step a judgment takes once sent `reply`, or `_Done` when it has ended: how both
+    drivers advance it."""
+    try:
+        return steps.send(reply)
+    except StopIteration as done:
+        return _Done(done.value)
+
+
 def drive(steps: Steps, post: Callable[..., bytes]) -> GradeResult:
     """Run a judgment's steps one after another, sending with `post(body, timeout=...)` (the
     SDK's sync client) and waiting with `time.sleep`."""
     reply: Any = None
-    while True:
-        try:
-            step = steps.send(reply)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        if isinstance(step, Wait):
-            time.sleep(step.seconds)
-            reply = None
-        elif isinstance(step, Together):
-            reply = [drive(judgment, post) for judgment in step.judgments]
-        else:
-            try:
-                reply = post(step.body, timeout=step.timeout)
-            except Exception as error:  # every failure becomes data for the judgment
-                reply = error
+    while not isinstance(step := _next_step(steps, reply), _Done):
+        reply = _reply(step, post)
+    return step.result
+
+
+def _reply(step: Send | Wait | Together, post: Callable[..., bytes]) -> Any:
+    """What `drive` sends back for one step."""
+    if isinstance(step, Wait):
+        time.sleep(step.seconds)
+        return None
+    if isinstance(step, Together):
+        return [drive(judgment, post) for judgment in step.judgments]
+    try:
+        return post(step.body, timeout=step.timeout)
+    except Exception as error:  # every failure becomes data for the judgment
+        return error
 
 
 def run_to_end(start: Callable[[], Coroutine[Any, Any, GradeResult]]) -> GradeResult:
@@ -98,21 +115,27 @@ async def adrive(
     `Together` at once; each request waits for `pacer` (the run's, if any) and tells it what
     its outcome says about the endpoint (`signal`)."""
     reply: Any = None
-    while True:
-        try:
-            step = steps.send(reply)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        if isinstance(step, Wait):
-            await asyncio.sleep(step.seconds)
-            reply = None
-        elif isinstance(step, Together):
-            together: list[Awaitable[GradeResult]] = [
-                adrive(judgment, transport, pacer, signal) for judgment in step.judgments
-            ]
-            reply = list(await asyncio.gather(*together))
-        else:
-            reply = await _send(step, transport, pacer, signal)
+    while not isinstance(step := _next_step(steps, reply), _Done):
+        reply = await _areply(step, transport, pacer, signal)
+    return step.result
+
+
+async def _areply(
+    step: Send | Wait | Together,
+    transport: Transport,
+    pacer: Pacer | None,
+    signal: Callable[[Any], tuple[SignalKind, Any]],
+) -> Any:
+    """What `adrive` sends back for one step."""
+    if isinstance(step, Wait):
+        await asyncio.sleep(step.seconds)
+        return None
+    if isinstance(step, Together):
+        together: list[Awaitable[GradeResult]] = [
+            adrive(judgment, transport, pacer, signal) for judgment in step.judgments
+        ]
+        return list(await asyncio.gather(*together))
+    return await _send(step, transport, pacer, signal)
 
 
 async def _send(

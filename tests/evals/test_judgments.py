@@ -11,7 +11,7 @@ from typing import Any
 
 from rubriclib.evals.datasets import Row
 from rubriclib.evals.formats import Eval, load_eval
-from rubriclib.evals.judgments import row_judgments, letta_row_checker, row_rubric
+from rubriclib.evals.judgments import letta_row_checker, row_judgments, row_rubric
 
 SUITE = """\
 name: letta-suite

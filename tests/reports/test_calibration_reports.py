@@ -17,11 +17,11 @@ from rubriclib.judging.result import judge_details, make_result
 from rubriclib.measure.calibration import Calibration, Judged, Label, LabelledRow
 from rubriclib.reports.calibration import (
     CALIBRATION_FORMATTERS,
+    calibration_last_line,
     format_json,
     format_table,
     golden_name,
     goldens_yaml,
-    calibration_last_line,
     to_json,
 )
 from rubriclib.reports.pages import calibration_page
@@ -74,7 +74,9 @@ def test_the_table_names_disagreements_and_errors_and_ends_on_the_summary(
     assert lines[lines.index("judge errors (1)") + 1] == (
         "  labels.jsonl:4  human fail  judge error: timed out"
     )
-    assert lines[-1] == calibration_last_line(run) and lines[-1].startswith("CALIBRATED: accuracy 66.7%")
+    assert lines[-1] == calibration_last_line(run) and lines[-1].startswith(
+        "CALIBRATED: accuracy 66.7%"
+    )
     assert lines[-1].endswith("over 3 verdict(s); 1 disagreement(s), 1 judge error(s)")
 
 
@@ -83,7 +85,9 @@ def test_an_interrupted_run_says_how_far_it_got(rubric: Rubric) -> None:
     first = judged(rubric, 1, "pass", "pass")
     rows = [first.labelled, judged(rubric, 2, "fail", "fail").labelled]
     run = Calibration(rubric, "labels.jsonl", rows, [first], info)
-    assert calibration_last_line(run).startswith("INTERRUPTED (SIGINT): judged 1 of 2 row(s); accuracy")
+    assert calibration_last_line(run).startswith(
+        "INTERRUPTED (SIGINT): judged 1 of 2 row(s); accuracy"
+    )
     data = to_json(run)
     assert (data["run"]["rows"], data["run"]["judged"], data["run"]["interrupted"]) == (
         2,

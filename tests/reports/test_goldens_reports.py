@@ -17,7 +17,13 @@ from rubriclib import Golden, GradeResult, Rubric
 from rubriclib.judging.engine import RunInfo
 from rubriclib.judging.result import judge_details, make_result
 from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport
-from rubriclib.reports.goldens import GOLDENS_FORMATTERS, format_json, format_junit, format_table, to_json
+from rubriclib.reports.goldens import (
+    GOLDENS_FORMATTERS,
+    format_json,
+    format_junit,
+    format_table,
+    to_json,
+)
 from rubriclib.reports.pages import goldens_page
 
 STARTED = 1_700_000_000.0  # 2023-11-14T22:13:20Z

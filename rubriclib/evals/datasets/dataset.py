@@ -158,9 +158,7 @@ class Dataset:
             return
         suffix = self.path.suffix.lower()
         if suffix not in SUFFIXES:
-            raise EvalError.single(
-                str(self.path), "dataset", f"unknown format {suffix!r}; use {', '.join(SUFFIXES)}"
-            )
+            raise _bad_dataset(self.path, f"unknown format {suffix!r}; use {', '.join(SUFFIXES)}")
         try:
             if suffix == ".jsonl":
                 yield from jsonl_or_otlp_rows(self.path, _jsonl_rows(self.path))
@@ -171,9 +169,7 @@ class Dataset:
             else:
                 yield from _whole_file_rows(self.path, suffix)
         except OSError as error:
-            raise EvalError.single(
-                str(self.path), "dataset", f"cannot be read: {error.strerror or error}"
-            ) from None
+            raise _bad_dataset(self.path, f"cannot be read: {error.strerror or error}") from None
 
 
 def parse_letta_row(
@@ -336,13 +332,16 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, Any]]:
         yield where, {key: value for key, value in record.items() if value not in ("", None)}
 
 
+def _bad_dataset(path: Path, why: str) -> EvalError:
+    """The error of a dataset file that cannot be read: `why`, naming the file."""
+    return EvalError.single(str(path), "dataset", why)
+
+
 def _whole_file_rows(path: Path, suffix: str) -> Iterator[tuple[str, Any]]:
     """Rows of a JSON or YAML file: a list of rows, or a mapping with a `rows` list."""
     size = path.stat().st_size
     if size > MAX_WHOLE_FILE_BYTES:
-        raise EvalError.single(
-            str(path), "dataset", f"is {size} bytes; datasets that large must be JSONL (streamed)"
-        )
+        raise _bad_dataset(path, f"is {size} bytes; datasets that large must be JSONL (streamed)")
     lines = list(_lines(path, "dataset"))
     if problems := [line for _, line in lines if isinstance(line, Problem)]:
         raise EvalError(problems)
@@ -351,9 +350,7 @@ def _whole_file_rows(path: Path, suffix: str) -> Iterator[tuple[str, Any]]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
-            raise EvalError.single(
-                str(path), "dataset", f"invalid JSON (line {error.lineno}): {error.msg}"
-            ) from None
+            raise _bad_dataset(path, f"invalid JSON (line {error.lineno}): {error.msg}") from None
     else:
         data = load_yaml(text, str(path), "dataset", EvalError, max_nodes=50_000_000)
     if suffix == ".json" and is_inspect_log(data):
@@ -365,6 +362,6 @@ def _whole_file_rows(path: Path, suffix: str) -> Iterator[tuple[str, Any]]:
     if isinstance(data, Mapping) and set(data) == {"rows"}:
         data = data["rows"]
     if not isinstance(data, list):
-        raise EvalError.single(str(path), "dataset", "must be a list of rows (or {rows: [...]})")
+        raise _bad_dataset(path, "must be a list of rows (or {rows: [...]})")
     for index, raw in enumerate(data):
         yield f"{path}: rows[{index}]", raw

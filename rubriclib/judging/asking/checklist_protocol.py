@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.item import Item
-from rubriclib.judging.asking.protocol import ask_again, citation_turn
+from rubriclib.judging.asking.protocol import PlainSampling, ask_again, citation_turn
 from rubriclib.judging.asking.reply import JudgeVerdict, Verdict, tool_call
-from rubriclib.judging.asking.request import Mode, citation_argument, function_tool, sampling
+from rubriclib.judging.asking.request import Mode, citation_argument, function_tool
 from rubriclib.judging.citations import checked_citations, verified
 from rubriclib.judging.prompt.agent_run import run_sections
 from rubriclib.judging.prompt.blocks import Spans
@@ -112,7 +112,7 @@ def candidate_parts(
 
 
 @dataclass(frozen=True)
-class ItemAsking:
+class ItemAsking(PlainSampling):
     """Asking one checklist item (a `protocol.Asking`): the one `answer` tool, forced by name
     where the endpoint allows it, else by `required` (one tool: the same), else `auto`; its
     citations (under the rubric's `citations` policy) are checked against `blocks`."""
@@ -125,11 +125,6 @@ class ItemAsking:
         if "no_named_tool_choice" not in quirks:
             return "named"
         return "auto" if "no_required_tool_choice" in quirks else "required"
-
-    def sampling(
-        self, temperature: float | None, max_tokens: int | None, quirks: set[str]
-    ) -> dict[str, Any]:
-        return sampling(temperature, max_tokens, quirks)
 
     def body(
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]

@@ -91,8 +91,17 @@ class Asking(Protocol):
     def intent(self, text: str) -> Verdict | None: ...
 
 
+class PlainSampling:
+    """`Asking.sampling` for an asking that shapes none of its own: `request.sampling`."""
+
+    def sampling(
+        self, temperature: float | None, max_tokens: int | None, quirks: set[str]
+    ) -> dict[str, Any]:
+        return sampling(temperature, max_tokens, quirks)
+
+
 @dataclass(frozen=True)
-class RubricAsking:
+class RubricAsking(PlainSampling):
     """Asking for the rubric's verdict: its request from `request`, its reply read by `reply`,
     the turns above; citations are checked against `blocks` (`render.item_blocks`)."""
 
@@ -101,11 +110,6 @@ class RubricAsking:
 
     def mode(self, quirks: set[str], correcting: bool) -> Mode:
         return tool_mode(self.rubric, quirks, correcting)
-
-    def sampling(
-        self, temperature: float | None, max_tokens: int | None, quirks: set[str]
-    ) -> dict[str, Any]:
-        return sampling(temperature, max_tokens, quirks)
 
     def body(
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from rubriclib.judging.prompt.agent_run import run_sections
 from rubriclib.judging.prompt.blocks import Spans, fence, fenced
@@ -62,19 +63,33 @@ def render(
     ignore `baseline` (and a pairwise rubric the run). A letta template rubric is filled from
     `variables` alone and sent as the whole user message (a placeholder with no value is a
     KeyError, as in letta-evals)."""
-    parts = user_parts(
-        rubric,
+    shown = Shown(
         output,
         input,
         context,
         reference,
-        baseline=baseline,
-        swapped=swapped,
-        variables=variables,
-        transcript=transcript,
-        max_prompt_tokens=max_prompt_tokens,
+        baseline,
+        swapped,
+        variables,
+        transcript,
+        max_prompt_tokens,
     )
-    return _messages(rubric, user_message(parts))
+    return _messages(rubric, user_message(user_parts(rubric, shown)))
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What one request shows: `render`'s arguments but the rubric, in its order."""
+
+    output: str
+    input: str | None = None
+    context: str | None = None
+    reference: str | None = None
+    baseline: str | None = None
+    swapped: bool = False
+    variables: Mapping[str, str] | None = None
+    transcript: Transcript | None = None
+    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
 
 
 def user_message(parts: list[tuple[str, Spans]]) -> str:
@@ -84,25 +99,19 @@ def user_message(parts: list[tuple[str, Spans]]) -> str:
     return "\n\n".join(text for text, _ in parts) + "\n"
 
 
-def user_parts(
-    rubric: Rubric,
-    output: str,
-    input: str | None = None,  # noqa: A002 - the public name eval authors use
-    context: str | None = None,
-    reference: str | None = None,
-    *,
-    baseline: str | None = None,
-    swapped: bool = False,
-    variables: Mapping[str, str] | None = None,
-    transcript: Transcript | None = None,
-    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
-) -> list[tuple[str, Spans]]:
+def user_parts(rubric: Rubric, shown: Shown) -> list[tuple[str, Spans]]:
     """The user message of `render` in its parts (the body, then each section), each with where
     the text of each block it shows as itself sits in it."""
     if rubric.template == "letta":
-        return [(letta_fill(rubric.body, variables or {}), {})]
+        return [(letta_fill(rubric.body, shown.variables or {}), {})]
     pairwise = rubric.scale == "pairwise"
-    values = {"input": input, "context": context, "reference": reference, "output": output}
+    output = shown.output
+    values = {
+        "input": shown.input,
+        "context": shown.context,
+        "reference": shown.reference,
+        "output": output,
+    }
     if pairwise:
         values["output"] = None  # shown as Response A / B below, never as a candidate
     placed = {PLACEHOLDERS[token] for token in _PLACEHOLDER.findall(rubric.body)}
@@ -112,12 +121,13 @@ def user_parts(
     parts: list[tuple[str, Spans]] = [(body, {})]
     for key, _ in SECTIONS:
         value = values[key]
-        if key == "output" and transcript is not None and not pairwise:
-            parts.extend(run_sections(transcript, output, max_prompt_tokens, key in placed))
+        if key == "output" and shown.transcript is not None and not pairwise:
+            cap = shown.max_prompt_tokens
+            parts.extend(run_sections(shown.transcript, output, cap, key in placed))
         elif value is not None and key not in placed:
             parts.append(section_part(key, value))
     if pairwise:
-        first, second = (baseline, output) if swapped else (output, baseline)
+        first, second = (shown.baseline, output) if shown.swapped else (output, shown.baseline)
         for label, value in (("A", first), ("B", second)):
             if value is None:
                 parts.append((f"## Response {label} [{label}]\n\n(not provided)", {}))
@@ -150,8 +160,8 @@ def item_prompts(
     """For each request about `item`, rendered once: its messages (`item_messages`) and the
     text of each block it shows (`item_blocks`)."""
     prompts = []
-    for request in _requests(rubric, item, max_prompt_tokens):
-        parts = user_parts(rubric, **request)
+    for shown in _requests(rubric, item, max_prompt_tokens):
+        parts = user_parts(rubric, shown)
         user = user_message(parts)
         prompts.append((_messages(rubric, user), shown_blocks(parts, user)))
     return prompts
@@ -169,7 +179,7 @@ def item_parts(
 ) -> list[tuple[str, Spans]]:
     """The parts of the user message of the (first) request about `item`: the rubric's body
     filled in, then the item's sections, as a holistic judgment shows them."""
-    return user_parts(rubric, **_requests(rubric, item, max_prompt_tokens)[0])
+    return user_parts(rubric, _requests(rubric, item, max_prompt_tokens)[0])
 
 
 def item_block_spans(
@@ -179,21 +189,16 @@ def item_block_spans(
     (a block shown other than as itself, such as a run's final answer named by its block, has
     none)."""
     requests = _requests(rubric, item, max_prompt_tokens)
-    return [block_spans(user_parts(rubric, **request)) for request in requests]
+    return [block_spans(user_parts(rubric, shown)) for shown in requests]
 
 
-def _requests(rubric: Rubric, item: Item, max_prompt_tokens: int) -> list[dict[str, Any]]:
-    """`render`'s arguments for each request about `item`."""
-    fields = {
-        "output": item.output,
-        "input": item.input,
-        "context": item.context,
-        "reference": item.reference,
-    }
+def _requests(rubric: Rubric, item: Item, max_prompt_tokens: int) -> list[Shown]:
+    """What each request about `item` shows."""
+    fields = Shown(item.output, item.input, item.context, item.reference)
     if rubric.scale != "pairwise":
-        run = {"transcript": item.transcript, "max_prompt_tokens": max_prompt_tokens}
-        return [fields | {"variables": item.variables} | run]
-    return [fields | {"baseline": item.baseline, "swapped": swapped} for swapped in (False, True)]
+        run = replace(fields, transcript=item.transcript, max_prompt_tokens=max_prompt_tokens)
+        return [replace(run, variables=item.variables)]
+    return [replace(fields, baseline=item.baseline, swapped=swapped) for swapped in (False, True)]
 
 
 def item_blocks(
