@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.lockfile import lock_entries as lock_entries
     from rubriclib.rubrics.lockfile import read_lock as read_lock
     from rubriclib.rubrics.lockfile import write_lock as write_lock
+    from rubriclib.rubrics.output_fields import required_fields as required_fields
+    from rubriclib.rubrics.output_fields import value_problems as value_problems
     from rubriclib.rubrics.reading import MAX_FILE_BYTES as MAX_FILE_BYTES
     from rubriclib.rubrics.reading import load_yaml as load_yaml
     from rubriclib.rubrics.reading import not_utf8 as not_utf8
@@ -85,9 +87,11 @@ _HOMES = {
     "project_rubrics_dir": ".registry",
     "read_lock": ".lockfile",
     "read_text": ".reading",
+    "required_fields": ".output_fields",
     "rubric_from_prompt": ".registry",
     "scan_rubrics": ".registry",
     "strict_problems": ".scaffold",
+    "value_problems": ".output_fields",
     "write_lock": ".lockfile",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rubriclib.judging.asking.reply import (
+    BrokenFields,
     JudgeVerdict,
     Verdict,
     failing,
@@ -54,6 +55,17 @@ def corrective_turn(reply: Any, rubric: Rubric, mode: Mode) -> list[dict[str, An
             "not, with a short `reason`"
         )
     return ask_again(reply, f"Please give your verdict now as one tool call: {ask}.")
+
+
+def fields_turn(reply: Any, broken: BrokenFields) -> list[dict[str, Any]]:
+    """The turn that asks again for a verdict call whose output fields broke their schema,
+    naming each field and what is wrong with it (the schema's words, never the verdict)."""
+    listed = "\n".join(f"- {problem}" for problem in broken.problems)
+    return ask_again(
+        reply,
+        "Please give your verdict again as one tool call. These output fields did not fit "
+        f"their schema:\n{listed}",
+    )
 
 
 def ask_again(reply: Any, ask: str) -> list[dict[str, Any]]:
@@ -120,6 +132,9 @@ class RubricAsking(PlainSampling):
         return read_reply(reply, self.rubric, mode, self.blocks)
 
     def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]:
+        outcome = read_reply(reply, self.rubric, mode, self.blocks)
+        if isinstance(outcome, BrokenFields):
+            return fields_turn(reply, outcome)
         return corrective_turn(reply, self.rubric, mode)
 
     def failing(self, verdict: JudgeVerdict) -> bool:

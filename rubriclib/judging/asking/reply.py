@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from rubriclib.judging.asking.request import POSITIONS, Mode, Position, verdict_tools
 from rubriclib.judging.citations import checked_citations, verified
-from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
+from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric, value_problems
+from rubriclib.rubrics.output_fields import RESERVED
 
 Verdict = Literal["pass", "fail"]
 
@@ -41,6 +42,9 @@ class JudgeVerdict:
     citations: list[dict[str, Any]] = field(default_factory=list)
     """The judge's citations, each checked against the blocks it was shown
     (`citations.checked_citations`)."""
+    output: dict[str, Any] | None = None
+    """The rubric's `output` fields as the judge filled them in, checked against their schema
+    (the citations of a field's object checked too); None when the rubric has none."""
 
     def item_details(self) -> dict[str, Any]:
         """What a checklist item's result keeps in its details: the answer and its `p` (when
@@ -75,12 +79,51 @@ def read_reply(
         return call
     name, arguments, reason = call
     verdict = _verdict_of(name, arguments, reason, rubric)
-    if isinstance(verdict, str) or rubric.citations == "off":
+    if isinstance(verdict, str):
         return verdict
-    checked = checked_citations(arguments.get("citations"), blocks or {})
-    return JudgeVerdict(
-        verdict.verdict, reason, verdict.raw_score, verdict.winner, citations=checked
-    )
+    if rubric.output:
+        values = {key: value for key, value in arguments.items() if key not in RESERVED}
+        if broken := value_problems(rubric.output, values):
+            return BrokenFields(name, broken)
+        output = {
+            key: _cited_output(rubric.output[key], value, blocks or {})
+            for key, value in values.items()
+        }
+        verdict = replace(verdict, output=output)
+    if rubric.citations == "off":
+        return verdict
+    return replace(verdict, citations=checked_citations(arguments.get("citations"), blocks or {}))
+
+
+class BrokenFields(str):
+    """Why a verdict call is refused when its output fields break the rubric's schema: a
+    problem like any other, whose `problems` (one per field) the corrective turn names."""
+
+    problems: tuple[str, ...]
+
+    def __new__(cls, tool: str, problems: list[str]) -> BrokenFields:
+        why = f"{tool} was called with output fields that break the rubric's schema: "
+        made = super().__new__(cls, why + "; ".join(problems))
+        made.problems = tuple(problems)
+        return made
+
+
+def _cited_output(schema: Mapping[str, Any], value: Any, blocks: Mapping[str, str]) -> Any:
+    """A field's `value` (which fits its `schema`) with the `citations` of every object holding
+    a `citations: true` string checked against `blocks`, as the verdict's are."""
+    if schema["type"] == "array":
+        return [_cited_output(schema["items"], item, blocks) for item in value]
+    if schema["type"] != "object":
+        return value
+    properties = schema["properties"]
+    shown = {
+        key: _cited_output(properties[key], item, blocks)
+        for key, item in value.items()
+        if key in properties
+    }
+    if any(child.get("citations") is True for child in properties.values()):
+        shown["citations"] = checked_citations(value.get("citations"), blocks)
+    return shown
 
 
 def _verdict_of(

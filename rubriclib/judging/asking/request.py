@@ -17,12 +17,13 @@ Three ways to force the verdict through a tool call, tried in this order for eac
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any, Literal
 
 from rubriclib.judging.citations import ASKED_CITATIONS, ASKED_QUOTE
 from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
 from rubriclib.judging.prompt.render import system_message
-from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
+from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric, required_fields
 
 Mode = Literal["required", "named", "auto", "text"]
 Position = Literal["A", "B", "tie"]
@@ -47,18 +48,43 @@ def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
     and `reason` comes first so a judge whose arguments are written in schema order reasons
     before it commits. minLength and enum are what grammar-constrained decoders enforce."""
     reason: dict[str, Any] = {"reason": {"type": "string", "minLength": 1}}
-    reason |= citation_argument(rubric.citations)
+    reason |= citation_argument(rubric.citations) | output_arguments(rubric)
     if rubric.scale == "pairwise":
         winner = {"type": "string", "enum": list(POSITIONS)}
-        return [function_tool(PAIRWISE_TOOL, reason | {"winner": winner}, rubric.citations)]
+        return [_verdict_tool(PAIRWISE_TOOL, reason | {"winner": winner}, rubric)]
     if rubric.scale == "1-5":
         score = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
-        return [function_tool(SCORE_TOOL, reason | {"score": score}, rubric.citations)]
+        return [_verdict_tool(SCORE_TOOL, reason | {"score": score}, rubric)]
     if mode == "named":
         verdict = {"type": "string", "enum": ["pass", "fail"]}
-        return [function_tool(VERDICT_TOOL, reason | {"verdict": verdict}, rubric.citations)]
+        return [_verdict_tool(VERDICT_TOOL, reason | {"verdict": verdict}, rubric)]
     plain = {"reason": {"type": "string"}} | citation_argument(rubric.citations)
-    return [function_tool(name, plain, rubric.citations) for name in rubric.tool_names]
+    plain |= output_arguments(rubric)
+    return [_verdict_tool(name, plain, rubric) for name in rubric.tool_names]
+
+
+def _verdict_tool(name: str, properties: dict[str, Any], rubric: Rubric) -> dict[str, Any]:
+    optional = set(rubric.output or {}) - set(required_fields(rubric.output or {}))
+    return function_tool(name, properties, rubric.citations, optional)
+
+
+def output_arguments(rubric: Rubric) -> dict[str, Any]:
+    """The rubric's `output` fields as verdict tool properties (after `reason` and `citations`,
+    before the verdict): JSON schema without `optional`, and an object holding a string marked
+    `citations: true` gets its own `citations` list, in the verdict's shape."""
+    return {name: _json_schema(schema) for name, schema in (rubric.output or {}).items()}
+
+
+def _json_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    shown = {key: value for key, value in schema.items() if key not in ("optional", "citations")}
+    if schema["type"] == "array":
+        shown["items"] = _json_schema(schema["items"])
+    if schema["type"] == "object":
+        properties = {name: _json_schema(child) for name, child in schema["properties"].items()}
+        if any(child.get("citations") is True for child in schema["properties"].values()):
+            properties |= citation_argument("optional")
+        shown |= {"properties": properties, "additionalProperties": False}
+    return shown
 
 
 def citation_argument(policy: str) -> dict[str, Any]:
@@ -140,10 +166,19 @@ def request_body(
     }
 
 
-def function_tool(name: str, properties: dict[str, Any], citations: str = "off") -> dict[str, Any]:
+def function_tool(
+    name: str,
+    properties: dict[str, Any],
+    citations: str = "off",
+    optional: Collection[str] = (),
+) -> dict[str, Any]:
     """A tool whose every property is required, but `citations` unless its policy is
-    `required`."""
-    required = [key for key in properties if key != "citations" or citations == "required"]
+    `required`, and the `optional` ones."""
+    required = [
+        key
+        for key in properties
+        if (key != "citations" or citations == "required") and key not in optional
+    ]
     return {
         "type": "function",
         "function": {
