@@ -457,4 +457,22 @@ def judged(
 def won(rubric: Rubric, winner: str) -> GradeResult:
     """A pairwise vote that found `winner`."""
     result = judged(rubric, "pass" if winner == "output" else "fail", f"{winner} won")
-    return result.model_copy(update={"details": {**result.details, "pairwise": {"winner": winner}}})
+    return with_details(result, pairwise={"winner": winner})
+
+
+def tally(verdicts: list[str], **more: Any) -> dict[str, Any]:
+    """A `details.votes` block of these votes, every key a tally has, `more` added."""
+    count = len(verdicts)
+    reasons = [f"because {verdict}" for verdict in verdicts]
+    kept = {"agreement": 1.0, "errors": 0, "cached": 0}
+    return {"asked": count, "cast": count, "verdicts": verdicts, "reasons": reasons} | kept | more
+
+
+def item_entry(item_id: str, answer: str | None, **more: Any) -> dict[str, Any]:
+    """A `details.checklist` entry: the item's answer from one request, `more` added."""
+    return {"id": item_id, "answer": answer, "reason": "r", "attempts": 1, "cached": False} | more
+
+
+def order_entry(order: str, winner: str | None = None, **more: Any) -> dict[str, Any]:
+    """A `details.pairwise.orders` entry: one order's answer from one request, `more` added."""
+    return {"order": order, "winner": winner, "reason": "r", "attempts": 1, "retries": 0} | more

@@ -46,10 +46,9 @@ class Prepared:
 
 
 def _cached_votes(result: GradeResult) -> int:
-    details = result.details
-    if "votes" in details:
-        return int(details["votes"].get("cached", 0))
-    return int(bool(details.get("judge", {}).get("cached")))
+    if result.details.votes is not None:
+        return result.details.votes.cached
+    return int(result.details.judge.cached)
 
 
 async def aprepare(ready: ReadyRun) -> Prepared:

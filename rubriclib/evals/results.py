@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.files import write_atomically
+from rubriclib.judging import Details, GradeResult
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
-    from rubriclib.judging import GradeResult
 
 
 def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
@@ -25,13 +25,12 @@ def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
     }
 
 
-def checklist_answers(details: dict[str, Any]) -> str | None:
+def checklist_answers(details: Details) -> str | None:
     """How a result's checklist items were answered (`probability` when read from logprobs),
     None when it is no checklist result."""
-    if "checklist" not in details:
+    if details.checklist is None:
         return None
-    items = details["checklist"]
-    read = isinstance(items, list) and any("p_yes" in item for item in items)
+    read = any("p_yes" in item for item in details.checklist)
     return "probability" if read else "tool"
 
 
@@ -53,13 +52,13 @@ def read_resumable(
         for text in handle:
             try:
                 line = json.loads(text)
-                details = line["result"]["details"]
-                votes = details.get("votes", {}).get("asked", 1)
-                judged = (details["rubric"]["digest"], details["judge"]["model"], votes)
+                details = GradeResult.model_validate(line["result"]).details
+                votes = details.votes.asked if details.votes is not None else 1
+                judged = (details.rubric.digest, details.judge.model, votes)
                 identity = (*judged, checklist_answers(details))
                 key = (str(line["row"]), str(line["grader"]))
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut short by a kill, or not ours
+            except (ValueError, KeyError, TypeError):  # a ValidationError is a ValueError
+                continue  # a line cut short by a kill, or not ours: judged again
             wanted = expected.get(key[1])
             if wanted is not None and key in own_rubrics:
                 wanted = (own_rubrics[key], *wanted[1:])

@@ -60,12 +60,12 @@ class GraderStats:
             self.passed += result.verdict == "pass"
             self.failed += result.verdict == "fail"
             self.score_sum += result.score or 0.0
-        pairwise = result.details.get("pairwise", {})
-        self.position_flips += int(pairwise.get("flips", 0))
-        self.comparisons += int(pairwise.get("comparisons", 0))
-        usage = result.details.get("judge", {}).get("usage", {})
-        self.prompt_tokens += int(usage.get("prompt_tokens", 0))
-        self.completion_tokens += int(usage.get("completion_tokens", 0))
+        if (pairwise := result.details.pairwise) is not None:
+            self.position_flips += pairwise.flips
+            self.comparisons += pairwise.comparisons
+        usage = result.details.judge.usage
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
 
     @property
     def judged(self) -> int:

@@ -26,8 +26,8 @@ class JudgeError(RuntimeError):
 
     def __init__(self, result: GradeResult) -> None:
         self.result = result
-        rubric = result.details["rubric"]
-        super().__init__(f"rubriclib {rubric['name']}@{rubric['version']}: {result.reason}")
+        rubric = result.details.rubric
+        super().__init__(f"rubriclib {rubric.name}@{rubric.version}: {result.reason}")
 
 
 def rubric_scorer(
@@ -72,12 +72,16 @@ def rubric_scorer(
             result = await grader.agrade(resolved, output, **fields, transcript=run)
             if result.verdict == "error":
                 raise JudgeError(result)
-            raw = result.details.get("raw_score")
+            raw = result.details.raw_score
             return Score(
                 value=raw if one_to_five else CORRECT if result.passed else INCORRECT,
                 answer=output,
                 explanation=result.reason,
-                metadata={"verdict": result.verdict, "score": result.score, **result.details},
+                metadata={
+                    "verdict": result.verdict,
+                    "score": result.score,
+                    **result.details.model_dump(),
+                },
             )
 
         return score

@@ -125,11 +125,11 @@ def sample_fields(sample: Any) -> dict[str, str | None]:
 def to_letta(result: Result) -> dict[str, Any]:
     """A rubriclib result as letta's GradeResult fields; an error scores 0 with
     `metadata.error`, which letta-evals reports as a grading error."""
-    metadata = {"verdict": result.verdict, **result.details}
+    metadata = {"verdict": result.verdict, **result.details.model_dump()}
     if result.verdict != "error":
         return {"score": result.score, "rationale": result.reason, "metadata": metadata}
-    rubric = result.details["rubric"]
-    label = f"rubriclib {rubric['name']}@{rubric['version']}"
+    rubric = result.details.rubric
+    label = f"rubriclib {rubric.name}@{rubric.version}"
     return {
         "score": 0.0,
         "rationale": f"Error during grading: {label}: {result.reason}",

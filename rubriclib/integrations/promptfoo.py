@@ -100,23 +100,23 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
 
 def to_promptfoo(result: GradeResult) -> dict[str, Any]:
     """A rubriclib result as promptfoo's GradingResult; an error never passes."""
-    rubric = result.details["rubric"]
-    usage = result.details["judge"]["usage"]
+    rubric, judge = result.details.rubric, result.details.judge
+    usage = judge.usage
     graded: dict[str, Any] = {
         "pass": result.passed,
         "score": result.score or 0.0,
         "reason": result.reason,
-        "metadata": {"verdict": result.verdict, **result.details},
+        "metadata": {"verdict": result.verdict, **result.details.model_dump()},
         "tokensUsed": {
-            "prompt": usage["prompt_tokens"],
-            "completion": usage["completion_tokens"],
-            "total": usage["prompt_tokens"] + usage["completion_tokens"],
+            "prompt": usage.prompt_tokens,
+            "completion": usage.completion_tokens,
+            "total": usage.prompt_tokens + usage.completion_tokens,
             "cached": 0,
-            "numRequests": result.details["judge"]["attempts"],
+            "numRequests": judge.attempts,
         },
     }
     if result.verdict == "error":
-        label = f"{rubric['name']}@{rubric['version']}"
+        label = f"{rubric.name}@{rubric.version}"
         graded.update(
             {"pass": False, "reason": f"rubriclib judge error ({label}): {result.reason}"}
         )

@@ -104,14 +104,14 @@ def describe(rubric: Rubric, result: GradeResult, judge: Judge, output: str | No
     if output is not None:
         shown = output if len(output) <= 300 else output[:300] + "..."
         lines.append(f"  output: {shown!r}")
-    if run := result.details.get("transcript"):
-        lines.append(f"  agent run: {run['messages']} messages ({run['shape']})")
+    if run := result.details.transcript:
+        lines.append(f"  agent run: {run.messages} messages ({run.shape})")
     return "\n".join(lines)
 
 
 def score_text(rubric: Rubric, result: GradeResult) -> str:
     """` (score 3/5, passes at 4)` for a scored verdict of a 1-5 rubric, else nothing."""
-    raw = result.details.get("raw_score")
+    raw = result.details.raw_score
     if raw is None:
         return ""
     return f" (score {raw}/5, passes at {rubric.pass_threshold})"

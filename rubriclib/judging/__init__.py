@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.prompt.render import item_messages as item_messages
     from rubriclib.judging.prompt.render import letta_fill as letta_fill
     from rubriclib.judging.prompt.render import render as render
+    from rubriclib.judging.result import Details as Details
     from rubriclib.judging.result import GradeResult as GradeResult
     from rubriclib.judging.result import not_judged as not_judged
     from rubriclib.judging.result import pairwise_stats as pairwise_stats
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "CHARACTERS_PER_TOKEN": ".prompt.blocks",
     "DEFAULT_MAX_PROMPT_TOKENS": ".prompt.render",
+    "Details": ".result",
     "EndpointError": ".endpoints.failures",
     "EndpointUnusable": ".endpoints.failures",
     "GradeResult": ".result",

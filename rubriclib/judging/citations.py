@@ -17,6 +17,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from rubriclib.judging.result.details import Block, as_written
+
 STATUSES = ("verified", "unverified")
 CUT_MARKER = re.compile(r"\n\[\.\.\. [\d,]+ characters cut \.\.\.\]\n")
 """What `agent_run.cut_middle` leaves where it cut a block: a quote may not span it."""
@@ -149,11 +151,13 @@ def origin_index(origin: list[int], index: int) -> int:
     return bisect.bisect_left(origin, index)
 
 
-def given_citations(details: Mapping[str, Any]) -> list[dict[str, Any]]:
+def given_citations(details: Block | Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every citation of one judgment, each `{by, block, quote, status}` and what it has of
     `span`, `found_in`, `note` and `request` (a pairwise order: 0 output first, 1 baseline
     first). Taken from the most detailed place that holds any (panel judges, votes, pairwise
-    orders, checklist items, else the judgment's own), so none is counted twice."""
+    orders, checklist items, else the judgment's own), so none is counted twice. `details` is
+    a result's, or a results file's as read from JSON (not trusted: any shape may arrive)."""
+    details = as_written(details)
     panel = details.get("panel")
     if isinstance(panel, dict) and isinstance(panel.get("judges"), list):
         found = [

@@ -14,6 +14,8 @@ from rubriclib.judging.profile import Applied, item_passing
 from rubriclib.judging.result import (
     PAIRWISE_SCORES,
     GradeResult,
+    JudgeInfo,
+    Pairwise,
     make_result,
     pairwise_result,
     summed_judge,
@@ -83,10 +85,10 @@ def decide(rubric: Rubric, answered: list[GradeResult], rule: Rule = "majority")
         return Decision(verdict, None, winner, chosen, counts[winner], split)
     raw: int | None = None
     if rubric.scale == "1-5":
-        scores = sorted(int(result.details["raw_score"]) for result in answered)
+        scores = sorted(_raw_score(result) for result in answered)
         middle = (count - 1) // 2  # the lower median: a tie never rounds up
         raw = scores[{"majority": middle, "unanimous": 0, "any": -1}[rule]]
-        chosen = next(result for result in answered if result.details["raw_score"] == raw)
+        chosen = next(result for result in answered if result.details.raw_score == raw)
         verdict = "pass" if chosen.verdict == "pass" else "fail"
     else:
         passes = sum(result.verdict == "pass" for result in answered)
@@ -115,10 +117,10 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
         "reasons": [vote.reason for vote in votes],
         "agreement": None,
         "errors": errors,
-        "cached": sum(bool(vote.details.get("judge", {}).get("cached")) for vote in votes),
+        "cached": sum(vote.details.judge.cached for vote in votes),
     }
     if rubric.scale == "1-5":
-        tally["scores"] = [vote.details.get("raw_score") for vote in votes]
+        tally["scores"] = [vote.details.raw_score for vote in votes]
     cited = [given_citations(vote.details) for vote in votes]  # checklist items' too
     if any(cited):
         tally["citations"] = cited
@@ -144,7 +146,7 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
     tally["agreement"] = agreeing / len(answered)
     reason = f"{agreeing}/{asked} votes: {chosen.reason}"
     if rubric.scale == "1-5":
-        scored = [vote.details["raw_score"] for vote in answered]
+        scored = [_raw_score(vote) for vote in answered]
         middle = "median"
         if len(scored) % 2 == 0 and sorted(scored)[len(scored) // 2] != raw:
             middle = "lower median (a tie never rounds up)"
@@ -164,7 +166,7 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
 
 def _pairwise_majority(
     rubric: Rubric,
-    judge: dict[str, Any],
+    judge: JudgeInfo,
     votes: list[GradeResult],
     asked: int,
     tally: dict[str, Any],
@@ -172,12 +174,12 @@ def _pairwise_majority(
 ) -> GradeResult:
     """Pairwise votes: the winner more than half the answering votes found, else a tie."""
     answered = [vote for vote in votes if vote.verdict != "error"]
-    winners = [vote.details.get("pairwise", {}).get("winner") for vote in votes]
+    winners = [_winner(vote) for vote in votes]
     tally["winners"] = winners
     counts = Counter(winner for winner in winners if winner is not None)
     winner, agreeing, chosen = str(decision.winner), decision.agreeing, decision.chosen
     tally["agreement"] = agreeing / len(answered)
-    blocks = [vote.details.get("pairwise", {}) for vote in votes]
+    blocks = [vote.details.pairwise or Pairwise() for vote in votes]
     pairwise = _pairwise_block(winner, "votes", blocks)
     if chosen is None or decision.split:
         shown = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
@@ -197,17 +199,22 @@ def _pairwise_majority(
 
 def _winner(result: GradeResult) -> str | None:
     """The winner (`output`, `baseline` or `tie`) a pairwise result found."""
-    pairwise = result.details.get("pairwise")
-    return pairwise.get("winner") if isinstance(pairwise, dict) else None
+    pairwise = result.details.pairwise
+    return pairwise.winner if pairwise is not None else None
+
+
+def _raw_score(result: GradeResult) -> int:
+    """The 1-5 score of an answering result on a 1-5 rubric (always set there)."""
+    assert result.details.raw_score is not None
+    return result.details.raw_score
 
 
 def _answer(vote: GradeResult) -> Any:
     """What a vote agrees on: its winner on a pairwise rubric, its score on a 1-5 rubric, else
     its verdict."""
-    pairwise = vote.details.get("pairwise")
-    if isinstance(pairwise, dict):
-        return pairwise.get("winner")
-    return vote.details.get("raw_score", vote.verdict)
+    if vote.details.pairwise is not None:
+        return vote.details.pairwise.winner
+    return vote.details.raw_score if vote.details.raw_score is not None else vote.verdict
 
 
 def checklist_result(rubric: Rubric, items: list[GradeResult]) -> GradeResult:
@@ -218,15 +225,14 @@ def checklist_result(rubric: Rubric, items: list[GradeResult]) -> GradeResult:
     answers: dict[str, ItemAnswer] = {}
     listed = []
     for check, result in zip(rubric.checklist, items, strict=True):
-        answer = result.details.get("answer") if result.verdict != "error" else None
+        answer = result.details.answer if result.verdict != "error" else None
         answers[check.id] = ItemAnswer(answer, result.reason)
-        judge = result.details.get("judge", {})
         entry = {
             "id": check.id,
             "answer": answer,
             "reason": result.reason,
-            "attempts": judge.get("attempts", 0),
-            "cached": bool(judge.get("cached")),
+            "attempts": result.details.judge.attempts,
+            "cached": result.details.judge.cached,
         }
         for kept in ("p", *ANSWER_DETAILS, "citations"):
             if kept in result.details:
@@ -251,10 +257,10 @@ def decided_by(applied: Applied, rubric: Rubric, result: GradeResult) -> GradeRe
         f"{verdict} by the judge profile {applied.path.name} (p(pass) {p_pass:.3f}); the "
         f"checklist rule said {result.verdict}: {result.reason}"
     )
-    profiled = make_result(rubric, result.details["judge"], verdict, reason)
+    profiled = make_result(rubric, result.details.judge, verdict, reason)
     kept = {"path": str(applied.path), "digest": applied.digest, "p_pass": round(p_pass, 6)}
     return with_details(
-        profiled, checklist=result.details["checklist"], profile=kept | {"rule": result.verdict}
+        profiled, checklist=result.details.checklist, profile=kept | {"rule": result.verdict}
     )
 
 
@@ -278,8 +284,7 @@ def combine_panel(
     `details.panel`, `model` (the panel's name) in `details.judge`."""
     count = len(named)
     results = [result for _, result in named]
-    judge = summed_judge(results)
-    judge["model"] = model
+    judge = summed_judge(results).adding(model=model)
     panel: dict[str, Any] = {
         "aggregate": aggregate,
         "judges": entries,
@@ -317,7 +322,7 @@ def combine_panel(
             f"{len(answered)} that answered; {reason}"
         )
     if rubric.scale == "pairwise":
-        blocks = [result.details.get("pairwise", {}) for result in results]
+        blocks = [result.details.pairwise or Pairwise() for result in results]
         pairwise = _pairwise_block(decision.winner, "judges", blocks)
         result = pairwise_result(rubric, judge, str(decision.winner), reason, pairwise)
         return with_details(result, panel=panel)
@@ -334,17 +339,14 @@ def _panel_reason(
     """What the answering judges said and what the rule made of it."""
     head = f"{aggregate} of {len(answered)} judge(s)"
     if rubric.scale == "pairwise":
-        found = ", ".join(
-            f"{label}: {result.details.get('pairwise', {}).get('winner')}"
-            for label, result in answered
-        )
+        found = ", ".join(f"{label}: {_winner(result)}" for label, result in answered)
         outcome = {"output": "the output wins", "baseline": "the baseline wins"}
         said = outcome.get(str(decision.winner), "a tie, which is not a win")
         return f"{head} ({found}): {said}"
     if rubric.scale == "1-5":
-        scores = ", ".join(f"{label} {result.details['raw_score']}" for label, result in answered)
+        scores = ", ".join(f"{label} {_raw_score(result)}" for label, result in answered)
         words = _SCORE_WORDS[aggregate]
-        ordered = sorted(int(result.details["raw_score"]) for _, result in answered)
+        ordered = sorted(_raw_score(result) for _, result in answered)
         if words == "median" and ordered[len(ordered) // 2] != decision.raw_score:
             words = "lower median (a tie never rounds up)"
         return f"{head} (scores {scores}): the {words} score, {decision.raw_score}"
@@ -355,13 +357,13 @@ def _panel_reason(
     return f"{head}: {passes} pass, {fails} fail; {rule}:{tie} {decision.verdict}"
 
 
-def _pairwise_block(winner: str | None, key: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+def _pairwise_block(winner: str | None, key: str, blocks: list[Pairwise]) -> dict[str, Any]:
     """`details.pairwise` over several pairwise results (`key`: `votes` or `judges`): the
     winner, each one's block, and their position flips summed."""
     return {
         "winner": winner,
         key: blocks,
-        "position_flip": any(block.get("position_flip") for block in blocks),
-        "flips": sum(int(block.get("flips", 0)) for block in blocks),
-        "comparisons": sum(int(block.get("comparisons", 0)) for block in blocks),
+        "position_flip": any(block.position_flip for block in blocks),
+        "flips": sum(block.flips for block in blocks),
+        "comparisons": sum(block.comparisons for block in blocks),
     }

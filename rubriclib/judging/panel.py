@@ -181,16 +181,16 @@ def _entry(judge: Judge, result: GradeResult, rubric: Rubric) -> dict[str, Any]:
         "reason": result.reason,
         "score": result.score,
     }
+    details = result.details
     if rubric.scale == "1-5":
-        entry["raw_score"] = result.details.get("raw_score")
+        entry["raw_score"] = details.raw_score
     if rubric.scale == "pairwise":
-        entry["winner"] = result.details.get("pairwise", {}).get("winner")
-    if "votes" in result.details:
-        entry["votes"] = result.details["votes"]
-    if cited := given_citations(result.details):  # its checklist items' or orders' too
+        entry["winner"] = details.pairwise.winner if details.pairwise is not None else None
+    if details.votes is not None:
+        entry["votes"] = details.votes
+    if cited := given_citations(details):  # its checklist items' or orders' too
         entry["citations"] = cited
-    block = result.details.get("judge", {})
-    entry["attempts"] = block.get("attempts", 0)
-    entry["retries"] = block.get("retries", 0)
-    entry["usage"] = block.get("usage", {})
+    entry["attempts"] = details.judge.attempts
+    entry["retries"] = details.judge.retries
+    entry["usage"] = details.judge.usage
     return entry

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import yaml
 
+from rubriclib.judging.result.details import Block, as_written
 from rubriclib.rubrics import ChecklistItem, Rubric
 
 logger = logging.getLogger("rubriclib")
@@ -72,11 +73,12 @@ def sigmoid(x: float) -> float:
 
 
 def item_passing(
-    items: Sequence[ChecklistItem], details: Mapping[str, Any]
+    items: Sequence[ChecklistItem], details: Block | Mapping[str, Any]
 ) -> dict[str, float] | None:
     """Each item's probability of passing (of its answer that is not `fail_if`) in a result's
-    details, or None when some item has no p(yes) (an error, an abstention, a tool answer)."""
-    listed = details.get("checklist")
+    details (or a results file's, read from JSON), or None when some item has no p(yes) (an
+    error, an abstention, a tool answer)."""
+    listed = as_written(details).get("checklist")
     if not isinstance(listed, list):
         return None
     p_yes = {entry.get("id"): entry.get("p_yes") for entry in listed if isinstance(entry, dict)}

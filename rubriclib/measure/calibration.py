@@ -69,8 +69,7 @@ class Judged:
 
     @property
     def judge_score(self) -> int | None:
-        raw = self.result.details.get("raw_score")
-        return raw if isinstance(raw, int) else None
+        return self.result.details.raw_score
 
     @property
     def disagrees(self) -> bool:

@@ -150,7 +150,7 @@ class RubricReport:
     def corrected(self) -> int:
         """Judgments that needed a corrective turn (whether or not it gave a verdict)."""
         return sum(
-            bool(result.details["judge"].get("corrected"))
+            result.details.judge.corrected
             for outcome in self.outcomes
             for result in outcome.results
         )
@@ -160,7 +160,7 @@ class RubricReport:
         """How many judgments used each tool mode (`required`, `named`, `auto`)."""
         return dict(
             Counter(
-                str(result.details["judge"].get("mode"))
+                str(result.details.judge.mode)
                 for outcome in self.outcomes
                 for result in outcome.results
             )
@@ -212,11 +212,11 @@ class RubricReport:
     def score_pairs(self) -> list[tuple[int, int]]:
         """(expected_score, raw_score) for every scored judgment of a golden with expected_score."""
         return [
-            (outcome.golden.expected_score, result.details["raw_score"])
+            (outcome.golden.expected_score, result.details.raw_score)
             for outcome in self.outcomes
             if outcome.golden.expected_score is not None
             for result in outcome.results
-            if "raw_score" in result.details
+            if result.details.raw_score is not None
         ]
 
     @property
@@ -381,8 +381,8 @@ def golden_item(golden: Golden) -> Item:
 
 def answer_of(golden: Golden, result: GradeResult) -> str:
     """What a judgment of `golden` found: its verdict; on a pairwise golden, the winner."""
-    pairwise = result.details.get("pairwise")
+    pairwise = result.details.pairwise
     if golden.expected_winner is None or result.verdict == "error":
         return result.verdict
-    winner = pairwise.get("winner") if isinstance(pairwise, dict) else None
+    winner = pairwise.winner if pairwise is not None else None
     return str(winner) if winner is not None else result.verdict

@@ -54,25 +54,9 @@ def decimal_text(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-def judge_value(result: GradeResult, key: str) -> Any:
-    """`details.judge[key]`, or None when a result (built by hand) lacks it."""
-    judge = result.details.get("judge")
-    return judge.get(key) if isinstance(judge, dict) else None
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def token_count(result: GradeResult, key: str) -> int:
-    """`details.judge.usage[key]` (prompt_tokens, completion_tokens), or 0 when absent."""
-    usage = judge_value(result, "usage")
-    return _count(usage.get(key)) if isinstance(usage, dict) else 0
-
-
 def latency_seconds(result: GradeResult) -> float:
-    """`details.judge.latency_ms` in seconds, or 0 when absent."""
-    return _count(judge_value(result, "latency_ms")) / 1000
+    """`details.judge.latency_ms` in seconds."""
+    return result.details.judge.latency_ms / 1000
 
 
 def pairwise_text(stats: dict[str, Any]) -> str:
@@ -144,8 +128,10 @@ def run_json(info: RunInfo | None, results: list[GradeResult]) -> dict[str, Any]
         "finished": iso_time(info.finished) if info else None,
         "duration_seconds": round(info.finished - info.started, 3) if info else None,
         "usage": {
-            key: sum(token_count(result, key) for result in results)
-            for key in ("prompt_tokens", "completion_tokens")
+            "prompt_tokens": sum(result.details.judge.usage.prompt_tokens for result in results),
+            "completion_tokens": sum(
+                result.details.judge.usage.completion_tokens for result in results
+            ),
         },
     }
 

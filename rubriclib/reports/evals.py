@@ -235,7 +235,7 @@ def format_junit(report: EvalReport) -> str:
         for row, grader, result in cases:
             if grader != stats.grader.name:
                 continue
-            latency = float(result.details.get("judge", {}).get("latency_ms", 0) or 0) / 1000
+            latency = result.details.judge.latency_ms / 1000
             seconds += latency
             case = xml_element(
                 suite,

@@ -26,7 +26,6 @@ from rubriclib.reports.common import (
     decimal_text,
     interval_json,
     interval_text,
-    judge_value,
     junit_text,
     junit_totals,
     latency_seconds,
@@ -282,7 +281,7 @@ def _case(
     if result is None:
         xml_element(case, "skipped", message=skip_message)
         return
-    if judge_value(result, "corrected"):
+    if result.details.judge.corrected:
         xml_properties(case, {"corrected": "true"})
     expected, got = outcome.expected_answer, answer_of(outcome.golden, result)
     if result.verdict == "error":

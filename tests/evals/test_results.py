@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conftest import item_entry, tally
 from results_lines import results_line, write_results
 
 from rubriclib.evals.datasets import Row
@@ -22,7 +23,7 @@ NOW = {"g": (DIGEST, "gpt-4o-mini", 1, None)}
 
 def test_a_result_line_holds_row_grader_verdict_result_and_metadata() -> None:
     row = Row(3, "rows.jsonl:3", Item(output="o", id="r3", metadata={"team": "a"}))
-    result = GradeResult(verdict="fail", passed=False, score=0.0, reason="why", details={})
+    result = GradeResult.model_validate(results_line("r3", "g", "fail", "why")["result"])
     line = result_line(row, "g", result)
     assert line == {
         "row": "r3",
@@ -40,9 +41,10 @@ def test_resume_keeps_verdicts_made_as_the_grader_judges_now(tmp_path: Path) -> 
         results_line("error", "g", "error"),
         results_line("old-rubric", "g", "pass", digest="0" * 64),
         results_line("other-model", "g", "fail", model="gpt-4o"),
-        results_line("three-votes", "g", "pass", votes={"asked": 3}),
-        results_line("checklist", "g", "pass", checklist=[{"id": "a", "answer": "no"}]),
-        results_line("probable", "g", "pass", checklist=[{"id": "a", "p_yes": 0.2}]),
+        results_line("three-votes", "g", "pass", votes=tally(["pass"] * 3)),
+        results_line("checklist", "g", "pass", checklist=[item_entry("a", "no")]),
+        results_line("probable", "g", "pass", checklist=[item_entry("a", "no", p_yes=0.2)]),
+        results_line("typo", "g", "pass", raw_scroe=4),  # not a result: judged again
         results_line("gone-grader", "h", "pass"),
         results_line("kept", "g", "fail"),  # a later line for the same pair
     ]

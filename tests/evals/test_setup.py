@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from judge_server import JudgeServer
+from results_lines import results_line
 
 from rubriclib.errors import BatchRefused, EvalError, JudgeConfigError, RubricError
 from rubriclib.evals.setup import batch_refusals, check_eval, prepare, ready_run
@@ -103,9 +104,7 @@ def test_ready_run_with_resume_keeps_the_lines_that_still_match(
     out = eval_file.parent / "results.jsonl"
 
     def line(row: str, model: str) -> str:
-        details = {"rubric": {"digest": digest}, "judge": {"model": model}}
-        result = {"verdict": "pass", "details": details}
-        return json.dumps({"row": row, "grader": "kw", "verdict": "pass", "result": result})
+        return json.dumps(results_line(row, "kw", "pass", digest=digest, model=model))
 
     out.write_text(line("r0", "m1") + "\n" + line("r1", "another model") + "\n")
     resumed = ready_run(prepare(eval_file), model="m1", out=out, resume=True)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import VALID_RUBRIC, keyword_responder
+from conftest import VALID_RUBRIC, judged, keyword_responder
 from judge_server import JudgeServer, tool_reply
 
 from rubriclib.integrations.testing import (
@@ -20,7 +20,6 @@ from rubriclib.integrations.testing import (
     set_default_judge,
 )
 from rubriclib.judging.judge import Judge
-from rubriclib.judging.result import GradeResult
 from rubriclib.rubrics.rubric import Rubric
 
 
@@ -99,7 +98,7 @@ def test_a_scored_fail_shows_the_score_and_the_threshold(
 
 
 def test_a_long_output_is_cut_in_the_message(judge: Judge, rubric: Rubric) -> None:
-    result = GradeResult(verdict="fail", passed=False, score=0.0, reason="r", details={})
+    result = judged(rubric, "fail")
     shown = describe(rubric, result, judge, "x" * 301).splitlines()[-1]
     assert shown == f"  output: {'x' * 300 + '...'!r}"
     assert len(describe(rubric, result, judge).splitlines()) == 2  # no output given, none shown

@@ -21,6 +21,7 @@ from rubriclib.evals.datasets import Dataset
 from rubriclib.judging.asking.reply import read_reply
 from rubriclib.judging.asking.request import verdict_tools
 from rubriclib.judging.judge import Judge
+from rubriclib.judging.result import GradeResult
 from rubriclib.measure.goldens import run_goldens
 from rubriclib.reports.goldens import format_json, format_table
 from rubriclib.rubrics.registry import load_goldens
@@ -212,11 +213,16 @@ def test_the_cache_keeps_both_orders(
     assert len(judge_server.requests) == 2, "a rerun sends nothing"
     assert again.details["judge"]["cached"] is True
 
-    def sent(pairwise: dict[str, Any]) -> list[int]:
-        return [order.pop("attempts") for order in pairwise["orders"]]
+    def sent(result: GradeResult) -> list[int]:
+        assert result.details.pairwise is not None and result.details.pairwise.orders
+        return [order.attempts for order in result.details.pairwise.orders]
 
-    assert (sent(first.details["pairwise"]), sent(again.details["pairwise"])) == ([1, 1], [0, 0])
-    assert again.details["pairwise"] == first.details["pairwise"]
+    def answers(result: GradeResult) -> list[dict[str, Any]]:
+        assert result.details.pairwise is not None and result.details.pairwise.orders
+        return [order.model_dump(exclude={"attempts"}) for order in result.details.pairwise.orders]
+
+    assert (sent(first), sent(again)) == ([1, 1], [0, 0])
+    assert answers(again) == answers(first)
     assert (again.verdict, again.score) == ("fail", 0.5)
 
 

@@ -115,7 +115,7 @@ def test_each_item_asks_for_one_plain_word_with_logprobs_at_temperature_0(
     assert "Does the output state a number" in first[1]["content"]  # in checklist order
     assert "Does the output answer the question" in second[1]["content"]
     invented, answers = result.details["checklist"]
-    assert invented | {"reason": None} == {
+    assert invented.model_dump() | {"reason": None} == {
         "id": "invented",
         "answer": "no",
         "reason": None,

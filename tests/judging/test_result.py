@@ -15,6 +15,7 @@ from rubriclib.judging.result import (
     not_judged,
     order_winner,
     pairwise_stats,
+    with_details,
     with_winner,
 )
 from rubriclib.rubrics.rubric import Rubric
@@ -29,9 +30,12 @@ from rubriclib.rubrics.rubric import Rubric
         {"verdict": "fail", "passed": True, "score": 0.0},
     ],
 )
-def test_a_result_that_contradicts_itself_is_refused(fields: dict[str, Any]) -> None:
-    with pytest.raises(ValidationError):
-        GradeResult(reason="r", details={}, **fields)
+def test_a_result_that_contradicts_itself_is_refused(
+    fields: dict[str, Any], rubric: Rubric
+) -> None:
+    details = judged(rubric, "pass").details
+    with pytest.raises(ValidationError, match="an error result|passed must match"):
+        GradeResult(reason="r", details=details, **fields)
 
 
 def test_a_1_5_score_decides_the_verdict_through_the_threshold(scored: Rubric) -> None:
@@ -79,18 +83,11 @@ def test_an_order_that_errored_or_is_missing_makes_the_comparison_an_error(
     assert cut.reason == "baseline-first order: the comparison was cut short"
 
 
-def test_pairwise_stats_count_rates_over_decided_results() -> None:
+def test_pairwise_stats_count_rates_over_decided_results(pairwise: Rubric) -> None:
     def result(winner: str | None, flips: int = 0) -> GradeResult:
         verdict = "error" if winner is None else ("pass" if winner == "output" else "fail")
-        score = None if winner is None else {"output": 1.0, "tie": 0.5, "baseline": 0.0}[winner]
-        pairwise = {"winner": winner, "flips": flips, "comparisons": int(winner is not None)}
-        return GradeResult(
-            verdict=verdict,
-            passed=verdict == "pass",
-            score=score,
-            reason="r",
-            details={"pairwise": pairwise},
-        )
+        block = {"winner": winner, "flips": flips, "comparisons": int(winner is not None)}
+        return with_details(judged(pairwise, verdict), pairwise=block)
 
     stats = pairwise_stats(
         [result("output"), result("output"), result("tie", 1), result("baseline"), result(None)]

@@ -25,7 +25,7 @@ from judge_server import JudgeServer, Reply, tool_reply
 from rubriclib.cli import main
 from rubriclib.evals.datasets import Row
 from rubriclib.item import Item
-from rubriclib.judging.result import make_result
+from rubriclib.judging.result import judge_details, make_result
 from rubriclib.measure.calibration import (
     Calibration,
     Judged,
@@ -42,7 +42,7 @@ def judged(label: str, verdict: str, score: int | None = None, number: int = 1) 
     from rubriclib.rubrics.registry import load_rubric
 
     rubric = load_rubric("groundedness")
-    details = {"model": "m", "mode": None, "attempts": 1, "usage": {}}
+    details = judge_details("m", None, 1, 0, {"prompt_tokens": 0, "completion_tokens": 0})
     result = make_result(rubric, details, verdict, f"because {verdict}")  # type: ignore[arg-type]
     row = Row(number, f"labels.jsonl:{number}", Item(output="x", id=str(number)))
     return Judged(LabelledRow(row, Label(label, score)), result)

@@ -3,7 +3,7 @@ unverified ones named by what was judged."""
 
 from __future__ import annotations
 
-from conftest import cited_result, recorded_citation
+from conftest import cited_result, item_entry, order_entry, recorded_citation, tally
 
 from rubriclib.judging.citations import given_citations
 from rubriclib.judging.result import with_details
@@ -24,18 +24,18 @@ def test_citations_are_found_in_votes_checklist_items_and_pairwise_orders(
 ) -> None:
     bare = cited_result(rubric, "fail")
     voted = with_details(
-        bare, votes={"verdicts": ["fail", "fail"], "citations": [[recorded_citation("one")], []]}
+        bare, votes=tally(["fail", "fail"], citations=[[recorded_citation("one")], []])
     )
     items = with_details(
         bare,
         checklist=[
-            {"id": "a", "answer": "no", "citations": [recorded_citation("two", "unverified")]},
-            {"id": "b", "answer": "yes"},
+            item_entry("a", "no", citations=[recorded_citation("two", "unverified")]),
+            item_entry("b", "yes"),
         ],
     )
     orders = [
-        {"order": "output-first", "citations": [recorded_citation("three", block="A")]},
-        {"order": "baseline-first", "citations": [recorded_citation("four", block="B")]},
+        order_entry("output-first", citations=[recorded_citation("three", block="A")]),
+        order_entry("baseline-first", citations=[recorded_citation("four", block="B")]),
     ]
     compared = with_details(bare, pairwise={"winner": "tie", "orders": orders})
     found = [given_citations(result.details) for result in (voted, items, compared)]

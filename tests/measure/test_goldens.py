@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import cited_result, keyword_responder, recorded_citation
+from conftest import cited_result, item_entry, keyword_responder, recorded_citation, tally
 from judge_server import JudgeServer, Reply, tool_reply
 
 from rubriclib import Golden, GradeResult, Rubric, RubricError, load_rubric
@@ -274,14 +274,17 @@ def test_a_cite_may_be_met_by_any_checklist_item_or_vote(rubric: Rubric) -> None
     items = with_details(
         cited_result(rubric, "fail"),
         checklist=[
-            {"id": "a", "answer": "no", "citations": [recorded_citation("on Friday")]},
-            {"id": "b", "answer": "yes", "citations": [recorded_citation("the 3rd", "unverified")]},
+            item_entry("a", "no", citations=[recorded_citation("on Friday")]),
+            item_entry("b", "yes", citations=[recorded_citation("the 3rd", "unverified")]),
         ],
     )
     assert GoldenOutcome(golden, [items]).uncited(items) == ["the 3rd"]
     voted = with_details(
         cited_result(rubric, "fail"),
-        votes={"citations": [[recorded_citation("on Friday")], [recorded_citation("on the 3rd")]]},
+        votes=tally(
+            ["fail", "fail"],
+            citations=[[recorded_citation("on Friday")], [recorded_citation("on the 3rd")]],
+        ),
     )
     assert GoldenOutcome(golden, [voted]).met == [True]
 

@@ -198,7 +198,10 @@ def test_json_run_object(rubric: Rubric) -> None:
     outcomes = [
         GoldenOutcome(
             golden("a", tags=["adversarial"], why="w", input="i", context="c", reference="r"),
-            [judged(rubric, "pass"), judged(rubric, "pass", usage={"prompt_tokens": 5})],
+            [
+                judged(rubric, "pass"),
+                judged(rubric, "pass", usage={"prompt_tokens": 5, "completion_tokens": 0}),
+            ],
         )
     ]
     data = to_json(RunReport([RubricReport(rubric, outcomes)], 2, info()))
@@ -225,8 +228,8 @@ def test_json_run_object(rubric: Rubric) -> None:
     assert entry["output"] == "o" and entry["verdicts"] == ["pass", "pass"] and data["ok"] is True
 
 
-def test_results_built_by_hand_without_usage_or_latency(rubric: Rubric) -> None:
-    bare = GradeResult(verdict="fail", passed=False, score=0.0, reason="r", details={"judge": {}})
+def test_results_that_cost_no_tokens_or_time(rubric: Rubric) -> None:
+    bare = judged(rubric, "fail", latency_ms=0, usage={"prompt_tokens": 0, "completion_tokens": 0})
     run = RunReport([RubricReport(rubric, [GoldenOutcome(golden(), [bare])])], 1)
     data = to_json(run)
     assert data["run"]["usage"] == {"prompt_tokens": 0, "completion_tokens": 0}

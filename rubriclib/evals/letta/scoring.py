@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from rubriclib.judging import GradeResult, summed_judge
+from rubriclib.judging import Details, GradeResult, summed_judge
 from rubriclib.rubrics import Rubric
 
 
@@ -12,14 +12,16 @@ def combine_turns(rubric: Rubric, turns: list[GradeResult]) -> GradeResult:
     """One result for a row letta grades turn by turn: the score is the mean over turns (as
     letta-evals scores it), the verdict passes only when every turn does, and a turn that
     errored makes the whole an error (never a pass). `details.turns` keeps each turn."""
-    details: dict[str, Any] = {
-        "rubric": rubric.identity,
-        "judge": summed_judge(turns),
-        "turns": [
-            {"turn": n, "verdict": turn.verdict, "score": turn.score, "reason": turn.reason}
-            for n, turn in enumerate(turns)
-        ],
-    }
+    details = Details.model_validate(
+        {
+            "rubric": rubric.identity,
+            "judge": summed_judge(turns),
+            "turns": [
+                {"turn": n, "verdict": turn.verdict, "score": turn.score, "reason": turn.reason}
+                for n, turn in enumerate(turns)
+            ],
+        }
+    )
     errors = [(n, turn) for n, turn in enumerate(turns) if turn.verdict == "error"]
     if errors:
         n, first = errors[0]

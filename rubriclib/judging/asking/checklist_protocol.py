@@ -28,6 +28,7 @@ from rubriclib.judging.prompt.render import (
     shown_blocks,
     user_message,
 )
+from rubriclib.judging.result.details import as_written
 from rubriclib.rubrics import ChecklistItem, Rubric
 
 if TYPE_CHECKING:
@@ -219,7 +220,8 @@ def failed_items(rubric: Rubric, results: Iterable[GradeResult]) -> dict[str, in
     fail_if = {check.id: check.fail_if for check in rubric.checklist}
     counts: Counter[str] = Counter()
     for result in results:
-        for entry in result.details.get("checklist", []):
+        listed = as_written(result.details).get("checklist")  # a report's lines: as written
+        for entry in listed if isinstance(listed, list) else []:
             if entry.get("answer") is not None and entry.get("answer") == fail_if.get(entry["id"]):
                 counts[entry["id"]] += 1
     return dict(counts.most_common())

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from rubriclib.judging.result.details import Details, JudgeInfo, as_written
 from rubriclib.rubrics import Rubric
 
 ORDERS = ("output-first", "baseline-first")
@@ -19,7 +20,8 @@ PAIRWISE_SCORES = {"output": 1.0, "tie": 0.5, "baseline": 0.0}
 
 class GradeResult(BaseModel):
     """One judgment's outcome; `details` holds `rubric`, `judge`, `raw_score` on 1-5 and
-    `pairwise` on pairwise rubrics."""
+    `pairwise` on pairwise rubrics (a typed `Details`, read by attribute or, as before, by
+    key). Loaded from JSON (`model_validate`), an unknown key in `details` is an error."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -32,9 +34,13 @@ class GradeResult(BaseModel):
     pairwise; None on an error."""
     reason: str
     """The judge's reason, or what went wrong."""
-    details: dict[str, Any]
+    details: Details
     """`rubric` (name, version, scale, source, digest), `judge` (model, mode, attempts,
-    usage, ...), and `votes`, `panel`, `pairwise`, `checklist` or `citations` when they apply."""
+    usage, ...), and `votes`, `panel`, `pairwise`, `checklist`, `citations`, `profile`,
+    `turns` or `transcript` when they apply: `result.details.judge.usage.prompt_tokens`, or
+    `result.details["rubric"]["version"]` as when it was a dict (a key that is not set is a
+    KeyError, a name that is no field of it is a KeyError saying so). Only the keys that were
+    set are written, so a result dumps to the JSON it always had."""
 
     @model_validator(mode="after")
     def _consistent(self) -> GradeResult:
@@ -54,29 +60,30 @@ def judge_details(
     correction: str | None = None,
     cached: bool = False,
     retries: int = 0,
-) -> dict[str, Any]:
+) -> JudgeInfo:
     """The `details.judge` block. `attempts` counts every request sent, `retries` those sent
     again after a retryable failure; `mode` is how the verdict call was forced (None when no
     request was answered); `correction` is why a corrective turn was needed, if one was;
     `cached` says the verdict came from the verdict cache, with no request."""
-    details: dict[str, Any] = {
-        "model": model,
-        "mode": mode,
-        "attempts": attempts,
-        "retries": retries,
-        "cached": cached,
-        "corrected": correction is not None,
-        "latency_ms": latency_ms,
-        "usage": usage,
-    }
-    if correction is not None:
-        details["correction"] = correction
-    return details
+    corrected = {"correction": correction} if correction is not None else {}
+    return JudgeInfo.model_validate(
+        {
+            "model": model,
+            "mode": mode,
+            "attempts": attempts,
+            "retries": retries,
+            "cached": cached,
+            "corrected": correction is not None,
+            "latency_ms": latency_ms,
+            "usage": usage,
+        }
+        | corrected
+    )
 
 
 def make_result(
     rubric: Rubric,
-    judge: dict[str, Any],
+    judge: JudgeInfo,
     verdict: Literal["pass", "fail", "error"],
     reason: str,
     raw_score: int | None = None,
@@ -91,7 +98,11 @@ def make_result(
         score = (raw_score - 1) / 4
         verdict = "pass" if raw_score >= rubric.pass_threshold else "fail"
     return GradeResult(
-        verdict=verdict, passed=verdict == "pass", score=score, reason=reason, details=details
+        verdict=verdict,
+        passed=verdict == "pass",
+        score=score,
+        reason=reason,
+        details=Details.model_validate(details),
     )
 
 
@@ -120,12 +131,12 @@ def combine_orders(rubric: Rubric, orders: list[GradeResult]) -> GradeResult:
     entries = [
         {
             "order": ORDERS[index],
-            "winner": result.details.get("winner") if result.verdict != "error" else None,
+            "winner": result.details.winner if result.verdict != "error" else None,
             "reason": result.reason,
-            "attempts": result.details.get("judge", {}).get("attempts", 0),
-            "retries": result.details.get("judge", {}).get("retries", 0),
+            "attempts": result.details.judge.attempts,
+            "retries": result.details.judge.retries,
         }
-        | ({"citations": result.details["citations"]} if "citations" in result.details else {})
+        | ({"citations": result.details.citations} if "citations" in result.details else {})
         for index, result in enumerate(orders)
     ]
     pairwise: dict[str, Any] = {"winner": None, "orders": entries, "position_flip": None}
@@ -137,7 +148,7 @@ def combine_orders(rubric: Rubric, orders: list[GradeResult]) -> GradeResult:
         if index or not reason.startswith("not judged:"):
             reason = f"{ORDERS[min(index, 1)]} order: {reason}"
         return with_details(make_result(rubric, judge, "error", reason), pairwise=pairwise)
-    found = [order_winner(i, result.details.get("winner")) for i, result in enumerate(orders)]
+    found = [order_winner(i, result.details.winner) for i, result in enumerate(orders)]
     flip = found[0] != found[1]
     winner = "tie" if flip else str(found[0])
     pairwise.update(winner=winner, position_flip=flip, flips=int(flip), comparisons=1)
@@ -153,7 +164,7 @@ def combine_orders(rubric: Rubric, orders: list[GradeResult]) -> GradeResult:
 
 
 def pairwise_result(
-    rubric: Rubric, judge: dict[str, Any], winner: str, reason: str, pairwise: dict[str, Any]
+    rubric: Rubric, judge: JudgeInfo, winner: str, reason: str, pairwise: dict[str, Any]
 ) -> GradeResult:
     """The result of a decided pairwise comparison: pass only when the output wins."""
     verdict: Literal["pass", "fail"] = "pass" if winner == "output" else "fail"
@@ -165,12 +176,13 @@ def pairwise_result(
 def pairwise_stats(results: Iterable[GradeResult]) -> dict[str, Any]:
     """Win, tie and loss counts and rates of pairwise results (rates over those that were
     decided; errors counted apart), and the position-flip rate: the share of comparisons
-    whose answer changed when the order was swapped."""
+    whose answer changed when the order was swapped. A report's results are built from a
+    results file's lines unvalidated, so their details are read as written."""
     counts = {"win": 0, "tie": 0, "loss": 0, "errors": 0}
     flips = comparisons = 0
     names = {"output": "win", "tie": "tie", "baseline": "loss"}
     for result in results:
-        pairwise = result.details.get("pairwise")
+        pairwise = as_written(result.details).get("pairwise")  # a report's: as written
         if not isinstance(pairwise, dict):
             pairwise = {}
         winner = pairwise.get("winner")
@@ -190,27 +202,26 @@ def pairwise_stats(results: Iterable[GradeResult]) -> dict[str, Any]:
     }
 
 
-def summed_judge(votes: list[GradeResult]) -> dict[str, Any]:
+def summed_judge(votes: list[GradeResult]) -> JudgeInfo:
     """`details.judge` over every vote: attempts, retries, latency and usage summed; the first
     answered vote's mode; cached when every vote was; corrected when any was."""
-    blocks = [vote.details.get("judge", {}) for vote in votes]
-    usage = {"prompt_tokens": 0, "completion_tokens": 0}
-    for block in blocks:
-        for key in usage:
-            usage[key] += int(block.get("usage", {}).get(key, 0))
-    corrections = [block["correction"] for block in blocks if block.get("correction")]
+    blocks = [vote.details.judge for vote in votes]
+    usage = {
+        "prompt_tokens": sum(block.usage.prompt_tokens for block in blocks),
+        "completion_tokens": sum(block.usage.completion_tokens for block in blocks),
+    }
+    corrections = [block.correction for block in blocks if block.correction]
     details = judge_details(
-        next((str(block["model"]) for block in blocks if block.get("model")), ""),
-        next((block["mode"] for block in blocks if block.get("mode")), None),
-        sum(int(block.get("attempts", 0)) for block in blocks),
-        sum(int(block.get("latency_ms", 0)) for block in blocks),
+        next((block.model for block in blocks if block.model), ""),
+        next((block.mode for block in blocks if block.mode), None),
+        sum(block.attempts for block in blocks),
+        sum(block.latency_ms for block in blocks),
         usage,
         corrections[0] if corrections else None,
-        cached=bool(blocks) and all(block.get("cached") for block in blocks),
-        retries=sum(int(block.get("retries", 0)) for block in blocks),
+        cached=bool(blocks) and all(block.cached for block in blocks),
+        retries=sum(block.retries for block in blocks),
     )
-    details["corrected"] = any(block.get("corrected") for block in blocks)
-    return details
+    return details.adding(corrected=any(block.corrected for block in blocks))
 
 
 def with_winner(result: GradeResult, winner: str | None) -> GradeResult:
@@ -220,5 +231,5 @@ def with_winner(result: GradeResult, winner: str | None) -> GradeResult:
 
 def with_details(result: GradeResult, **more: Any) -> GradeResult:
     """`result` with `more` added to its details (a pairwise block, a vote tally, a panel's
-    judges, a pairwise order's winner)."""
-    return result.model_copy(update={"details": {**result.details, **more}})
+    judges, a pairwise order's winner), validated: an unknown key is an error."""
+    return result.model_copy(update={"details": result.details.adding(**more)})
