@@ -198,7 +198,7 @@ def stored_verdict(
     }
     if verdict.winner is not None:
         stored["winner"] = verdict.winner
-    return stored | verdict.item_details() | verdict.cited()
+    return stored | verdict.item_details() | verdict.cited() | verdict.filled()
 
 
 def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> GradeResult | None:
@@ -226,4 +226,8 @@ def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> 
     cited = stored.get("citations")
     if isinstance(cited, list) and cited and all(isinstance(c, dict) for c in cited):
         item["citations"] = cited
+    if rubric.output and not isinstance(stored.get("output"), dict):
+        return None  # kept before the rubric had fields (its digest says it had none)
+    if rubric.output:
+        item["output"] = stored["output"]
     return with_details(with_winner(result, stored.get("winner")), **item)

@@ -124,6 +124,8 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
     cited = [given_citations(vote.details) for vote in votes]  # checklist items' too
     if any(cited):
         tally["citations"] = cited
+    if rubric.output:
+        tally["outputs"] = [vote.details.output for vote in votes]
     if not answered:
         first = votes[0].reason if votes else "no vote was cast"
         result = make_result(rubric, judge, "error", f"all {len(votes)} vote(s) errored: {first}")
@@ -161,7 +163,8 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
             f"{errors} of {len(votes)} vote(s) errored, so the majority was decided on the "
             f"{len(answered)} that answered; {reason}"
         )
-    return with_details(make_result(rubric, judge, verdict, reason, raw), votes=tally)
+    filled = {"output": chosen.details.output} if chosen.details.output is not None else {}
+    return with_details(make_result(rubric, judge, verdict, reason, raw), votes=tally, **filled)
 
 
 def _pairwise_majority(

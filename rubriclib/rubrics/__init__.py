@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.lockfile import lock_entries as lock_entries
     from rubriclib.rubrics.lockfile import read_lock as read_lock
     from rubriclib.rubrics.lockfile import write_lock as write_lock
+    from rubriclib.rubrics.output_fields import RESERVED as RESERVED
     from rubriclib.rubrics.output_fields import required_fields as required_fields
     from rubriclib.rubrics.output_fields import value_problems as value_problems
     from rubriclib.rubrics.reading import MAX_FILE_BYTES as MAX_FILE_BYTES
@@ -62,6 +63,7 @@ _HOMES = {
     "ItemAnswer": ".checklist",
     "MAX_FILE_BYTES": ".reading",
     "PAIRWISE_TOOL": ".rubric",
+    "RESERVED": ".output_fields",
     "Rubric": ".rubric",
     "SCORE_TOOL": ".rubric",
     "SEMVER": ".rubric",

@@ -206,7 +206,10 @@ def _checked_fields(
         fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
     checks.extend(required_field_problems(fields.goldens, fields.requires, label))
     checks.extend(cites_problems(fields.goldens, fields.citations, label))
-    if fields.output is not None:
+    if fields.output is not None and fields.scale == "pairwise":
+        why = "applies to pass-fail and 1-5 rubrics, not pairwise (judged in both orders)"
+        checks.append(Problem(label, "output", why))
+    elif fields.output is not None:
         checks.extend(output_problems(fields.output, label))
     return fields, checks
 

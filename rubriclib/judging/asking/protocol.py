@@ -132,9 +132,6 @@ class RubricAsking(PlainSampling):
         return read_reply(reply, self.rubric, mode, self.blocks)
 
     def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]:
-        outcome = read_reply(reply, self.rubric, mode, self.blocks)
-        if isinstance(outcome, BrokenFields):
-            return fields_turn(reply, outcome)
         return corrective_turn(reply, self.rubric, mode)
 
     def failing(self, verdict: JudgeVerdict) -> bool:

@@ -12,8 +12,14 @@ from typing import Any, Literal
 
 from rubriclib.judging.asking.request import POSITIONS, Mode, Position, verdict_tools
 from rubriclib.judging.citations import checked_citations, verified
-from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric, value_problems
-from rubriclib.rubrics.output_fields import RESERVED
+from rubriclib.rubrics import (
+    PAIRWISE_TOOL,
+    RESERVED,
+    SCORE_TOOL,
+    VERDICT_TOOL,
+    Rubric,
+    value_problems,
+)
 
 Verdict = Literal["pass", "fail"]
 
@@ -53,6 +59,11 @@ class JudgeVerdict:
             return {}
         p = {"p": self.p} if self.p is not None else {}
         return {"answer": self.answer} | p | self.answer_details
+
+    def filled(self) -> dict[str, Any]:
+        """`{"output": {...}}` for a result's details, or nothing when the rubric has no
+        output fields."""
+        return {"output": self.output} if self.output is not None else {}
 
     def cited(self) -> dict[str, Any]:
         """`{"citations": [...]}` for a result's details, or nothing when none were given."""

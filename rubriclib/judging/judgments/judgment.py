@@ -10,8 +10,14 @@ import time
 from dataclasses import replace
 from typing import Any, Literal
 
-from rubriclib.judging.asking.protocol import Asking
-from rubriclib.judging.asking.reply import JudgeVerdict, parse_reply, reply_text, usage_of
+from rubriclib.judging.asking.protocol import Asking, fields_turn
+from rubriclib.judging.asking.reply import (
+    BrokenFields,
+    JudgeVerdict,
+    parse_reply,
+    reply_text,
+    usage_of,
+)
 from rubriclib.judging.asking.request import Mode
 from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
 from rubriclib.judging.endpoints.endpoint import Endpoint
@@ -94,6 +100,8 @@ class Judgment:
         sent = self.messages
         if self.citing:
             sent = sent + self.asking.citation_turn(self.unanswered)
+        elif isinstance(self.correction, BrokenFields):  # a verdict call, its fields named
+            sent = sent + fields_turn(self.unanswered, self.correction)
         elif self.correction is not None:
             sent = sent + self.asking.corrective_turn(self.unanswered, mode)
         shaped = self.asking.sampling(*self.sampling, self.endpoint.quirks)
@@ -182,7 +190,7 @@ class Judgment:
         result = self.finish(
             verdict.verdict, verdict.reason, verdict.raw_score, verdict.winner, verdict.citations
         )
-        return with_details(result, **verdict.item_details())
+        return with_details(result, **verdict.item_details(), **verdict.filled())
 
     def finish(
         self,

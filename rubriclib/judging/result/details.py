@@ -212,6 +212,8 @@ class Votes(Block):
     scores: list[int | None] | None = None
     citations: list[list[Citation]] | None = None
     winners: list[Winner | None] | None = None
+    outputs: list[dict[str, Any] | None] | None = None
+    """Each vote's output fields, on a rubric that has them."""
 
 
 class PanelMember(Block):
@@ -300,3 +302,6 @@ class Details(Block):
     panel: Panel | None = None
     turns: list[Turn] | None = None
     transcript: RunShown | None = None
+    output: dict[str, Any] | None = None
+    """The rubric's `output` fields as the judge filled them in, checked against their schema
+    (an object's `citations` checked as the verdict's are); of votes, the chosen vote's."""
