@@ -190,6 +190,8 @@ def _entry(judge: Judge, result: GradeResult, rubric: Rubric) -> dict[str, Any]:
         entry["votes"] = details.votes
     if cited := given_citations(details):  # its checklist items' or orders' too
         entry["citations"] = cited
+    if details.output is not None:
+        entry["output"] = details.output
     entry["attempts"] = details.judge.attempts
     entry["retries"] = details.judge.retries
     entry["usage"] = details.judge.usage

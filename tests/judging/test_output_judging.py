@@ -171,3 +171,23 @@ def test_a_pairwise_rubric_cannot_have_output_fields(write_file: Callable[..., P
         assert "not pairwise" in str(error)
     else:
         raise AssertionError("a pairwise rubric with output fields was accepted")
+
+
+def test_a_panel_keeps_each_judges_fields(
+    judge_server: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    from rubriclib import Panel
+
+    with JudgeServer() as second:
+        judges = [
+            Judge(model=name, base_url=server.url, api_key=SECRET_KEY, timeout=5.0)
+            for name, server in (("first", judge_server), ("second", second))
+        ]
+        judge_server.script(fail_call(**FILLED))
+        second.script(fail_call(**{**FILLED, "severity": "medium"}))
+        result = Panel(judges).grade(triage(write_file), output=ITEM.output, input=ITEM.input)
+    assert result.verdict == "fail" and result.details.panel is not None
+    severities = [
+        member.output["severity"] for member in result.details.panel.judges if member.output
+    ]
+    assert severities == ["high", "medium"]

@@ -230,6 +230,8 @@ class PanelMember(Block):
     winner: Winner | None = None
     votes: Votes | None = None
     citations: list[Citation] | None = None
+    output: dict[str, Any] | None = None
+    """The output fields this judge filled in, on a rubric that has them."""
     attempts: int
     retries: int
     usage: Usage
