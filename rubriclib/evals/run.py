@@ -52,6 +52,8 @@ class GraderStats:
     """Pairwise: comparisons whose answer changed when the order was swapped."""
     comparisons: int = 0
     """Pairwise: comparisons answered in both orders (what the flip rate is a share of)."""
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    """The output fields of each verdict, on a rubric that has them (`measure` sums them)."""
 
     def add(self, result: GradeResult) -> None:
         if result.verdict == "error":
@@ -60,6 +62,8 @@ class GraderStats:
             self.passed += result.verdict == "pass"
             self.failed += result.verdict == "fail"
             self.score_sum += result.score or 0.0
+            if result.details.output is not None:
+                self.outputs.append(result.details.output)
         if (pairwise := result.details.pairwise) is not None:
             self.position_flips += pairwise.flips
             self.comparisons += pairwise.comparisons

@@ -1,8 +1,9 @@
 """Measure: many judgments plus numbers. How well a rubric and judge do against what is known.
 
 `agreement` (accuracy, Cohen's kappa, intervals), `goldens` (a rubric's goldens run as
-regression tests), `calibration` (a judge against human labels) and `citations` (the citations
-judged results hold, counted).
+regression tests), `calibration` (a judge against human labels), `citations` (the citations
+judged results hold, counted) and `output_summary` (a rubric's output fields over many
+judgments).
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
 This room imports the root leaves, `rubrics`, `judging` and `evals`; it prints nothing (`reports`
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from rubriclib.measure.goldens import answer_of as answer_of
     from rubriclib.measure.goldens import plan_run as plan_run
     from rubriclib.measure.goldens import run_goldens as run_goldens
+    from rubriclib.measure.output_summary import summarise_outputs as summarise_outputs
     from rubriclib.measure.profiles import calibration_evidence as calibration_evidence
     from rubriclib.measure.profiles import cross_validated as cross_validated
 
@@ -64,6 +66,7 @@ _HOMES = {
     "plan_run": ".goldens",
     "run_calibration": ".calibration",
     "run_goldens": ".goldens",
+    "summarise_outputs": ".output_summary",
     "wilson_interval": ".agreement",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)

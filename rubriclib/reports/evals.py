@@ -12,6 +12,7 @@ from rubriclib._version import __version__
 from rubriclib.errors import printable
 from rubriclib.evals import EvalReport, GraderStats
 from rubriclib.judging import pairwise_stats
+from rubriclib.measure import summarise_outputs
 from rubriclib.reports.common import (
     iso_time,
     junit_text,
@@ -22,6 +23,7 @@ from rubriclib.reports.common import (
     xml_element,
     xml_properties,
 )
+from rubriclib.reports.output_fields import output_field_lines, output_heading
 
 HEADINGS = ("grader", "rubric", "judged", "pass", "fail", "error", "pass rate", "mean", "tokens")
 VERDICT_WORDS = {
@@ -73,6 +75,22 @@ def grader_pairwise(stats: GraderStats, report: EvalReport) -> dict[str, Any] | 
     }
 
 
+def grader_output(stats: GraderStats) -> dict[str, Any] | None:
+    """What the grader's judges filled in the rubric's output fields, summed over its verdicts
+    (`measure.summarise_outputs`); None when the rubric has no output fields."""
+    schema = stats.grader.rubric.output
+    return summarise_outputs(schema, stats.outputs) if schema else None
+
+
+def _output_lines(stats: GraderStats) -> list[str]:
+    """The table's indented lines under a grader with output fields."""
+    summary = grader_output(stats)
+    if summary is None:
+        return []
+    fields = [f"    {name}: {one_line(text, 200)}" for name, text in output_field_lines(summary)]
+    return [f"  {output_heading(summary, stats.judged)}:", *fields]
+
+
 def eval_last_line(report: EvalReport) -> str:
     """The one-line verdict of the run."""
     judged = sum(stats.judged for stats in report.graders)
@@ -102,8 +120,9 @@ def format_table(report: EvalReport) -> str:
     ]
     table = [HEADINGS, *(_row_of(stats) for stats in report.graders)]
     widths = [max(len(row[column]) for row in table) for column in range(len(HEADINGS))]
-    for row in table:
+    for row, stats in zip(table, [None, *report.graders], strict=True):
         lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+        lines += _output_lines(stats) if stats else []
     pairwise = [(s, grader_pairwise(s, report)) for s in report.graders]
     if any(found is not None for _, found in pairwise):
         lines += ["", "pairwise (the output against the baseline):"]
@@ -177,6 +196,7 @@ def to_json(report: EvalReport) -> dict[str, Any]:
                     "prompt_tokens": stats.prompt_tokens,
                     "completion_tokens": stats.completion_tokens,
                 },
+                **({"output": output} if (output := grader_output(stats)) else {}),
             }
             for stats in report.graders
         ],
@@ -229,6 +249,7 @@ def format_junit(report: EvalReport) -> str:
                 "version": rubric.version,
                 "digest": rubric.digest,
                 "judge_model": stats.model,
+                **_output_properties(stats),
             },
         )
         seconds = 0.0
@@ -265,6 +286,16 @@ def format_junit(report: EvalReport) -> str:
     elapsed = max(report.finished - report.started, 0.0)
     junit_totals(root, tests, failures, errors, len(report.not_judged), elapsed)
     return junit_text(root)
+
+
+def _output_properties(stats: GraderStats) -> dict[str, str]:
+    """A grader's output fields as JUnit properties: `output.counted` (the judgments summed)
+    and `output.FIELD` (what they filled in, as the table words it); none without fields."""
+    summary = grader_output(stats)
+    if summary is None:
+        return {}
+    fields = {f"output.{name}": text for name, text in output_field_lines(summary)}
+    return {"output.counted": str(summary["counted"]), **fields}
 
 
 EVAL_FORMATTERS: dict[str, Callable[[EvalReport], str]] = {
