@@ -11,6 +11,7 @@ from typing import Any
 
 from conftest import keyword_responder
 from judge_server import JudgeServer, Reply, tool_reply
+from results_lines import HOSTILE_REASONS
 
 TRIAGE = """\
 ---
@@ -44,6 +45,8 @@ graders:
   - {name: triage, rubric: triage}
 """
 REFUSAL = "We never give refunds."
+HOSTILE_QUOTE = HOSTILE_REASONS[0]
+"""r1's unverified quote: a script a page must show as text."""
 ISSUES: dict[str, list[dict[str, Any]]] = {
     "refuse": [
         {
@@ -54,7 +57,7 @@ ISSUES: dict[str, list[dict[str, Any]]] = {
         {
             "description": "curt",
             "kind": "tone",
-            "citations": [{"block": "output", "quote": "Goodbye forever"}],
+            "citations": [{"block": "output", "quote": HOSTILE_QUOTE}],
         },
     ],
     "late": [{"description": "no date given", "kind": "accuracy"}],

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.cache import VerdictCache as VerdictCache
     from rubriclib.judging.citations import cite_matches as cite_matches
     from rubriclib.judging.citations import given_citations as given_citations
+    from rubriclib.judging.citations import read_citation as read_citation
     from rubriclib.judging.combining import Rule as Rule
     from rubriclib.judging.endpoints.failures import EndpointError as EndpointError
     from rubriclib.judging.endpoints.failures import EndpointUnusable as EndpointUnusable
@@ -115,6 +116,7 @@ _HOMES = {
     "pairwise_stats": ".result",
     "profile_path": ".profile",
     "profile_text": ".profile",
+    "read_citation": ".citations",
     "redact": ".endpoints.failures",
     "render": ".prompt.render",
     "run_blocks": ".prompt.agent_run",

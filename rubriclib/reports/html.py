@@ -114,8 +114,13 @@ def page(data: dict[str, Any], title: str | None = None) -> str:
     package = files("rubriclib.reports")
     template = package.joinpath("html_report_page.html").read_text(encoding="utf-8")
     script = "\n".join(  # one script: the page's, and the views (goldens, calibration,
-        package.joinpath(name).read_text(encoding="utf-8")  # citations) it calls
-        for name in ("html_report_views.js", "html_report_citations.js", "html_report_page.js")
+        package.joinpath(name).read_text(encoding="utf-8")  # citations, output fields) it calls
+        for name in (
+            "html_report_views.js",
+            "html_report_citations.js",
+            "html_report_output.js",
+            "html_report_page.js",
+        )
     )
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     if title is None:

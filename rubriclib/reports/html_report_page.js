@@ -43,6 +43,7 @@
   const decimal = (v) => (v === null || v === undefined ? "n/a" : Number(v).toFixed(2));
   const within = (value, i, format) => (i ? `${format(value)} [${format(i.low)}, ${format(i.high)}]` : format(value));
   const cite = citationViews({ el, plain, number, percent });
+  const outputs = outputViews({ el, plain, number, tableOf, cite });
 
   function tableOf(id, heads, body) {
     return el("table", id ? { id } : null, el("thead", null, el("tr", null, ...heads.map((h) => el("th", null, h)))),
@@ -97,6 +98,7 @@
               `${number(p.position_flips)} of ${number(p.comparisons)}`, percent(p.flip_rate)]
               .map((v, i) => el("td", { class: "num", "data-column": ["win", "tie", "loss", "error", "win rate", "flips", "flip rate"][i] }, v))); })));
     }
+    document.getElementById("summary-section").append(...outputs.summary(data.graders));
     renderChecklistFailures();
     renderGate();
   }
@@ -373,6 +375,7 @@
         el("h3", null, "Reason"), Object.assign(text(c.reason), { id: "detail-reason" }),
         el("dl", null, ...facts.flatMap(([k, v]) => [el("dt", null, k), el("dd", null, v)])));
       if (c.checklist) panel.append(...checklist(c.checklist));
+      if (c.output_fields) panel.append(...outputs.detail(c.output_fields));
       for (const [key, title] of [["votes", "Votes"], ["panel", "Panel judges"], ["turns", "Turns"]]) {
         if (c[key]) panel.append(...members(title, c[key]));
       }

@@ -1,10 +1,17 @@
-"""A grader's output-field summary (`measure.summarise_outputs`) as text: one line per field,
-the same words in the eval table, its JUnit properties and the HTML report's summary. Text is
-raw here; each report makes it safe its own way (`printable`, `xml_safe`, text nodes)."""
+"""Output fields in the reports: a grader's summary (`measure.summarise_outputs`) as text, one
+line per field, the same words in the eval table, its JUnit properties and the HTML report;
+and, for the HTML report, a grader's summary from its results lines and one judgment's fields
+with their citations read as untrusted data. Text is raw here; each report makes it safe its
+own way (`printable`, `xml_safe`, the page's text nodes)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+from rubriclib.judging import read_citation
+from rubriclib.measure import summarise_outputs
+from rubriclib.reports.checklists import RubricFinder
 
 
 def output_heading(summary: dict[str, Any], judged: int) -> str:
@@ -42,3 +49,40 @@ def field_text(field: dict[str, Any], counted: int) -> str:
 
 def _number(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def lines_output(lines: list[dict[str, Any]], find: RubricFinder) -> dict[str, Any] | None:
+    """One grader's output fields over its results lines, for the HTML report: the summary
+    (over the lines that are verdicts) and `texts`, [field, words] as the table words them.
+    The schema is the rubrics' that judged (found by digest; fields of several versions
+    merged, the first's first); where none is found, read from the values. None when
+    neither a rubric nor a line has output fields."""
+    schema: dict[str, Any] = {}
+    for line in lines:
+        rubric = find(line["result"]["details"]["rubric"])
+        for name, field in ((rubric.output or {}) if rubric else {}).items():
+            schema.setdefault(name, field)
+    verdicts = [line for line in lines if line["verdict"] != "error"]
+    outputs = [line["result"]["details"].get("output") for line in verdicts]
+    if not schema and not any(isinstance(output, Mapping) for output in outputs):
+        return None
+    summary = summarise_outputs(schema or None, outputs)
+    return {**summary, "texts": [list(pair) for pair in output_field_lines(summary)]}
+
+
+def judged_fields(details: dict[str, Any]) -> dict[str, Any] | None:
+    """A judgment's output fields for its detail panel, each object's `citations` read as
+    citations are (any shape may arrive: each is shown, never an error); None without."""
+    output = details.get("output")
+    return _with_citations(output) if isinstance(output, dict) else None
+
+
+def _with_citations(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_with_citations(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    read = {key: _with_citations(item) for key, item in value.items() if key != "citations"}
+    if isinstance(value.get("citations"), list):
+        read["citations"] = [read_citation(citation) for citation in value["citations"]]
+    return read
