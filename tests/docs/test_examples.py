@@ -15,7 +15,8 @@ A page's sandbox: a home folder shown as `/home/me` (HOME, so the verdict cache 
 `examples/`, and the scripted judge server as OPENAI_BASE_URL (no key, the default model). The
 judge answers every verdict the way a golden with that output expects (a built-in's goldens,
 or the example's), else a pass, always with the reason `SCRIPTED_REASON` and, where a rubric
-asks for citations, a citation of the output.
+asks for citations, a citation of the output; a rubric's output fields get the first value
+their schema allows (`scripted_fields`).
 
 Shown output is compared line by line with what was printed, normalised only by putting
 `/home/me` for the sandbox's folder: a line `...` (indented or not) stands for any number of lines, a line
@@ -165,7 +166,32 @@ def sandbox_judge(body: dict[str, Any]) -> Reply:
     verdict = golden.get("expected", "pass")
     name = f"set_grade_{verdict}" if f"set_grade_{verdict}" in tools else tools[0]
     extra = {"verdict": verdict} if name == "set_grade" else {}
-    return tool_reply(name, arguments | extra)
+    parameters = body["tools"][0]["function"]["parameters"]
+    return tool_reply(name, arguments | extra | scripted_fields(parameters))
+
+
+VERDICT_ARGUMENTS = {"reason", "citations", "verdict", "score", "winner", "label", "answer"}
+
+
+def scripted_fields(parameters: dict[str, Any]) -> dict[str, Any]:
+    """A rubric's output fields as the sandbox fills them: each required one (none without)."""
+    return {
+        name: first_value(schema)
+        for name, schema in parameters.get("properties", {}).items()
+        if name not in VERDICT_ARGUMENTS and name in parameters.get("required", [])
+    }
+
+
+def first_value(schema: dict[str, Any]) -> Any:
+    """The first value `schema` allows: its first enum value, its minimum, false, no items."""
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema["properties"]
+        return {name: first_value(properties[name]) for name in schema.get("required", [])}
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    defaults = {"boolean": False, "array": [], "string": "scripted"}
+    return (schema.get("enum") or [defaults.get(str(kind))])[0]
 
 
 @dataclass
