@@ -173,7 +173,7 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         fields = valid_parts(_Frontmatter, data)
     found = {problem.field for problem in problems}
     fields, checks = _checked_fields(fields, label, "checklist" in data)
-    problems.extend(check for check in checks if check.field not in found)
+    problems.extend(check for check in checks if not _reported(check.field, found))
     problems.extend(_body_problems(fields, body, label))
     if problems:
         raise RubricError(_placed(problems, header, label))
@@ -223,6 +223,12 @@ def _checked_fields(
     elif fields.output is not None:
         checks.extend(output_problems(fields.output, label))
     return fields, checks
+
+
+def _reported(field: str, found: set[str]) -> bool:
+    """Whether pydantic already reported `field` or a part of it (`labels.b` for `labels`),
+    so a check across the fields need not say more of it."""
+    return any(seen == field or seen.startswith((f"{field}.", f"{field}[")) for seen in found)
 
 
 def _body_problems(fields: _Frontmatter, body: str, label: str) -> list[Problem]:
