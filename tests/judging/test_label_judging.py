@@ -182,3 +182,22 @@ def test_test_goldens_counts_label_agreement_kappa_and_the_confusion_matrix(
     assert "expected partly-resolved: got resolved 1, partly-resolved 1, not-resolved 0" in table
     assert "by verdict: true pass 1, false pass 1, true fail 2, false fail 0" in table
     assert "hoped" in table and "expected partly-resolved" in table
+
+
+def test_assert_rubric_can_expect_a_label(
+    judge: Judge, judge_server: JudgeServer, support: Rubric
+) -> None:
+    from rubriclib.integrations.testing import RubricFailed, assert_rubric
+
+    judge_server.script(labelled("partly-resolved"))
+    result = assert_rubric(support, OUTPUT, judge=judge, label="partly-resolved")
+    assert result.verdict == "fail"  # a failing label, as expected: the assertion holds
+    judge_server.script(labelled("not-resolved"))
+    with pytest.raises(RubricFailed) as failed:
+        assert_rubric(support, OUTPUT, judge=judge, label="partly-resolved")
+    assert "gave verdict fail (label not-resolved)" in str(failed.value)
+    assert "expected label: partly-resolved" in str(failed.value)
+    sent = len(judge_server.requests)
+    with pytest.raises(ValueError, match="label 'fixed' needs one of resolved, partly"):
+        assert_rubric(support, OUTPUT, judge=judge, label="fixed")
+    assert len(judge_server.requests) == sent  # refused before any request
