@@ -42,7 +42,7 @@ EXPECTED = {
     "golden-bad-name.md": "goldens[0].name: 'Has Spaces' must be kebab-case",
     "golden-duplicate-names.md": "goldens[1].name: duplicate golden name 'g'",
     "golden-expected-boolean.md": "goldens[0].expected: True is not allowed",
-    "golden-expected-maybe.md": "goldens[0].expected: 'maybe' is not allowed",
+    "golden-expected-maybe.md": "goldens[0].expected: 'maybe' must be pass or fail (a label needs scale labels)",
     "golden-missing-output.md": "goldens[0].output: is required",
     "golden-output-number.md": "goldens[0].output: input should be a valid string, not float",
     "golden-scalar.md": "goldens[0]: input should be a valid dictionary",

@@ -248,7 +248,9 @@ def render_command(ref: str, inputs: JudgedInputs, as_json: bool) -> None:
     help="Default: the project's rubrics/ folder (beside pyproject.toml or rubriclib.toml, else "
     "here), which is searched by name.",
 )
-@click.option("--scale", type=click.Choice(["pass-fail", "1-5"]), help="Default: pass-fail.")
+@click.option(
+    "--scale", type=click.Choice(["pass-fail", "1-5", "labels"]), help="Default: pass-fail."
+)
 @click.option("--description", help="One line: what the rubric judges.")
 @click.option(
     "--from",

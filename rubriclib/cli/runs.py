@@ -111,9 +111,10 @@ def judge_command(
             click.echo(result.model_dump_json(indent=2))
         else:
             colour = {"pass": "green", "fail": "red", "error": "yellow"}[result.verdict]
+            label = f" ({result.details.label})" if result.details.label else ""
             click.echo(
                 f"{click.style(result.verdict.upper(), fg=colour, bold=True)} "
-                f"{rubric.name}@{rubric.version}: {result.reason}"
+                f"{rubric.name}@{rubric.version}{label}: {result.reason}"
             )
         sys.exit({"pass": 0, "fail": 1, "error": 3}[result.verdict])
 

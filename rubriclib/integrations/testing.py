@@ -61,10 +61,12 @@ def assert_rubric(
     context: str | None = None,
     reference: str | None = None,
     transcript: Any = None,
+    label: str | None = None,
 ) -> GradeResult:
     """Judge `output` (or the agent run `transcript`, its last assistant text the output
-    unless given); return the result on a pass, raise RubricFailed on a fail and
-    RubricJudgeError (not an AssertionError) when the judge gave no verdict.
+    unless given); return the result on a pass (with `label`, on that label), raise
+    RubricFailed on a fail (another label) and RubricJudgeError (not an AssertionError) when
+    the judge gave no verdict.
 
     Args:
         rubric: A Rubric, a reference (a name, a pin or a path) or a path.
@@ -75,6 +77,12 @@ def assert_rubric(
         context: The source context.
         reference: A reference answer.
         transcript: An agent run, judged whole.
+        label: On a labels rubric, the label the output must get (a failing label too);
+            None: the output must pass.
+
+    Raises:
+        ValueError: `label` on a rubric without labels, or not one of its labels (before
+            any request).
     """
     __tracebackhide__ = True
     from rubriclib.rubrics import load_rubric
@@ -82,24 +90,40 @@ def assert_rubric(
     if not isinstance(rubric, str) and isinstance(rubric, os.PathLike):
         rubric = os.fspath(rubric)
     resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
+    if label is not None and label not in (resolved.labels or {}):
+        offered = f"one of {', '.join(resolved.labels)}" if resolved.labels else "a labels rubric"
+        raise ValueError(f"assert_rubric: label {label!r} needs {offered}")
     if judge is None:
         judge = (_default_judge or make_judge)()
     fields = {"input": input, "context": context, "reference": reference}
     result = judge.grade(resolved, output, **fields, transcript=transcript)
     if result.verdict == "error":
         raise RubricJudgeError(describe(resolved, result, judge, output), result)
-    if result.verdict == "fail":
-        raise RubricFailed(describe(resolved, result, judge, output), result)
+    if (result.details.label != label) if label is not None else result.verdict == "fail":
+        raise RubricFailed(describe(resolved, result, judge, output, label), result)
     return result
 
 
-def describe(rubric: Rubric, result: GradeResult, judge: Judge, output: str | None = None) -> str:
-    """The verdict as a test report shows it: name@version, verdict, score, reason, judge."""
+def describe(
+    rubric: Rubric,
+    result: GradeResult,
+    judge: Judge,
+    output: str | None = None,
+    expected_label: str | None = None,
+) -> str:
+    """The verdict as a test report shows it: name@version, verdict (label, score), reason,
+    judge; the label that was expected, if one was."""
     label = f"{rubric.name}@{rubric.version}"
     if result.verdict == "error":
         head = f"{label} gave no verdict (judge error): {result.reason}"
     else:
-        head = f"{label} gave verdict {result.verdict}{score_text(rubric, result)}: {result.reason}"
+        given = f" (label {result.details.label})" if result.details.label else ""
+        head = (
+            f"{label} gave verdict {result.verdict}{given}{score_text(rubric, result)}: "
+            f"{result.reason}"
+        )
+    if expected_label is not None:
+        head += f"\n  expected label: {expected_label}"
     lines = [head, f"  judge: {judge.model} at {judge.endpoint}"]
     if output is not None:
         shown = output if len(output) <= 300 else output[:300] + "..."

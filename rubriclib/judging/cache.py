@@ -198,7 +198,7 @@ def stored_verdict(
     }
     if verdict.winner is not None:
         stored["winner"] = verdict.winner
-    return stored | verdict.item_details() | verdict.cited() | verdict.filled()
+    return stored | verdict.item_details() | verdict.cited() | verdict.rubric_details()
 
 
 def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> GradeResult | None:
@@ -230,4 +230,8 @@ def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> 
         return None  # kept before the rubric had fields (its digest says it had none)
     if rubric.output:
         item["output"] = stored["output"]
+    if rubric.scale == "labels" and stored.get("label") not in (rubric.labels or {}):
+        return None
+    if rubric.scale == "labels":
+        item["label"] = stored["label"]
     return with_details(with_winner(result, stored.get("winner")), **item)

@@ -54,6 +54,8 @@ class Decision:
     chosen: GradeResult | None
     agreeing: int
     split: bool
+    label: str | None = None
+    """On a labels rubric, the label decided (the chosen result's)."""
 
 
 def decide(rubric: Rubric, answered: list[GradeResult], rule: Rule = "majority") -> Decision:
@@ -65,9 +67,13 @@ def decide(rubric: Rubric, answered: list[GradeResult], rule: Rule = "majority")
     threshold. Pairwise: `majority` the winner more than half found, else a tie; `unanimous` a
     winner only when all agree, else a tie; `any` the best outcome for the output any found
     (the output if one found it the winner, else a tie if one found a tie, else the baseline).
+    Labels: `majority` the label found most (a tie between labels is `split`); `unanimous` and
+    `any` decide the verdict as pass-fail does, with an agreeing result's label.
     """
     if not answered:
         raise ValueError("decide needs at least one answering result")
+    if rubric.scale == "labels" and rule == "majority":
+        return _label_majority(answered)
     count = len(answered)
     split = False
     if rubric.scale == "pairwise":
@@ -97,7 +103,24 @@ def decide(rubric: Rubric, answered: list[GradeResult], rule: Rule = "majority")
         split = rule == "majority" and passes * 2 == count
         chosen = next(result for result in answered if result.verdict == verdict)
     agreeing = sum(result.verdict == verdict for result in answered)
-    return Decision(verdict, raw, None, chosen, agreeing, split)
+    return Decision(verdict, raw, None, chosen, agreeing, split, chosen.details.label)
+
+
+def _label_majority(answered: list[GradeResult]) -> Decision:
+    """The label most of `answered` found; `split` when two labels tie for most."""
+    counts = Counter(result.details.label for result in answered).most_common()
+    (top, most), runner_up = counts[0], counts[1:2]
+    chosen = next(result for result in answered if result.details.label == top)
+    split = bool(runner_up) and runner_up[0][1] == most
+    verdict: Literal["pass", "fail"] = "pass" if chosen.verdict == "pass" else "fail"
+    return Decision(verdict, None, None, chosen, most, split, top)
+
+
+def _label_tie(answered: list[GradeResult], asked: int, who: str) -> str:
+    """Why a labels majority that split is an error (never a pass)."""
+    counts = Counter(result.details.label for result in answered).most_common()
+    tied = ", ".join(f"{label} {count}" for label, count in counts if count == counts[0][1])
+    return f"no majority label of {asked} {who}: {tied} tie (a tie is an error, never a pass)"
 
 
 def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> GradeResult:
@@ -121,6 +144,8 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
     }
     if rubric.scale == "1-5":
         tally["scores"] = [vote.details.raw_score for vote in votes]
+    if rubric.scale == "labels":
+        tally["labels"] = [vote.details.label for vote in votes]
     cited = [given_citations(vote.details) for vote in votes]  # checklist items' too
     if any(cited):
         tally["citations"] = cited
@@ -142,6 +167,9 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
         return with_details(
             _pairwise_majority(rubric, judge, votes, asked, tally, decision), votes=tally
         )
+    if rubric.scale == "labels" and decision.split:
+        tie = _label_tie(answered, asked, "votes")
+        return with_details(make_result(rubric, judge, "error", tie), votes=tally)
     raw, verdict, agreeing = decision.raw_score, decision.verdict, decision.agreeing
     assert decision.chosen is not None  # pass-fail and 1-5 always quote an agreeing vote
     chosen = decision.chosen
@@ -163,8 +191,9 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
             f"{errors} of {len(votes)} vote(s) errored, so the majority was decided on the "
             f"{len(answered)} that answered; {reason}"
         )
-    filled = {"output": chosen.details.output} if chosen.details.output is not None else {}
-    return with_details(make_result(rubric, judge, verdict, reason, raw), votes=tally, **filled)
+    kept = {"label": decision.label, "output": chosen.details.output}
+    kept = {key: value for key, value in kept.items() if value is not None}
+    return with_details(make_result(rubric, judge, verdict, reason, raw), votes=tally, **kept)
 
 
 def _pairwise_majority(
@@ -217,6 +246,8 @@ def _answer(vote: GradeResult) -> Any:
     its verdict."""
     if vote.details.pairwise is not None:
         return vote.details.pairwise.winner
+    if vote.details.label is not None:
+        return vote.details.label
     return vote.details.raw_score if vote.details.raw_score is not None else vote.verdict
 
 
@@ -329,8 +360,12 @@ def combine_panel(
         pairwise = _pairwise_block(decision.winner, "judges", blocks)
         result = pairwise_result(rubric, judge, str(decision.winner), reason, pairwise)
         return with_details(result, panel=panel)
+    if rubric.scale == "labels" and decision.split:
+        tie = _label_tie([result for _, result in answered], count, "judges")
+        return with_details(make_result(rubric, judge, "error", tie), panel=panel)
     result = make_result(rubric, judge, decision.verdict, reason, decision.raw_score)
-    return with_details(result, panel=panel)
+    labelled = {"label": decision.label} if decision.label is not None else {}
+    return with_details(result, panel=panel, **labelled)
 
 
 def _panel_reason(

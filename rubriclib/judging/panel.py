@@ -186,6 +186,8 @@ def _entry(judge: Judge, result: GradeResult, rubric: Rubric) -> dict[str, Any]:
         entry["raw_score"] = details.raw_score
     if rubric.scale == "pairwise":
         entry["winner"] = details.pairwise.winner if details.pairwise is not None else None
+    if rubric.scale == "labels":
+        entry["label"] = details.label
     if details.votes is not None:
         entry["votes"] = details.votes
     if cited := given_citations(details):  # its checklist items' or orders' too

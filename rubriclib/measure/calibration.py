@@ -107,7 +107,7 @@ def golden_rows(rubric: Rubric) -> list[LabelledRow]:
     return [
         LabelledRow(
             Row(number, f"{rubric.source}: goldens[{number - 1}]", golden_item(golden)),
-            Label(golden.expected),
+            Label(str(golden.expected)),
             tuple(golden.tags),
         )
         for number, golden in enumerate(load_goldens(rubric), start=1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -41,8 +41,11 @@ class GoldenOutcome:
 
     @property
     def expected_answer(self) -> str:
-        """The expected verdict; on a pairwise golden, the expected winner."""
-        return self.golden.expected_winner or self.golden.expected
+        """The expected verdict; on a pairwise golden the expected winner, on a labels
+        rubric's the expected label."""
+        return (
+            self.golden.expected_winner or self.golden.expected_label or str(self.golden.expected)
+        )
 
     @property
     def answers(self) -> list[str]:
@@ -90,15 +93,21 @@ class RubricReport:
         (`expected_output`, ...), the judged winners (the expected one first), and errors."""
         cells = Counter(self.pairs)
         errors = sum(count for (_, answer), count in cells.items() if answer == "error")
-        if self.rubric.scale != "pairwise":
-            return {
-                "true_pass": cells["pass", "pass"],
-                "false_pass": cells["fail", "pass"],
-                "true_fail": cells["fail", "fail"],
-                "false_fail": cells["pass", "fail"],
-                "errors": errors,
+        expected = {answer for answer, _ in cells}
+        if self.rubric.scale == "labels":
+            labels = list(self.rubric.labels or {})
+            matrix = {
+                f"expected_{name}": {answer: cells[name, answer] for answer in labels}
+                for name in labels
+                if name in expected
             }
-        expected = {winner for winner, _ in cells}
+            return {
+                **matrix,
+                "errors": errors,
+                "verdicts": _verdict_counts(Counter(self.verdict_pairs)),
+            }
+        if self.rubric.scale != "pairwise":
+            return {**_verdict_counts(cells), "errors": errors}
         counts: dict[str, Any] = {
             f"expected_{winner}": {answer: cells[winner, answer] for answer in answers}
             for winner, answers in WINNER_ORDER.items()
@@ -178,6 +187,16 @@ class RubricReport:
             (outcome.expected_answer, answer)
             for outcome in self.outcomes
             for answer in outcome.answers
+        ]
+
+    @property
+    def verdict_pairs(self) -> list[Pair]:
+        """(expected, judged verdict) for every judgment: on a labels rubric, the pass-fail
+        summary beside its labels (a label's verdict by the rubric's map)."""
+        return [
+            (str(outcome.golden.expected), result.verdict)
+            for outcome in self.outcomes
+            for result in outcome.results
         ]
 
     @property
@@ -379,9 +398,22 @@ def golden_item(golden: Golden) -> Item:
     )
 
 
+def _verdict_counts(cells: Mapping[Pair, int]) -> dict[str, int]:
+    """True / false pass / fail among (expected, judged verdict) counts."""
+    return {
+        "true_pass": cells.get(("pass", "pass"), 0),
+        "false_pass": cells.get(("fail", "pass"), 0),
+        "true_fail": cells.get(("fail", "fail"), 0),
+        "false_fail": cells.get(("pass", "fail"), 0),
+    }
+
+
 def answer_of(golden: Golden, result: GradeResult) -> str:
-    """What a judgment of `golden` found: its verdict; on a pairwise golden, the winner."""
+    """What a judgment of `golden` found: its verdict; on a pairwise golden the winner, on a
+    labels rubric's golden the label."""
     pairwise = result.details.pairwise
+    if golden.expected_label is not None and result.verdict != "error":
+        return result.details.label or result.verdict
     if golden.expected_winner is None or result.verdict == "error":
         return result.verdict
     winner = pairwise.winner if pairwise is not None else None

@@ -87,21 +87,30 @@ def _rubric_results(report: RubricReport) -> list[GradeResult]:
 
 
 def counts_text(counts: dict[str, Any]) -> str:
-    """`RubricReport.counts` as text: true / false pass / fail, or on a pairwise rubric the
-    judged winners per expected winner; then judge errors."""
+    """`RubricReport.counts` as text: true / false pass / fail, or on a pairwise or labels
+    rubric the judged answers per expected one (a labels rubric's verdicts after them); then
+    judge errors."""
     if "true_pass" in counts:
-        return (
-            f"true pass {counts['true_pass']}, false pass {counts['false_pass']}, "
-            f"true fail {counts['true_fail']}, false fail {counts['false_fail']}, "
-            f"judge errors {counts['errors']}"
-        )
-    winners = [
-        f"{key.replace('_', ' ')}: got "
+        return f"{_verdicts_text(counts)}, judge errors {counts['errors']}"
+    answers = [
+        f"{key.replace('_', ' ', 1)}: got "
         + ", ".join(f"{answer} {count}" for answer, count in cell.items())
         for key, cell in counts.items()
-        if key != "errors"
+        if key.startswith("expected_")
     ]
-    return "; ".join([*winners, f"judge errors {counts['errors']}"])
+    text = "; ".join([*answers, f"judge errors {counts['errors']}"])
+    return (
+        f"{text}; by verdict: {_verdicts_text(counts['verdicts'])}"
+        if "verdicts" in counts
+        else text
+    )
+
+
+def _verdicts_text(counts: dict[str, Any]) -> str:
+    return (
+        f"true pass {counts['true_pass']}, false pass {counts['false_pass']}, "
+        f"true fail {counts['true_fail']}, false fail {counts['false_fail']}"
+    )
 
 
 def _outcome_lines(report: RubricReport, trials: int) -> list[str]:

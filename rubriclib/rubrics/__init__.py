@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.registry import project_rubrics_dir as project_rubrics_dir
     from rubriclib.rubrics.registry import rubric_from_prompt as rubric_from_prompt
     from rubriclib.rubrics.registry import scan_rubrics as scan_rubrics
+    from rubriclib.rubrics.rubric import LABEL_TOOL as LABEL_TOOL
     from rubriclib.rubrics.rubric import PAIRWISE_TOOL as PAIRWISE_TOOL
     from rubriclib.rubrics.rubric import SCORE_TOOL as SCORE_TOOL
     from rubriclib.rubrics.rubric import SEMVER as SEMVER
@@ -61,6 +62,7 @@ _HOMES = {
     "ChecklistItem": ".checklist",
     "Golden": ".golden",
     "ItemAnswer": ".checklist",
+    "LABEL_TOOL": ".rubric",
     "MAX_FILE_BYTES": ".reading",
     "PAIRWISE_TOOL": ".rubric",
     "RESERVED": ".output_fields",

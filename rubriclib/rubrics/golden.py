@@ -3,7 +3,8 @@ rubric's frontmatter or a goldens file, and the checks a golden needs its rubric
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -23,6 +24,10 @@ from rubriclib.rubrics.reading import load_yaml, read_text
 from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
 
 
+def _kebab(text: str) -> bool:
+    return re.fullmatch(NAME_PATTERN, text) is not None
+
+
 def _not_blank(quote: str) -> str:
     if not quote.strip():
         raise ValueError("must not be empty: a quote a judgment must cite")
@@ -35,7 +40,8 @@ Quote = Annotated[str, AfterValidator(_not_blank)]
 class Golden(BaseModel):
     """A worked example with the verdict a rubric must give it. A pairwise golden gives the
     `baseline` too and `expected_winner`; its `expected` follows from it (pass only when the
-    output wins) and may be left out."""
+    output wins) and may be left out. A labels rubric's golden says `expected: LABEL`, read
+    into `expected_label`; its `expected` verdict follows from the rubric's labels."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -48,7 +54,11 @@ class Golden(BaseModel):
     transcript: Transcript | None = None
     """An agent run, in any shape `read_transcript` reads."""
     baseline: str | None = None
-    expected: Literal["pass", "fail"]
+    expected: Literal["pass", "fail"] | None
+    """The verdict it must get; None only while a label's verdict is not yet known (a rubric's
+    goldens, and a goldens file read for a rubric, always have it)."""
+    expected_label: str | None = Field(default=None, pattern=NAME_PATTERN)
+    """On a labels rubric, the label it must get (written `expected: LABEL`)."""
     expected_winner: Literal["output", "baseline", "tie"] | None = None
     expected_score: int | None = Field(default=None, ge=1, le=5, strict=True)
     tags: list[str] = Field(default_factory=list)
@@ -60,8 +70,15 @@ class Golden(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _expected_from_winner(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "expected" not in data and "expected_winner" in data:
+        if not isinstance(data, dict):
+            return data
+        if "expected" not in data and "expected_winner" in data:
             return {**data, "expected": "pass" if data["expected_winner"] == "output" else "fail"}
+        expected = data.get("expected")
+        if isinstance(expected, str) and expected not in ("pass", "fail") and _kebab(expected):
+            return {**data, "expected": None, "expected_label": expected}
+        if "expected" in data and expected is None:  # `expected:` left empty is missing
+            return {key: value for key, value in data.items() if key != "expected"}
         return data
 
     @field_validator("transcript", mode="before")
@@ -131,6 +148,35 @@ def pairwise_golden_problems(
                         Problem(label, f"{where}.{name}", "applies only to scale pairwise")
                     )
     return problems
+
+
+def labelled_goldens(
+    goldens: Sequence[Golden],
+    labels: Mapping[str, str] | None,
+    label: str,
+    field: str = "goldens",
+) -> tuple[list[Golden], list[Problem]]:
+    """The goldens with the verdict each label means (`labels`: a labels rubric's), and a
+    problem for every golden whose expected answer does not fit the rubric: a label on a rubric
+    without labels, a verdict or an unknown label on one with them."""
+    kept: list[Golden] = []
+    problems = []
+    for index, golden in enumerate(goldens):
+        where, named = f"{field}[{index}].expected", golden.expected_label
+        if labels is None and named is not None:
+            problems.append(
+                Problem(
+                    label, where, f"{named!r} must be pass or fail (a label needs scale labels)"
+                )
+            )
+        elif labels is not None and named not in labels:
+            options = ", ".join(labels)
+            given = "a verdict" if named is None else repr(named)
+            problems.append(Problem(label, where, f"{given} is not a label: one of {options}"))
+        elif labels is not None and named is not None:
+            golden = golden.model_copy(update={"expected": labels[named]})
+        kept.append(golden)
+    return kept, problems
 
 
 def required_field_problems(

@@ -17,6 +17,7 @@ from rubriclib.errors import Problem, RubricError
 from rubriclib.rubrics.golden import (
     Golden,
     cites_problems,
+    labelled_goldens,
     pairwise_golden_problems,
     parse_goldens_file,
     required_field_problems,
@@ -169,10 +170,10 @@ def load_goldens(rubric: Rubric) -> list[Golden]:
     label = (
         f"builtin:goldens/{rubric.name}.yaml" if rubric.source.startswith("builtin:") else str(path)
     )
-    extra = parse_goldens_file(path, label)
+    extra, problems = labelled_goldens(parse_goldens_file(path, label), rubric.labels, label)
     goldens = list(rubric.goldens) + extra
     own = {golden.name for golden in rubric.goldens}  # the file's own: parse_goldens_file
-    problems = [
+    problems += [
         Problem(
             label,
             f"goldens[{index}].name",

@@ -25,6 +25,7 @@ from rubriclib.rubrics.golden import (
     Golden,
     cites_problems,
     duplicate_name_problems,
+    labelled_goldens,
     pairwise_golden_problems,
     required_field_problems,
 )
@@ -39,7 +40,7 @@ SEMVER = re.compile(
     re.ASCII,
 )
 """SemVer 2.0.0's own pattern (semver.org), so reading a rubric needs no semver import."""
-SCALES = ("pass-fail", "1-5", "pairwise")
+SCALES = ("pass-fail", "1-5", "pairwise", "labels")
 PASS_FAIL_TOOLS = ("set_grade_pass", "set_grade_fail")
 WAZA_TOOLS = ("set_waza_grade_pass", "set_waza_grade_fail")
 VERDICT_TOOL = "set_grade"
@@ -48,6 +49,8 @@ SCORE_TOOL = "set_grade_score"
 """The one tool of a 1-5 rubric (`reason`, `score`)."""
 PAIRWISE_TOOL = "set_pairwise_winner"
 """The one tool of a pairwise rubric (`reason`, `winner`: A, B or tie); waza's name for it."""
+LABEL_TOOL = "set_grade_label"
+"""The one tool of a labels rubric (`reason`, then `label`: one of the rubric's labels)."""
 RUN_RENDERING = 3
 """How `judging.prompt.agent_run` shows an agent run (blocks with ids, cut to fit): counted in the
 digest of a rubric that requires a transcript; raise it whenever that rendering changes."""
@@ -68,9 +71,12 @@ class _Frontmatter(BaseModel):
 
     name: str = Field(pattern=NAME_PATTERN)
     version: str
-    scale: Literal["pass-fail", "1-5", "pairwise"]
+    scale: Literal["pass-fail", "1-5", "pairwise", "labels"]
     description: str
     pass_threshold: int | None = Field(default=None, ge=1, le=5, strict=True)
+    labels: dict[str, Literal["pass", "fail"]] | None = None
+    """A labels rubric's labels, in order, each with the verdict it means: the judge answers
+    with one of them (`details.label`), and the verdict follows from this map."""
     requires: list[FieldName] = Field(default_factory=list)
     """Fields a judgment cannot go without: a row lacking one is an error, never judged. A
     pairwise rubric always requires `baseline` (added when the file does not list it)."""
@@ -129,8 +135,8 @@ class Rubric(_Frontmatter):
     @property
     def tool_names(self) -> tuple[str, str]:
         """The pass and fail tool names the judge is offered (waza's when the body names them);
-        on a pairwise rubric, its one tool twice."""
-        scale = "pairwise" if self.scale == "pairwise" else "pass-fail"
+        on a pairwise or labels rubric, its one tool twice."""
+        scale = self.scale if self.scale in ("pairwise", "labels") else "pass-fail"
         names = verdict_tool_names(scale, self.body)
         return names[0], names[-1]
 
@@ -167,7 +173,7 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         fields = valid_parts(_Frontmatter, data)
     found = {problem.field for problem in problems}
     fields, checks = _checked_fields(fields, label, "checklist" in data)
-    problems.extend(check for check in checks if check.field not in found)
+    problems.extend(check for check in checks if not _reported(check.field, found))
     problems.extend(_body_problems(fields, body, label))
     if problems:
         raise RubricError(_placed(problems, header, label))
@@ -187,6 +193,7 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
             fields.checklist,
             fields.citations,
             fields.output,
+            fields.labels,
         ),
     )
 
@@ -204,6 +211,10 @@ def _checked_fields(
     )
     if fields.scale == "pairwise" and "baseline" not in fields.requires:
         fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
+    if fields.scale != "labels" or fields.labels is not None:  # else labels' own problem
+        goldens, label_checks = labelled_goldens(fields.goldens, fields.labels, label)
+        fields = fields.model_copy(update={"goldens": goldens})
+        checks.extend(label_checks)
     checks.extend(required_field_problems(fields.goldens, fields.requires, label))
     checks.extend(cites_problems(fields.goldens, fields.citations, label))
     if fields.output is not None and fields.scale == "pairwise":
@@ -212,6 +223,12 @@ def _checked_fields(
     elif fields.output is not None:
         checks.extend(output_problems(fields.output, label))
     return fields, checks
+
+
+def _reported(field: str, found: set[str]) -> bool:
+    """Whether pydantic already reported `field` or a part of it (`labels.b` for `labels`),
+    so a check across the fields need not say more of it."""
+    return any(seen == field or seen.startswith((f"{field}.", f"{field}[")) for seen in found)
 
 
 def _body_problems(fields: _Frontmatter, body: str, label: str) -> list[Problem]:
@@ -244,10 +261,9 @@ def _placed(problems: list[Problem], header: str, label: str) -> list[Problem]:
 
 def verdict_tool_names(scale: str, body: str) -> tuple[str, ...]:
     """The tools a verdict can be given through: waza's pair when the body names them."""
-    if scale == "1-5":
-        return (SCORE_TOOL,)
-    if scale == "pairwise":
-        return (PAIRWISE_TOOL,)
+    one = {"1-5": SCORE_TOOL, "pairwise": PAIRWISE_TOOL, "labels": LABEL_TOOL}
+    if scale in one:
+        return (one[scale],)
     return WAZA_TOOLS if WAZA_TOOLS[0] in body else PASS_FAIL_TOOLS
 
 
@@ -259,14 +275,15 @@ def judged_digest(
     checklist: Sequence[ChecklistItem] = (),
     citations: str = "optional",
     output: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> str:
     """sha256 hex of what decides a verdict, as canonical JSON: the scale, the pass threshold,
     the required fields, the verdict tool names, the body and, when there is one, the
     checklist (each item's `ChecklistItem.judged`, in order; a rubric without one has no
     `checklist` key, so its digest is the one it had before checklists existed) and, when it
     requires a transcript, how runs are rendered (`RUN_RENDERING`), and the citation policy
-    unless it is the default `optional`, and the `output` fields' schemas when there are any
-    (so older digests stay valid). Goldens, the
+    unless it is the default `optional`, the `output` fields' schemas and the labels with their
+    verdicts when there are any (so older digests stay valid). Goldens, the
     description and how the YAML is written do not count; any change to the judged text does."""
     judged: dict[str, Any] = {
         "scale": scale,
@@ -283,6 +300,8 @@ def judged_digest(
         judged["citations"] = citations
     if output:  # as written: the fields' order is the order a judge fills them in
         judged["output"] = json.dumps(output, ensure_ascii=False)
+    if labels:  # in order, as the tool's enum offers them
+        judged["labels"] = list(labels.items())
     text = json.dumps(judged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -308,7 +327,7 @@ def _split_frontmatter(text: str, label: str) -> tuple[str, str]:
 
 
 def _scale_problems(fields: _Frontmatter, label: str) -> list[Problem]:
-    problems = []
+    problems = _labels_problems(fields, label)
     if fields.scale == "1-5" and fields.pass_threshold is None:
         problems.append(
             Problem(label, "pass_threshold", "is required for scale 1-5 (an integer 1 to 5)")
@@ -335,4 +354,26 @@ def _scale_problems(fields: _Frontmatter, label: str) -> list[Problem]:
                         f"at pass_threshold {fields.pass_threshold}",
                     )
                 )
+    return problems
+
+
+def _labels_problems(fields: _Frontmatter, label: str) -> list[Problem]:
+    """A labels rubric's labels: at least two, kebab-case, at least one passing and one
+    failing; no other scale has them."""
+    if fields.scale != "labels":
+        return [Problem(label, "labels", "applies only to scale labels")] if fields.labels else []
+    if fields.labels is None:
+        example = "{resolved: pass, not-resolved: fail}"
+        return [Problem(label, "labels", f"is required for scale labels, e.g. {example}")]
+    problems = [
+        Problem(label, f"labels.{name}", "a label is kebab-case (lowercase, digits, hyphens)")
+        for name in fields.labels
+        if not re.fullmatch(NAME_PATTERN, name)
+    ]
+    if len(fields.labels) < 2:
+        problems.append(Problem(label, "labels", "must name at least two labels"))
+    elif set(fields.labels.values()) != {"pass", "fail"}:
+        problems.append(
+            Problem(label, "labels", "needs at least one label that passes and one that fails")
+        )
     return problems

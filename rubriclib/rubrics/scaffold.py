@@ -14,6 +14,7 @@ from rubriclib.files import write_new
 from rubriclib.rubrics.golden import Golden
 from rubriclib.rubrics.registry import load_goldens, load_rubric
 from rubriclib.rubrics.rubric import (
+    LABEL_TOOL,
     PAIRWISE_TOOL,
     PASS_FAIL_TOOLS,
     SCORE_TOOL,
@@ -41,6 +42,18 @@ SCORE_VERDICT = """\
 ## Verdict
 The verdict is the integer score (1 to 5), with a one-line reason naming what kept the score
 from being higher."""
+
+LABELS = {"good": "pass", "needs-work": "fail", "bad": "fail"}
+"""The labels `rubriclib new --scale labels` starts from, for the author to rename."""
+
+LABELS_VERDICT = """\
+## Labels
+- **good**: <when the output earns this label>
+- **needs-work**: <when the output earns this label>
+- **bad**: <when the output earns this label>
+
+## Verdict
+The verdict is the one label that fits best, with a one-line reason naming what decided it."""
 
 SKELETON = """\
 # {title}
@@ -87,6 +100,8 @@ def new_rubric(
         header["description"] = description or source.description
         if source.pass_threshold is not None:
             header["pass_threshold"] = source.pass_threshold
+        if source.labels is not None:
+            header["labels"] = dict(source.labels)
         if source.requires:
             header["requires"] = list(source.requires)
         if source.checklist:
@@ -99,15 +114,18 @@ def new_rubric(
         header["description"] = description or f"<one line: what {name} judges>"
         if scale == "1-5":
             header["pass_threshold"] = 4
+        if scale == "labels":
+            header["labels"] = dict(LABELS)
         goldens = _placeholder_goldens(scale)
         title = name.replace("-", " ").capitalize()
-        verdict = SCORE_VERDICT if scale == "1-5" else PASS_FAIL_VERDICT
+        verdicts = {"1-5": SCORE_VERDICT, "labels": LABELS_VERDICT}
+        verdict = verdicts.get(scale, PASS_FAIL_VERDICT)
         body = SKELETON.format(title=title, verdict=verdict)
     if checklist and "checklist" not in header:
         if from_ref is None:
             header["requires"] = ["input"]  # what the example items need; the goldens have it
         header["checklist"] = _example_checklist(header["scale"], header.get("requires", []))
-    header["goldens"] = [golden.model_dump(exclude_defaults=True) for golden in goldens]
+    header["goldens"] = [_as_written(golden) for golden in goldens]
     frontmatter = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
     text = f"---\n{frontmatter}---\n{body.rstrip()}\n"
     absolute = Path(os.path.abspath(path))
@@ -147,8 +165,29 @@ def _example_checklist(scale: str, requires: list[str]) -> list[dict[str, Any]]:
     return items
 
 
+def _as_written(golden: Golden) -> dict[str, Any]:
+    """A golden as a rubric file holds it: a label's golden says `expected: LABEL`."""
+    written = golden.model_dump(exclude_defaults=True)
+    if golden.expected_label is not None:
+        written["expected"] = written.pop("expected_label")
+    return written
+
+
 def _placeholder_goldens(scale: str) -> list[Golden]:
     stub = "PLACEHOLDER: replace with a real {} example and say why in `why`."
+    if scale == "labels":
+        return [
+            Golden(
+                name=f"example-{name}",
+                input="PLACEHOLDER: the task the candidate was given.",
+                output=f"PLACEHOLDER: an output labelled {name}.",
+                expected=verdict,  # type: ignore[arg-type]
+                expected_label=name,
+                tags=["placeholder"],
+                why=stub.format(name),
+            )
+            for name, verdict in LABELS.items()
+        ]
     scores = {"pass": 5, "fail": 1} if scale == "1-5" else {"pass": None, "fail": None}
     return [
         Golden(
@@ -167,12 +206,12 @@ def _placeholder_goldens(scale: str) -> list[Golden]:
 _UNFINISHED = re.compile(
     r"PLACEHOLDER|<one line: what|<the quality this rubric checks>|<what the judge "
     r"|<(?:first|second) check>|\*\*<failure kind>\*\*|<(?:fully meets|meets them with"
-    r"|partly meets|mostly misses|does not meet them)"
+    r"|partly meets|mostly misses|does not meet them|when the output earns this label)"
 )
 """The text `rubriclib new` leaves for the author to replace."""
 ALL_VERDICT_TOOLS = re.compile(
     r"\b(?:"
-    + "|".join((*PASS_FAIL_TOOLS, *WAZA_TOOLS, VERDICT_TOOL, SCORE_TOOL, PAIRWISE_TOOL))
+    + "|".join((*PASS_FAIL_TOOLS, *WAZA_TOOLS, VERDICT_TOOL, SCORE_TOOL, PAIRWISE_TOOL, LABEL_TOOL))
     + r")\b"
 )
 
@@ -192,10 +231,10 @@ def strict_problems(rubric: Rubric, goldens: list[Golden]) -> list[Problem]:
     for field, text in texts.items():
         if _UNFINISHED.search(text):
             problems.append(Problem(label, field, "still holds scaffold placeholder text"))
-    expected = {golden.expected for golden in goldens}
-    for verdict in ("pass", "fail"):
-        if verdict not in expected:
-            problems.append(Problem(label, "goldens", f"no golden expects {verdict}"))
+    expected = {golden.expected_label or golden.expected for golden in goldens}
+    for answer in rubric.labels or ("pass", "fail"):
+        if answer not in expected:
+            problems.append(Problem(label, "goldens", f"no golden expects {answer}"))
     for tool in foreign_tools(rubric):
         problems.append(
             Problem(

@@ -108,7 +108,7 @@ def test_validate_exit_codes(runner: CliRunner, write_file: Callable[..., Path])
     assert {
         "source": f"{bad}:4",
         "field": "scale",
-        "message": "'ternary' is not allowed; input should be 'pass-fail', '1-5' or 'pairwise'",
+        "message": "'ternary' is not allowed; input should be 'pass-fail', '1-5', 'pairwise' or 'labels'",
     } in entries[1]["problems"]
 
 

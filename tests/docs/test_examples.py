@@ -163,6 +163,11 @@ def sandbox_judge(body: dict[str, Any]) -> Reply:
         return tool_reply("set_grade_score", arguments | {"score": golden.get("expected_score", 5)})
     if "set_pairwise_winner" in tools:
         return tool_reply("set_pairwise_winner", arguments | {"winner": "tie"})
+    if "set_grade_label" in tools:  # the golden's label, else the first one offered
+        offered = body["tools"][0]["function"]["parameters"]["properties"]["label"]["enum"]
+        return tool_reply(
+            "set_grade_label", arguments | {"label": golden.get("expected", offered[0])}
+        )
     verdict = golden.get("expected", "pass")
     name = f"set_grade_{verdict}" if f"set_grade_{verdict}" in tools else tools[0]
     extra = {"verdict": verdict} if name == "set_grade" else {}

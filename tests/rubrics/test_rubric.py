@@ -76,7 +76,8 @@ def test_name_must_be_kebab_case(write_file: Callable[..., Path], name: str) -> 
 def test_scale_must_be_known(write_file: Callable[..., Path]) -> None:
     [problem] = problems_of(write_file("s.md", with_header(BASE.replace("pass-fail", "1-10"))))
     assert (
-        "scale: '1-10' is not allowed" in problem and "'pass-fail', '1-5' or 'pairwise'" in problem
+        "scale: '1-10' is not allowed" in problem
+        and "'pass-fail', '1-5', 'pairwise' or 'labels'" in problem
     )
 
 
@@ -141,7 +142,7 @@ def test_golden_rules(write_file: Callable[..., Path]) -> None:
 """
     problems = problems_of(write_file("g.md", with_header(BASE + goldens)))
     text = "\n".join(problems)
-    assert "goldens[0].expected: 'maybe' is not allowed" in text
+    assert "goldens[0].expected: 'maybe' must be pass or fail (a label needs scale labels)" in text
     assert "goldens[2].output: is required" in text
     assert "goldens[3].expectd: unknown key; did you mean 'expected'?" in text
     assert "goldens[4].output: input should be a valid string, not int" in text
@@ -432,9 +433,9 @@ goldens:
     assert problems_of(path) == [  # in file order; a missing key (no line) first
         f"{path}: pass_threshold: is required for scale 1-5 (an integer 1 to 5)",
         f"{path}:6: colour: unknown key; known keys: name, version, scale, description, "
-        "pass_threshold, requires, checklist, citations, output, goldens",
-        f"{path}:9: goldens[1].expected: 'maybe' is not allowed; input should be 'pass' or 'fail'",
+        "pass_threshold, labels, requires, checklist, citations, output, goldens",
         f"{path}:9: goldens[1].name: duplicate golden name 'a'",
+        f"{path}:9: goldens[1].expected: 'maybe' must be pass or fail (a label needs scale labels)",
         f"{path}:10: goldens[2].name: duplicate golden name 'a'",
     ]
 

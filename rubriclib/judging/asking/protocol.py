@@ -19,7 +19,7 @@ from rubriclib.judging.asking.reply import (
     unsupported,
 )
 from rubriclib.judging.asking.request import Mode, request_body, sampling, tool_mode
-from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
+from rubriclib.rubrics import LABEL_TOOL, PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
 
 def citation_turn(reply: Any, what: str = "verdict") -> list[dict[str, Any]]:
@@ -38,6 +38,8 @@ def corrective_turn(reply: Any, rubric: Rubric, mode: Mode) -> list[dict[str, An
     so a judge has nothing to copy into its reason and no hint that something failed."""
     if rubric.scale == "1-5":
         ask = f"call `{SCORE_TOOL}` with a short `reason` and an integer `score` from 1 to 5"
+    elif rubric.scale == "labels":
+        ask = f"call `{LABEL_TOOL}` with a short `reason` and `label`: one of {_labels(rubric)}"
     elif rubric.scale == "pairwise":
         ask = (
             f"call `{PAIRWISE_TOOL}` with a short `reason` and `winner` A if Response A better "
@@ -66,6 +68,10 @@ def fields_turn(reply: Any, broken: BrokenFields) -> list[dict[str, Any]]:
         "Please give your verdict again as one tool call. These output fields did not fit "
         f"their schema:\n{listed}",
     )
+
+
+def _labels(rubric: Rubric) -> str:
+    return ", ".join(rubric.labels or {})
 
 
 def ask_again(reply: Any, ask: str) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from rubriclib.judging.asking.request import POSITIONS, Mode, Position, verdict_tools
 from rubriclib.judging.citations import checked_citations, verified
 from rubriclib.rubrics import (
+    LABEL_TOOL,
     PAIRWISE_TOOL,
     RESERVED,
     SCORE_TOOL,
@@ -48,6 +49,8 @@ class JudgeVerdict:
     citations: list[dict[str, Any]] = field(default_factory=list)
     """The judge's citations, each checked against the blocks it was shown
     (`citations.checked_citations`)."""
+    label: str | None = None
+    """A labels rubric's label (its `verdict` is the one the rubric's labels map it to)."""
     output: dict[str, Any] | None = None
     """The rubric's `output` fields as the judge filled them in, checked against their schema
     (the citations of a field's object checked too); None when the rubric has none."""
@@ -60,10 +63,11 @@ class JudgeVerdict:
         p = {"p": self.p} if self.p is not None else {}
         return {"answer": self.answer} | p | self.answer_details
 
-    def filled(self) -> dict[str, Any]:
-        """`{"output": {...}}` for a result's details, or nothing when the rubric has no
-        output fields."""
-        return {"output": self.output} if self.output is not None else {}
+    def rubric_details(self) -> dict[str, Any]:
+        """What a result's details keep beside the verdict: the label of a labels rubric and
+        the output fields of a rubric that has them (nothing for others)."""
+        kept = {"label": self.label, "output": self.output}
+        return {key: value for key, value in kept.items() if value is not None}
 
     def cited(self) -> dict[str, Any]:
         """`{"citations": [...]}` for a result's details, or nothing when none were given."""
@@ -152,6 +156,12 @@ def _verdict_of(
         if winner not in POSITIONS:
             return f"{name} was called with winner {winner!r}, not 'A', 'B' or 'tie'"
         return JudgeVerdict("pass" if winner == "A" else "fail", reason, winner=winner)
+    if name == LABEL_TOOL:
+        label = arguments.get("label")
+        labels = rubric.labels or {}
+        if not isinstance(label, str) or label not in labels:
+            return f"{name} was called with label {label!r}, not one of {', '.join(labels)}"
+        return JudgeVerdict(labels[label], reason, label=label)
     if name == VERDICT_TOOL:
         verdict = arguments.get("verdict")
         if verdict not in ("pass", "fail"):

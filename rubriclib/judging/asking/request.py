@@ -8,8 +8,10 @@ Three ways to force the verdict through a tool call, tried in this order for eac
   `tool_choice="required"`.
 - `named`: one verdict tool named in `tool_choice`: `set_grade` (`reason`, then `verdict` pass or
   fail) for pass-fail rubrics, `set_grade_score` (`reason`, then `score`) for 1-5 rubrics,
-  `set_pairwise_winner` (`reason`, then `winner` A, B or tie) for pairwise rubrics. 1-5 and
-  pairwise rubrics start here; pass-fail rubrics come here when an endpoint refuses `required`.
+  `set_pairwise_winner` (`reason`, then `winner` A, B or tie) for pairwise rubrics,
+  `set_grade_label` (`reason`, then `label`, one of the rubric's) for labels rubrics. 1-5,
+  pairwise and labels rubrics start here; pass-fail rubrics come here when an endpoint
+  refuses `required`.
 - `auto`: the rubric's own tools with `tool_choice="auto"`, only where a named choice is refused
   too.
 """
@@ -23,7 +25,14 @@ from typing import Any, Literal
 from rubriclib.judging.citations import ASKED_CITATIONS, ASKED_QUOTE
 from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
 from rubriclib.judging.prompt.render import system_message
-from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric, required_fields
+from rubriclib.rubrics import (
+    LABEL_TOOL,
+    PAIRWISE_TOOL,
+    SCORE_TOOL,
+    VERDICT_TOOL,
+    Rubric,
+    required_fields,
+)
 
 Mode = Literal["required", "named", "auto", "text"]
 Position = Literal["A", "B", "tie"]
@@ -55,6 +64,9 @@ def verdict_tools(rubric: Rubric, mode: Mode) -> list[dict[str, Any]]:
     if rubric.scale == "1-5":
         score = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
         return [_verdict_tool(SCORE_TOOL, reason | {"score": score}, rubric)]
+    if rubric.scale == "labels":
+        label = {"type": "string", "enum": list(rubric.labels or {})}
+        return [_verdict_tool(LABEL_TOOL, reason | {"label": label}, rubric)]
     if mode == "named":
         verdict = {"type": "string", "enum": ["pass", "fail"]}
         return [_verdict_tool(VERDICT_TOOL, reason | {"verdict": verdict}, rubric)]
@@ -104,7 +116,7 @@ def citation_argument(policy: str) -> dict[str, Any]:
 def tool_choice(rubric: Rubric, mode: Mode) -> str | dict[str, Any]:
     """The `tool_choice` value that goes with `mode`."""
     if mode == "named":
-        names = {"1-5": SCORE_TOOL, "pairwise": PAIRWISE_TOOL}
+        names = {"1-5": SCORE_TOOL, "pairwise": PAIRWISE_TOOL, "labels": LABEL_TOOL}
         name = names.get(rubric.scale, VERDICT_TOOL)
         return {"type": "function", "function": {"name": name}}
     return mode

@@ -190,7 +190,7 @@ class Judgment:
         result = self.finish(
             verdict.verdict, verdict.reason, verdict.raw_score, verdict.winner, verdict.citations
         )
-        return with_details(result, **verdict.item_details(), **verdict.filled())
+        return with_details(result, **verdict.item_details(), **verdict.rubric_details())
 
     def finish(
         self,

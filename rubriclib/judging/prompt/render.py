@@ -230,9 +230,12 @@ def system_message(rubric: Rubric, mode: str | None = None) -> str:
     offered in tool `mode` (`request.Mode`; None: the rubric's own tools, which the first mode
     tried offers). A pass-fail rubric is offered its own two tools, or in `named` mode the one
     tool `set_grade`; 1-5 and pairwise rubrics their one tool in every mode."""
-    from rubriclib.rubrics import PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL
+    from rubriclib.rubrics import LABEL_TOOL, PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL
 
-    if rubric.scale == "pairwise":
+    if rubric.scale == "labels":
+        labels = ", ".join(rubric.labels or {})
+        verdict = f"a call to `{LABEL_TOOL}`, reason first, then the label: one of {labels}"
+    elif rubric.scale == "pairwise":
         verdict = f"a call to `{PAIRWISE_TOOL}`, reason first, then the winner: A, B or tie"
     elif rubric.scale == "1-5":
         verdict = f"a call to `{SCORE_TOOL}`, reason first, then the score"

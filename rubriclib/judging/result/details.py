@@ -212,6 +212,8 @@ class Votes(Block):
     scores: list[int | None] | None = None
     citations: list[list[Citation]] | None = None
     winners: list[Winner | None] | None = None
+    labels: list[str | None] | None = None
+    """Each vote's label, on a labels rubric."""
     outputs: list[dict[str, Any] | None] | None = None
     """Each vote's output fields, on a rubric that has them."""
 
@@ -228,6 +230,7 @@ class PanelMember(Block):
     score: float | None
     raw_score: int | None = None
     winner: Winner | None = None
+    label: str | None = None
     votes: Votes | None = None
     citations: list[Citation] | None = None
     output: dict[str, Any] | None = None
@@ -287,6 +290,8 @@ class Details(Block):
     judge: JudgeInfo
     raw_score: int | None = None
     """The judge's score on a 1-5 rubric."""
+    label: str | None = None
+    """The judge's label on a labels rubric (the verdict follows from the rubric's labels)."""
     winner: Position | None = None
     """One pairwise order's answer (A, B or tie), before the two orders are combined."""
     citations: list[Citation] | None = None
