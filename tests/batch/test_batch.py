@@ -686,3 +686,63 @@ def test_a_batch_file_keeps_each_verdict_s_checked_citations(
         first, second = line["result"]["details"]["citations"]
         assert first["status"] == "verified" and first["quote"].startswith("verdict:")
         assert second == {"block": "output", "quote": "invented", "status": "unverified"}
+
+
+TRIAGE = """\
+---
+name: triage
+version: 1.0.0
+scale: labels
+description: Whether a support reply resolves the ticket.
+labels: {resolved: pass, partly-resolved: fail, not-resolved: fail}
+output:
+  severity: {type: string, enum: [low, high]}
+---
+# Triage
+
+Label the reply and say how severe its worst problem is.
+"""
+
+
+def triage_judge(body: dict[str, Any]) -> Reply:
+    """The label the output names (`label:NAME`), a severity by it."""
+    label = body["messages"][1]["content"].split("label:", 1)[1].split()[0]
+    severity = "low" if label == "resolved" else "high"
+    arguments = {"reason": "scripted", "label": label, "severity": severity}
+    return tool_reply("set_grade_label", arguments)
+
+
+def test_prepare_then_collect_keeps_labels_and_output_fields(
+    library: Path, write_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    (library / "triage.md").write_text(TRIAGE)
+    rows = [
+        {"id": "a", "output": "label:resolved Sent."},
+        {"id": "b", "output": "label:not-resolved No."},
+    ]
+    write_file("rows.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    eval_path = write_file("eval.yaml", EVAL.replace("rubric: keywords", "rubric: triage"))
+    to, output, results = tmp_path / "req.jsonl", tmp_path / "out.jsonl", tmp_path / "res.jsonl"
+    assert cli("batch", "prepare", str(eval_path), "--to", str(to), "--no-cache").exit_code == 0
+    [tool] = lines_of(to)[0]["body"]["tools"]
+    assert list(tool["function"]["parameters"]["properties"]) == [
+        "reason",
+        "citations",
+        "severity",
+        "label",
+    ]
+    output.write_text(answer_lines(lines_of(to), triage_judge))
+    ran = cli(
+        "batch", "collect", str(eval_path), "--from", str(output), "--out", str(results),
+        "--no-cache",
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    details = {line["row"]: line["result"]["details"] for line in lines_of(results)}
+    assert {row: (d["label"], d["output"]["severity"]) for row, d in details.items()} == {
+        "a": ("resolved", "low"),
+        "b": ("not-resolved", "high"),
+    }
+    assert {line["row"]: line["verdict"] for line in lines_of(results)} == {
+        "a": "pass",
+        "b": "fail",
+    }
