@@ -212,3 +212,52 @@ def test_an_agent_run_that_reuses_call_ids_is_judged_whole(server_url: str) -> N
     assert result.details["transcript"] == {
         "shape": "openai-chat", "messages": 14, "max_prompt_tokens": 128_000, "cut": []
     }  # fmt: skip
+
+
+TRIAGE = """\
+---
+name: triage
+version: 1.0.0
+scale: labels
+description: Whether a support reply resolves the customer's ticket.
+requires: [input]
+labels: {resolved: pass, partly-resolved: fail, not-resolved: fail}
+output:
+  severity: {type: string, enum: [low, medium, high]}
+  issues:
+    type: array
+    maxItems: 2
+    items:
+      type: object
+      properties:
+        kind: {type: string, enum: [policy, accuracy, tone]}
+      required: [kind]
+---
+# Triage
+
+Label the reply to the ticket in {input}, say how severe its worst problem is, and list its
+problems.
+"""
+
+
+def test_a_labels_rubric_with_output_fields_through_the_real_server(
+    server_url: str, tmp_path: Path
+) -> None:
+    """The server constrains the named label tool's arguments by its schema (the label enum,
+    the output fields), so the tiny model's answer is a label and fields that fit, or an
+    error that says why: never a verdict with fields that break the schema."""
+    from rubriclib.rubrics.output_fields import value_problems
+
+    path = tmp_path / "triage.md"
+    path.write_text(TRIAGE)
+    rubric = load_rubric(str(path))
+    judge = Judge(model="smollm2-135m", base_url=server_url, timeout=120)
+    result = judge.grade(rubric, "We cannot refund you.", input="Where is my refund?")
+    assert result.verdict in ("pass", "fail", "error") and result.reason.strip()
+    if result.verdict == "error":  # a reply that broke the schema twice: an error naming it
+        assert "no valid verdict after a corrective turn" in result.reason, result.reason
+        return
+    assert result.details.label in ("resolved", "partly-resolved", "not-resolved")
+    assert result.verdict == (rubric.labels or {})[result.details.label]
+    assert result.details.output is not None
+    assert value_problems(rubric.output or {}, result.details.output) == []

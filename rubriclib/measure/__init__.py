@@ -33,10 +33,10 @@ if TYPE_CHECKING:
     from rubriclib.measure.calibration import load_labels as load_labels
     from rubriclib.measure.calibration import run_calibration as run_calibration
     from rubriclib.measure.citations import CitationCounts as CitationCounts
-    from rubriclib.measure.goldens import GoldenOutcome as GoldenOutcome
-    from rubriclib.measure.goldens import RubricReport as RubricReport
+    from rubriclib.measure.golden_stats import GoldenOutcome as GoldenOutcome
+    from rubriclib.measure.golden_stats import RubricReport as RubricReport
+    from rubriclib.measure.golden_stats import answer_of as answer_of
     from rubriclib.measure.goldens import RunReport as RunReport
-    from rubriclib.measure.goldens import answer_of as answer_of
     from rubriclib.measure.goldens import plan_run as plan_run
     from rubriclib.measure.goldens import run_goldens as run_goldens
     from rubriclib.measure.output_summary import summarise_outputs as summarise_outputs
@@ -48,15 +48,15 @@ _HOMES = {
     "CONFIDENCE": ".agreement",
     "Calibration": ".calibration",
     "CitationCounts": ".citations",
-    "GoldenOutcome": ".goldens",
+    "GoldenOutcome": ".golden_stats",
     "Interval": ".agreement",
     "Judged": ".calibration",
     "LabelledRow": ".calibration",
     "RESAMPLES": ".agreement",
-    "RubricReport": ".goldens",
+    "RubricReport": ".golden_stats",
     "RunReport": ".goldens",
     "SEED": ".agreement",
-    "answer_of": ".goldens",
+    "answer_of": ".golden_stats",
     "calibration_evidence": ".profiles",
     "cross_validated": ".profiles",
     "golden_rows": ".calibration",

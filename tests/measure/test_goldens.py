@@ -17,7 +17,8 @@ from rubriclib import Golden, GradeResult, Rubric, RubricError, load_rubric
 from rubriclib.cli import main
 from rubriclib.item import Item
 from rubriclib.judging.result import judge_details, make_result, pairwise_result, with_details
-from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport, plan_run, run_goldens
+from rubriclib.measure.golden_stats import GoldenOutcome, RubricReport
+from rubriclib.measure.goldens import RunReport, plan_run, run_goldens
 from rubriclib.reports.goldens import format_table
 
 

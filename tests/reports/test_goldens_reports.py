@@ -16,7 +16,8 @@ import rubriclib
 from rubriclib import Golden, GradeResult, Rubric
 from rubriclib.judging.engine import RunInfo
 from rubriclib.judging.result import judge_details, make_result
-from rubriclib.measure.goldens import GoldenOutcome, RubricReport, RunReport
+from rubriclib.measure.golden_stats import GoldenOutcome, RubricReport
+from rubriclib.measure.goldens import RunReport
 from rubriclib.reports.goldens import (
     GOLDENS_FORMATTERS,
     format_json,

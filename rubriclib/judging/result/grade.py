@@ -232,4 +232,6 @@ def with_winner(result: GradeResult, winner: str | None) -> GradeResult:
 def with_details(result: GradeResult, **more: Any) -> GradeResult:
     """`result` with `more` added to its details (a pairwise block, a vote tally, a panel's
     judges, a pairwise order's winner), validated: an unknown key is an error."""
+    if not more:
+        return result
     return result.model_copy(update={"details": result.details.adding(**more)})
