@@ -51,4 +51,3 @@ _HOMES = {
     "write_requests": ".files",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)
-# (end of the face)

@@ -68,4 +68,3 @@ _HOMES = {
     "run_eval": ".run",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)
-# (end of the face)

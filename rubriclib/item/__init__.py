@@ -183,4 +183,3 @@ _HOMES = {
     "unanswered": ".transcript",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)
-# (end of the face)

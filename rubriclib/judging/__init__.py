@@ -127,4 +127,3 @@ _HOMES = {
     "too_large": ".asking.request",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)
-# (end of the face)

@@ -70,4 +70,3 @@ _HOMES = {
     "wilson_interval": ".agreement",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)
-# (end of the face)

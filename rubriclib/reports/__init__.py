@@ -46,4 +46,3 @@ _HOMES = {
     "messages_from": ".pages",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)
-# (end of the face)

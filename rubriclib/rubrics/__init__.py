@@ -99,4 +99,3 @@ _HOMES = {
     "write_lock": ".lockfile",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)
-# (end of the face)
