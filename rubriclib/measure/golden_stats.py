@@ -53,12 +53,24 @@ class GoldenOutcome:
         verified = verified_citations(result)
         return [quote for quote in self.golden.cites if not cite_matches(quote, verified)]
 
+    def unmatched(self, result: GradeResult) -> list[str]:
+        """The golden's `expected_output` fields `result` gave another value (or none) for,
+        each as `field: expected X, got Y`."""
+        expected, given = self.golden.expected_output or {}, result.details.output or {}
+        return [
+            f"{name}: expected {value!r}, got {given.get(name)!r}"
+            for name, value in expected.items()
+            if given.get(name) != value or type(given.get(name)) is not type(value)
+        ]
+
     @property
     def met(self) -> list[bool]:
-        """Per judgment: it gave the expected verdict (pairwise: winner) and cited every quote
-        of the golden's `cites`."""
+        """Per judgment: it gave the expected verdict (pairwise: winner; labels: label), cited
+        every quote of the golden's `cites` and gave its `expected_output`."""
         return [
-            answer == self.expected_answer and not self.uncited(result)
+            answer == self.expected_answer
+            and not self.uncited(result)
+            and not self.unmatched(result)
             for result, answer in zip(self.results, self.answers, strict=True)
         ]
 
@@ -125,15 +137,32 @@ class RubricReport:
         """Judgments that gave the golden's verdict (pairwise: winner) but missed a quote of
         its `cites` (counted in `misses`; accuracy and kappa measure verdicts alone)."""
         return sum(
-            answer == outcome.expected_answer and not met
+            answer == outcome.expected_answer and bool(outcome.uncited(result))
             for outcome in self.outcomes
-            for answer, met in zip(outcome.answers, outcome.met, strict=True)
+            for result, answer in zip(outcome.results, outcome.answers, strict=True)
+        )
+
+    @property
+    def unmatched(self) -> int:
+        """Judgments that gave the golden's verdict and cites but another value for one of its
+        `expected_output` fields (counted in `misses`)."""
+        return sum(
+            answer == outcome.expected_answer
+            and not outcome.uncited(result)
+            and bool(outcome.unmatched(result))
+            for outcome in self.outcomes
+            for result, answer in zip(outcome.results, outcome.answers, strict=True)
         )
 
     @property
     def asks_cites(self) -> bool:
         """Some golden of the rubric lists `cites`."""
         return any(outcome.golden.cites for outcome in self.outcomes)
+
+    @property
+    def asks_output(self) -> bool:
+        """Some golden of the rubric lists `expected_output`."""
+        return any(outcome.golden.expected_output for outcome in self.outcomes)
 
     @cached_property
     def citations(self) -> CitationCounts:

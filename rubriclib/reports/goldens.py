@@ -70,6 +70,8 @@ def _summary_line(report: RubricReport) -> str:
     )
     if report.asks_cites:
         summary += f", missed cites {report.uncited}"
+    if report.asks_output:
+        summary += f", missed output fields {report.unmatched}"
     if cited := citations_text(report.citations):
         summary += f"  citations {cited}"
     if report.score_pairs:
@@ -142,7 +144,9 @@ def _miss_text(outcome: GoldenOutcome) -> str:
     )
     if answer != outcome.expected_answer:
         return one_line(result.reason, _REASON_WIDTH)
-    return f"not cited: {quotes_text(outcome.uncited(result), _QUOTE_WIDTH)}"
+    if uncited := outcome.uncited(result):
+        return f"not cited: {quotes_text(uncited, _QUOTE_WIDTH)}"
+    return one_line(f"output fields: {'; '.join(outcome.unmatched(result))}", _REASON_WIDTH)
 
 
 def goldens_last_line(run: RunReport) -> str:
@@ -200,6 +204,7 @@ def _golden_json(outcome: GoldenOutcome) -> dict[str, Any]:
         "agreed": outcome.agreed,
         "met": outcome.met,
         "uncited": [outcome.uncited(result) for result in outcome.results],
+        "unmatched": [outcome.unmatched(result) for result in outcome.results],
         "flaky": outcome.flaky,
         "results": [result.model_dump(mode="json") for result in outcome.results],
     }
@@ -213,6 +218,7 @@ def _rubric_json(report: RubricReport) -> dict[str, Any]:
         "corrected": report.corrected,
         "misses": report.misses,
         "uncited": report.uncited,
+        "unmatched": report.unmatched,
         "citations": citations_json(report.citations),
         "modes": report.modes,
         "accuracy": report.accuracy,
@@ -302,6 +308,10 @@ def _case(
         quoted = ", ".join(f'"{quote}"' for quote in uncited)
         message = f"expected {expected}, got {got} but did not cite {quoted}"
         xml_element(case, "failure", f"not cited: {quoted}\n{result.reason}", message=message)
+    elif unmatched := outcome.unmatched(result):
+        fields = "; ".join(unmatched)
+        message = f"expected {expected}, got {got} but output fields differ: {fields}"
+        xml_element(case, "failure", f"{fields}\n{result.reason}", message=message)
     else:
         return
     xml_element(case, "system-out", _system_out(outcome, result))

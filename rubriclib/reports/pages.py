@@ -252,7 +252,7 @@ def goldens_page(run: RunReport) -> str:
     notes = _interrupted(found["run"], "planned", "judgments made")
     for rubric in found["rubrics"]:
         notes += _citation_notes(rubric["rubric"]["name"], rubric["citations"])
-        notes += _uncited_notes(rubric)
+        notes += _uncited_notes(rubric) + _unmatched_notes(rubric)
     names = ", ".join(rubric["rubric"]["name"] for rubric in found["rubrics"])
     return page(run_data("goldens", found, notes), f"rubriclib goldens: {names}")
 
@@ -293,7 +293,7 @@ def _uncited_notes(rubric: dict[str, Any]) -> list[str]:
     judgment that gave the expected verdict."""
     notes = []
     for golden in rubric["goldens"]:
-        expected = golden["expected_winner"] or golden["expected"]
+        expected = _expected_answer(golden)
         quotes = {
             quote: None
             for answer, uncited in zip(golden["answers"], golden["uncited"], strict=True)
@@ -307,6 +307,31 @@ def _uncited_notes(rubric: dict[str, Any]) -> list[str]:
                 f"without citing {shown}"
             )
     return notes
+
+
+def _unmatched_notes(rubric: dict[str, Any]) -> list[str]:
+    """A note for each golden whose expected answer came with other output field values than
+    its `expected_output`."""
+    notes = []
+    for golden in rubric["goldens"]:
+        expected = _expected_answer(golden)
+        fields = {
+            field: None
+            for answer, unmatched in zip(golden["answers"], golden["unmatched"], strict=True)
+            if answer == expected
+            for field in unmatched
+        }
+        if fields:
+            notes.append(
+                f"{rubric['rubric']['name']}: golden {golden['name']} got its expected answer "
+                f"with other output fields: {'; '.join(fields)}"
+            )
+    return notes
+
+
+def _expected_answer(golden: dict[str, Any]) -> str:
+    """A golden's expected answer as its JSON says it: winner, label or verdict."""
+    return str(golden["expected_winner"] or golden["expected_label"] or golden["expected"])
 
 
 def _interrupted(run: dict[str, Any], planned: str, judged: str) -> list[str]:

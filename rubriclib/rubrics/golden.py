@@ -63,6 +63,9 @@ class Golden(BaseModel):
     expected_score: int | None = Field(default=None, ge=1, le=5, strict=True)
     tags: list[str] = Field(default_factory=list)
     why: str | None = None
+    expected_output: dict[str, Any] | None = None
+    """Output field values a judgment must also give (enum, integer and boolean fields of the
+    rubric's `output`), checked beside the expected verdict."""
     cites: list[Quote] = Field(default_factory=list)
     """Quotes a judgment must cite (each matched by a verified citation, `cite_matches`) to
     meet the golden, beside the expected verdict."""

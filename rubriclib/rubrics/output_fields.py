@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rubriclib.errors import Problem
@@ -163,6 +163,40 @@ def _number_of(kind: str, value: Any) -> bool:
 
 def _a(kind: str) -> str:
     return "an integer" if kind == "integer" else "a number"
+
+
+def expected_output_problems(
+    expected: Sequence[Mapping[str, Any] | None],
+    output: Mapping[str, Any] | None,
+    label: str,
+    field: str = "goldens",
+) -> list[Problem]:
+    """A problem for every golden's `expected_output` (in order, None where a golden has none)
+    that does not fit the rubric's fields: only enum strings, integers and booleans can be
+    expected, each with a value its schema takes."""
+    problems = []
+    for index, values in enumerate(expected):
+        where = f"{field}[{index}].expected_output"
+        if values is None:
+            continue
+        if not output:
+            problems.append(Problem(label, where, "the rubric has no output fields"))
+            continue
+        for name, value in values.items():
+            schema = output.get(name)
+            if schema is None:
+                problems.append(Problem(label, f"{where}.{name}", "is not an output field"))
+            elif not _comparable(schema):
+                why = "only enum, integer and boolean fields can be expected"
+                problems.append(Problem(label, f"{where}.{name}", why))
+            else:
+                for problem in value_problems({name: schema}, {name: value}):
+                    problems.append(Problem(label, f"{where}.{name}", problem.split(": ", 1)[1]))
+    return problems
+
+
+def _comparable(schema: Mapping[str, Any]) -> bool:
+    return schema["type"] in ("integer", "boolean") or "enum" in schema
 
 
 def required_fields(output: Mapping[str, Any]) -> list[str]:

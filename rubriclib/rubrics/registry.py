@@ -22,6 +22,7 @@ from rubriclib.rubrics.golden import (
     parse_goldens_file,
     required_field_problems,
 )
+from rubriclib.rubrics.output_fields import expected_output_problems
 from rubriclib.rubrics.rubric import Rubric, judged_digest, parse_rubric
 from rubriclib.validation import NAME_PATTERN
 
@@ -185,6 +186,8 @@ def load_goldens(rubric: Rubric) -> list[Golden]:
     problems += required_field_problems(extra, rubric.requires, label)
     problems += pairwise_golden_problems(rubric.scale, extra, label)
     problems += cites_problems(extra, rubric.citations, label)
+    expected = [golden.expected_output for golden in extra]
+    problems += expected_output_problems(expected, rubric.output, label)
     if problems:
         raise RubricError(problems)
     return goldens

@@ -29,7 +29,7 @@ from rubriclib.rubrics.golden import (
     pairwise_golden_problems,
     required_field_problems,
 )
-from rubriclib.rubrics.output_fields import output_problems
+from rubriclib.rubrics.output_fields import expected_output_problems, output_problems
 from rubriclib.rubrics.reading import load_yaml, read_text
 from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
 
@@ -222,6 +222,9 @@ def _checked_fields(
         checks.append(Problem(label, "output", why))
     elif fields.output is not None:
         checks.extend(output_problems(fields.output, label))
+    if not any(check.field.startswith("output") for check in checks):  # else nothing to fit
+        expected = [golden.expected_output for golden in fields.goldens]
+        checks.extend(expected_output_problems(expected, fields.output, label))
     return fields, checks
 
 
