@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
@@ -252,7 +252,7 @@ def goldens_page(run: RunReport) -> str:
     notes = _interrupted(found["run"], "planned", "judgments made")
     for rubric in found["rubrics"]:
         notes += _citation_notes(rubric["rubric"]["name"], rubric["citations"])
-        notes += _uncited_notes(rubric) + _unmatched_notes(rubric)
+        notes += _missed_notes(rubric)
     names = ", ".join(rubric["rubric"]["name"] for rubric in found["rubrics"])
     return page(run_data("goldens", found, notes), f"rubriclib goldens: {names}")
 
@@ -288,45 +288,32 @@ def _citation_notes(name: str, citations: dict[str, Any]) -> list[str]:
     return [f"{name}: citations {counted}"] if counted else []
 
 
-def _uncited_notes(rubric: dict[str, Any]) -> list[str]:
-    """A note for each golden missed only for want of a citation: the quotes not cited by a
-    judgment that gave the expected verdict."""
+def _missed_notes(rubric: dict[str, Any]) -> list[str]:
+    """A note for each golden a judgment gave its expected answer but missed for want of a
+    citation (the quotes not cited) or for other output field values (those fields)."""
+    missed: dict[str, tuple[str, Callable[[Iterable[str]], str]]] = {
+        "uncited": ("verdict without citing", _quoted),
+        "unmatched": ("answer with other output fields:", "; ".join),
+    }
     notes = []
     for golden in rubric["goldens"]:
-        expected = _expected_answer(golden)
-        quotes = {
-            quote: None
-            for answer, uncited in zip(golden["answers"], golden["uncited"], strict=True)
-            if answer == expected
-            for quote in uncited
-        }
-        if quotes:
-            shown = ", ".join(f'"{quote}"' for quote in quotes)
-            notes.append(
-                f"{rubric['rubric']['name']}: golden {golden['name']} got its expected verdict "
-                f"without citing {shown}"
-            )
+        for key, (how, shown) in missed.items():
+            found = {
+                what: None
+                for answer, misses in zip(golden["answers"], golden[key], strict=True)
+                if answer == _expected_answer(golden)
+                for what in misses
+            }
+            if found:
+                notes.append(
+                    f"{rubric['rubric']['name']}: golden {golden['name']} got its expected "
+                    f"{how} {shown(found)}"
+                )
     return notes
 
 
-def _unmatched_notes(rubric: dict[str, Any]) -> list[str]:
-    """A note for each golden whose expected answer came with other output field values than
-    its `expected_output`."""
-    notes = []
-    for golden in rubric["goldens"]:
-        expected = _expected_answer(golden)
-        fields = {
-            field: None
-            for answer, unmatched in zip(golden["answers"], golden["unmatched"], strict=True)
-            if answer == expected
-            for field in unmatched
-        }
-        if fields:
-            notes.append(
-                f"{rubric['rubric']['name']}: golden {golden['name']} got its expected answer "
-                f"with other output fields: {'; '.join(fields)}"
-            )
-    return notes
+def _quoted(quotes: Iterable[str]) -> str:
+    return ", ".join(f'"{quote}"' for quote in quotes)
 
 
 def _expected_answer(golden: dict[str, Any]) -> str:

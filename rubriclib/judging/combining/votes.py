@@ -6,15 +6,7 @@ from collections import Counter
 from typing import Any
 
 from rubriclib.judging.citations import given_citations
-from rubriclib.judging.combining.rule import (
-    Decision,
-    decide,
-    label_tie,
-    majority_needed,
-    pairwise_block,
-    raw_score_of,
-    winner_of,
-)
+from rubriclib.judging.combining import rule
 from rubriclib.judging.result import (
     GradeResult,
     JudgeInfo,
@@ -42,20 +34,20 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
         first = votes[0].reason if votes else "no vote was cast"
         result = make_result(rubric, judge, "error", f"all {len(votes)} vote(s) errored: {first}")
         return with_details(result, votes=tally)
-    if len(answered) < majority_needed(asked):  # too few answered to be a majority of asked
+    if len(answered) < rule.majority_needed(asked):  # too few answered to be a majority of asked
         first = next(vote.reason for vote in votes if vote.verdict == "error")
         reason = (
             f"only {len(answered)} of {asked} votes answered ({errors} errored: {first}); a "
-            f"decision needs {majority_needed(asked)}"
+            f"decision needs {rule.majority_needed(asked)}"
         )
         return with_details(make_result(rubric, judge, "error", reason), votes=tally)
-    decision = decide(rubric, answered)
+    decision = rule.decide(rubric, answered)
     if rubric.scale == "pairwise":
         return with_details(
             _pairwise_majority(rubric, judge, votes, asked, tally, decision), votes=tally
         )
     if rubric.scale == "labels" and decision.split:
-        tie = label_tie(answered, asked, "votes")
+        tie = rule.label_tie(answered, asked, "votes")
         return with_details(make_result(rubric, judge, "error", tie), votes=tally)
     raw, verdict, agreeing = decision.raw_score, decision.verdict, decision.agreeing
     assert decision.chosen is not None  # pass-fail and 1-5 always quote an agreeing vote
@@ -63,7 +55,7 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
     tally["agreement"] = agreeing / len(answered)
     reason = f"{agreeing}/{asked} votes: {chosen.reason}"
     if rubric.scale == "1-5":
-        scored = [raw_score_of(vote) for vote in answered]
+        scored = [rule.raw_score_of(vote) for vote in answered]
         middle = "median"
         if len(scored) % 2 == 0 and sorted(scored)[len(scored) // 2] != raw:
             middle = "lower median (a tie never rounds up)"
@@ -113,17 +105,17 @@ def _pairwise_majority(
     votes: list[GradeResult],
     asked: int,
     tally: dict[str, Any],
-    decision: Decision,
+    decision: rule.Decision,
 ) -> GradeResult:
     """Pairwise votes: the winner more than half the answering votes found, else a tie."""
     answered = [vote for vote in votes if vote.verdict != "error"]
-    winners = [winner_of(vote) for vote in votes]
+    winners = [rule.winner_of(vote) for vote in votes]
     tally["winners"] = winners
     counts = Counter(winner for winner in winners if winner is not None)
     winner, agreeing, chosen = str(decision.winner), decision.agreeing, decision.chosen
     tally["agreement"] = agreeing / len(answered)
     blocks = [vote.details.pairwise or Pairwise() for vote in votes]
-    pairwise = pairwise_block(winner, "votes", blocks)
+    pairwise = rule.pairwise_block(winner, "votes", blocks)
     if chosen is None or decision.split:
         shown = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
         reason = (
