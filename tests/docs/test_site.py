@@ -3,6 +3,7 @@ look up, its reference holds every command and option, and every example is run 
 
 from __future__ import annotations
 
+import html
 import importlib
 import inspect
 import json
@@ -71,6 +72,21 @@ def test_the_cli_reference_has_every_command_and_option(site: Path) -> None:
         for parameter in command.params:
             if isinstance(parameter, click.Option) and not parameter.hidden:
                 assert parameter.opts[0] in page, f"{path} {parameter.opts[0]}"
+
+
+def test_the_cli_reference_shows_real_defaults_and_examples_as_code(site: Path) -> None:
+    """No option shows click's unset sentinel as its default, a real default is shown, and
+    every command's examples are a code block, one command a line, as `--help` prints them."""
+    page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "Sentinel" not in page and "UNSET" not in page
+    assert "<td><code>--trials</code></td>" in page and "<td><code>1</code></td>" in page
+    code = "\n".join(re.findall(r"<pre><span></span><code>(.*?)</code></pre>", page, re.S))
+    with_examples = [(path, c) for path, c in commands(main) if "Examples:" in (c.help or "")]
+    assert len(with_examples) >= 8
+    for path, command in with_examples:
+        examples = (command.help or "").split("Examples:", 1)[1].strip().splitlines()
+        for example in (line.strip() for line in examples if line.strip()):
+            assert html.escape(example, quote=False) in code, f"{path}: {example}"
 
 
 def api_section(page: str, name: str) -> str:
