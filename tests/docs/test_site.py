@@ -56,6 +56,22 @@ def test_search_finds_what_users_look_up(site: Path, term: str) -> None:
     assert term in search_text(site)
 
 
+@pytest.mark.parametrize(
+    ("page", "word"),
+    [("getting-started/", "vLLM"), ("versions/", "frozen"), ("writing-a-rubric/", "label")],
+)
+def test_search_splits_words_from_the_punctuation_beside_them(
+    site: Path, page: str, word: str
+) -> None:
+    """The search box tokenises the index by its separator: a word written beside punctuation
+    ("(vLLM,", "--frozen", "details.label") is a token of its own, so searching it finds it."""
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    separator = re.compile(index["config"]["separator"])
+    texts = [doc["text"] for doc in index["docs"] if doc["location"].startswith(page)]
+    tokens = {token for text in texts for token in separator.split(re.sub(r"<[^>]+>", " ", text))}
+    assert word in tokens
+
+
 def commands(group: click.Group, prefix: str = "rubriclib") -> Iterator[tuple[str, click.Command]]:
     for name, command in sorted(group.commands.items()):
         yield f"{prefix} {name}", command
