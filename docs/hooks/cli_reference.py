@@ -5,6 +5,7 @@ default shows `none` (click 8.3 keeps an unset default as `Sentinel.UNSET`), and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from markdown import Extension, Markdown
@@ -12,8 +13,9 @@ from markdown.preprocessors import Preprocessor
 from mkdocs.config.defaults import MkDocsConfig
 
 UNSET = "`Sentinel.UNSET`"
-EXAMPLES = "Examples:"
-"""How a command's help opens its examples (after click's `\\b`, which mkdocs-click drops)."""
+EXAMPLES = re.compile(r"Examples?\b.*:")
+"""How a command's help opens its examples (`Examples:`, `Example (CI):`), after click's
+`\\b`, which mkdocs-click drops."""
 
 
 def cli_reference_lines(lines: list[str]) -> Iterator[str]:
@@ -24,7 +26,7 @@ def cli_reference_lines(lines: list[str]) -> Iterator[str]:
         line = lines[at]
         if line.startswith("| ") and line.rstrip().endswith(f"| {UNSET} |"):
             yield line.replace(f"| {UNSET} |", "| none |")
-        elif line == EXAMPLES and at + 1 < len(lines) and lines[at + 1].startswith("  "):
+        elif EXAMPLES.fullmatch(line) and at + 1 < len(lines) and lines[at + 1].startswith("  "):
             block = [line]
             at += 1
             while at < len(lines) and lines[at].startswith("  "):

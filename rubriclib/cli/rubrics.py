@@ -200,11 +200,13 @@ def _validation_entry(ref: str, strict: bool) -> dict[str, Any]:
 
 
 def _validation_lines(entry: dict[str, Any]) -> str:
+    count = entry.get("goldens", 0)
+    goldens = f"{count} golden{'' if count == 1 else 's'}"
     if entry["valid"] and "rubric" in entry:
         rubric = f"{entry['rubric']['name']}@{entry['rubric']['version']}"
-        return f"{entry['ref']}: ok ({rubric}, {entry['goldens']} goldens)"
+        return f"{entry['ref']}: ok ({rubric}, {goldens})"
     if entry["valid"]:
-        return f"{entry['ref']}: ok ({entry['goldens']} goldens)"
+        return f"{entry['ref']}: ok ({goldens})"
     return "\n".join(f"{p['source']}: {p['field']}: {p['message']}" for p in entry["problems"])
 
 

@@ -97,10 +97,12 @@ def test_the_cli_reference_shows_real_defaults_and_examples_as_code(site: Path) 
     assert "Sentinel" not in page and "UNSET" not in page
     assert "<td><code>--trials</code></td>" in page and "<td><code>1</code></td>" in page
     code = "\n".join(re.findall(r"<pre><span></span><code>(.*?)</code></pre>", page, re.S))
-    with_examples = [(path, c) for path, c in commands(main) if "Examples:" in (c.help or "")]
-    assert len(with_examples) >= 8
-    for path, command in with_examples:
-        examples = (command.help or "").split("Examples:", 1)[1].strip().splitlines()
+    opens = re.compile(r"^Examples?\b.*:$", re.M)
+    helps = {path: inspect.cleandoc(command.help or "") for path, command in commands(main)}
+    with_examples = [(path, text) for path, text in helps.items() if opens.search(text)]
+    assert len(with_examples) >= 9
+    for path, text in with_examples:
+        examples = text[opens.search(text).end() :].strip().splitlines()  # type: ignore[union-attr]
         for example in (line.strip() for line in examples if line.strip()):
             assert html.escape(example, quote=False) in code, f"{path}: {example}"
 
