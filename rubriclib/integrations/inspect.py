@@ -43,9 +43,10 @@ def rubric_scorer(
     (`inspect_transcript`); a run that cannot be read is a judge error, never a score.
 
     Args:
-        rubric: A Rubric, or a reference: a name, a pin or a path.
-        judge: The Judge to ask; None builds one from `model`, `base_url` and rubriclib's
-            settings.
+        rubric: A Rubric, or a reference: a name, a pin or a path (relative to the working
+            directory).
+        judge: The Judge that scores every sample; None builds one from `model`, `base_url`
+            and rubriclib's settings.
         model: The judge model, when no `judge` is given.
         base_url: The judge endpoint, when no `judge` is given.
         context_key: The sample metadata key holding the source context (None: no context).

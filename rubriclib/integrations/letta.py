@@ -65,9 +65,9 @@ def rubric_grader(
     """A letta-evals grader (async, `@grader`) judging each submission by `rubric`.
 
     Args:
-        rubric: A Rubric, or a reference: a name, a pin or a path.
-        judge: The Judge to ask; None builds one from `model`, `base_url` and rubriclib's
-            settings.
+        rubric: A Rubric, or a reference: a name, a pin or a path (relative to `base_dir`).
+        judge: The Judge that grades every submission; None builds one from `model`,
+            `base_url` and rubriclib's settings.
         model: The judge model, when no `judge` is given.
         base_url: The judge endpoint, when no `judge` is given.
         base_dir: The folder a relative path in `rubric` is resolved against.
