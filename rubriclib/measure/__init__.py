@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from rubriclib.measure.goldens import answer_of as answer_of
     from rubriclib.measure.goldens import plan_run as plan_run
     from rubriclib.measure.goldens import run_goldens as run_goldens
+    from rubriclib.measure.output_summary import label_counts as label_counts
     from rubriclib.measure.output_summary import summarise_outputs as summarise_outputs
     from rubriclib.measure.profiles import calibration_evidence as calibration_evidence
     from rubriclib.measure.profiles import cross_validated as cross_validated
@@ -61,6 +62,7 @@ _HOMES = {
     "cross_validated": ".profiles",
     "golden_rows": ".calibration",
     "kappa_band": ".agreement",
+    "label_counts": ".output_summary",
     "load_labels": ".calibration",
     "paired_difference_interval": ".agreement",
     "plan_run": ".goldens",

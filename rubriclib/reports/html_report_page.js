@@ -192,7 +192,7 @@
       const td = document.createElement("td");
       td.className = "cell " + (c ? c.verdict : "none") + (row.changed && row.changed[column] ? " changed" : "");
       td.dataset.column = column;
-      td.textContent = c ? c.verdict : "—";
+      td.textContent = c ? (c.label !== undefined ? `${c.label} (${c.verdict})` : c.verdict) : "—";
       tr.append(td);
     });
     const failed = document.createElement("td");
@@ -341,6 +341,7 @@
       const facts = [["rubric", data.rubrics[c.rubric]], ["judge", data.models[c.model]], ["score", score],
         ["attempts", c.attempts], ["latency", c.latency_ms === null ? "" : `${number(c.latency_ms)} ms`],
         ["tokens", `${number(c.tokens[0])} prompt + ${number(c.tokens[1])} completion`], ["cached", c.cached ? "yes" : "no"]];
+      if (c.label !== undefined) facts.unshift(["label", `${c.label} (${c.verdict})`]);
       if (c.pairwise) facts.push(["pairwise", `winner ${c.pairwise.winner}` + (c.pairwise.position_flip ? ", position flip" : "")]);
       if (c.citations) facts.push(["citations", cite.tally(c.citations)]);
       panel.append(el("p", null, el("span", { class: "badge " + c.verdict, id: "detail-verdict" }, c.verdict)),
