@@ -5,6 +5,7 @@ label (untrusted) shown as text."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -86,3 +87,34 @@ def test_a_results_file_s_label_is_shown_as_text(page: Any, tmp_path: Path) -> N
     cell.click()
     assert page.locator("#detail img").count() == 0 and page.locator("img").count() == 0
     assert page.evaluate("window.__pwned") is None and page.dialogs == [] and page.errors == []
+
+
+def test_the_calibration_page_of_a_labels_rubric_shows_labels(
+    page: Any, endpoint: JudgeServer, library: Path, write_file: Callable[..., Path]
+) -> None:
+    support_eval(endpoint, library, write_file)  # the rubric and the judge
+    rows = [
+        {"id": "a", "output": "label:resolved", "label": "resolved"},
+        {"id": "b", "output": "label:resolved", "label": "partly-resolved"},
+        {"id": "c", "output": "label:not-resolved", "label": "not-resolved"},
+    ]
+    path = write_file("labels.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    report = path.parent / "calibration.html"
+    command = [RUBRICLIB, "calibrate", "support", "--labels", str(path), "--report", str(report)]
+    ran = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    open_report(page, report)
+    heads = page.locator("#confusion thead th").all_text_contents()
+    assert heads == ["human \\ judge", "resolved", "partly-resolved", "not-resolved", "error"]
+    assert page.locator("#confusion tbody th").all_text_contents() == list(heads[1:4])
+    assert page.locator("#confusion td").all_text_contents() == [
+        *["1", "0", "0", "0"],
+        *["1", "0", "0", "0"],
+        *["0", "0", "1", "0"],
+    ]
+    b = page.locator("#disagreements tr[data-row=b] td").all_text_contents()
+    assert b[2:4] == ["partly-resolved (fail)", "resolved (pass)"]
+    assert page.text_content("dd[data-fact='pass/fail by the labels']") == (
+        "accuracy 66.7%, kappa 0.40"
+    )
+    assert page.errors == []
