@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 @file_option(
     "--labels",
     "labels_file",
-    help="Rows to judge with a human `label` (pass/fail) or, for a 1-5 rubric, a `score`: "
-    ".jsonl, .csv, .json or .yaml. Required, but with --fit, which fits on the goldens without.",
+    help="Rows to judge with a human `label` (pass/fail; on a labels rubric, one of its label "
+    "names) or, for a 1-5 rubric, a `score`: .jsonl, .csv, .json or .yaml. Required, but with "
+    "--fit, which fits on the goldens without.",
 )
 @MODEL_OPTION
 @CONCURRENCY_OPTION

@@ -54,6 +54,8 @@ class GraderStats:
     """Pairwise: comparisons answered in both orders (what the flip rate is a share of)."""
     outputs: list[dict[str, Any]] = field(default_factory=list)
     """The output fields of each verdict, on a rubric that has them (`measure` sums them)."""
+    labels: list[str] = field(default_factory=list)
+    """The label of each verdict, on a labels rubric (`measure.label_counts` counts them)."""
 
     def add(self, result: GradeResult) -> None:
         if result.verdict == "error":
@@ -64,6 +66,8 @@ class GraderStats:
             self.score_sum += result.score or 0.0
             if result.details.output is not None:
                 self.outputs.append(result.details.output)
+            if result.details.label is not None:
+                self.labels.append(result.details.label)
         if (pairwise := result.details.pairwise) is not None:
             self.position_flips += pairwise.flips
             self.comparisons += pairwise.comparisons

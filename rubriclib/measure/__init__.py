@@ -1,9 +1,9 @@
 """Measure: many judgments plus numbers. How well a rubric and judge do against what is known.
 
 `agreement` (accuracy, Cohen's kappa, intervals), `goldens` (a rubric's goldens run as
-regression tests), `calibration` (a judge against human labels), `citations` (the citations
-judged results hold, counted) and `output_summary` (a rubric's output fields over many
-judgments).
+regression tests), `calibration` (a judge against human labels, each labels-file row read by
+`label_rows`), `citations` (the citations judged results hold, counted) and `output_summary` (a
+rubric's output fields over many judgments, and a labels rubric's label counts).
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
 This room imports the root leaves, `rubrics`, `judging` and `evals`; it prints nothing (`reports`
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from rubriclib.measure.calibration import Agreement as Agreement
     from rubriclib.measure.calibration import Calibration as Calibration
     from rubriclib.measure.calibration import Judged as Judged
-    from rubriclib.measure.calibration import LabelledRow as LabelledRow
     from rubriclib.measure.calibration import golden_rows as golden_rows
     from rubriclib.measure.calibration import load_labels as load_labels
     from rubriclib.measure.calibration import run_calibration as run_calibration
@@ -39,6 +38,8 @@ if TYPE_CHECKING:
     from rubriclib.measure.goldens import RunReport as RunReport
     from rubriclib.measure.goldens import plan_run as plan_run
     from rubriclib.measure.goldens import run_goldens as run_goldens
+    from rubriclib.measure.label_rows import LabelledRow as LabelledRow
+    from rubriclib.measure.output_summary import label_counts as label_counts
     from rubriclib.measure.output_summary import summarise_outputs as summarise_outputs
     from rubriclib.measure.profiles import calibration_evidence as calibration_evidence
     from rubriclib.measure.profiles import cross_validated as cross_validated
@@ -51,7 +52,7 @@ _HOMES = {
     "GoldenOutcome": ".golden_stats",
     "Interval": ".agreement",
     "Judged": ".calibration",
-    "LabelledRow": ".calibration",
+    "LabelledRow": ".label_rows",
     "RESAMPLES": ".agreement",
     "RubricReport": ".golden_stats",
     "RunReport": ".goldens",
@@ -61,6 +62,7 @@ _HOMES = {
     "cross_validated": ".profiles",
     "golden_rows": ".calibration",
     "kappa_band": ".agreement",
+    "label_counts": ".output_summary",
     "load_labels": ".calibration",
     "paired_difference_interval": ".agreement",
     "plan_run": ".goldens",

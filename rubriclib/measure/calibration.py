@@ -3,9 +3,11 @@ rows, the run that judges them on the engine, and its agreement numbers (the sta
 `agreement`'s; the reports are `reports.calibration`'s).
 
 A labels row holds the judged fields and a human `label` (pass or fail) or, for a 1-5 rubric,
-a `score` from 1 to 5 (it passes at the rubric's threshold); `tags` (a list, or text split at
-commas) group rows for the breakdown. Judge errors are counted apart and left out of accuracy,
-kappa and the intervals.
+a `score` from 1 to 5 (it passes at the rubric's threshold), or, for a labels rubric, one of
+its label names (`label_rows` reads them); `tags` (a list, or text split at commas) group rows
+for the breakdown. On a labels rubric, accuracy, kappa and the confusion matrix are over the
+labels, with the pass-fail agreement by the rubric's map beside them. Judge errors are counted
+apart and left out of accuracy, kappa and the intervals.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rubriclib.errors import EvalError, Problem, printable
-from rubriclib.evals import MAX_PROBLEMS, Dataset, Row
+from rubriclib.errors import EvalError
+from rubriclib.evals import Dataset, Row
 from rubriclib.judging import GradeResult
 from rubriclib.measure.agreement import (
     Interval,
@@ -30,30 +32,11 @@ from rubriclib.measure.agreement import (
     why_kappa_undefined,
 )
 from rubriclib.measure.citations import CitationCounts, count_citations
+from rubriclib.measure.label_rows import Label, LabelledRow, read_labels
 from rubriclib.rubrics import Rubric
 
 if TYPE_CHECKING:
     from rubriclib.judging import Grader, Interrupted, RunInfo
-
-
-@dataclass(frozen=True)
-class Label:
-    """A human's label of one row: pass or fail, and the 1-5 score it came from, if any."""
-
-    verdict: str
-    score: int | None = None
-
-    def __str__(self) -> str:
-        return self.verdict if self.score is None else f"score {self.score} ({self.verdict})"
-
-
-@dataclass(frozen=True)
-class LabelledRow:
-    """A labels-file row: what is judged, the human label, and the row's tags."""
-
-    row: Row
-    label: Label
-    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,9 +55,17 @@ class Judged:
         return self.result.details.raw_score
 
     @property
+    def answer(self) -> str:
+        """What agreement compares with the human's `Label.answer`: the judge's label on a
+        labels rubric, else its verdict (`error` either way for a judge error)."""
+        if self.labelled.label.name is not None and self.verdict != "error":
+            return self.result.details.label or self.verdict
+        return self.verdict
+
+    @property
     def disagrees(self) -> bool:
-        """The judge gave a verdict, and not the human's."""
-        return self.verdict != "error" and self.verdict != self.labelled.label.verdict
+        """The judge gave a verdict, and not the human's (on a labels rubric: not its label)."""
+        return self.verdict != "error" and self.answer != self.labelled.label.answer
 
 
 def load_labels(path: Path, rubric: Rubric) -> list[LabelledRow]:
@@ -107,110 +98,27 @@ def golden_rows(rubric: Rubric) -> list[LabelledRow]:
     return [
         LabelledRow(
             Row(number, f"{rubric.source}: goldens[{number - 1}]", golden_item(golden)),
-            Label(str(golden.expected)),
+            Label(str(golden.expected), name=golden.expected_label),
             tuple(golden.tags),
         )
         for number, golden in enumerate(load_goldens(rubric), start=1)
     ]
 
 
-def read_labels(rows: Iterable[Row], rubric: Rubric) -> tuple[list[LabelledRow], list[Problem]]:
-    """Every row with its label, and every problem with a label or tags (up to MAX_PROBLEMS)."""
-    labelled: list[LabelledRow] = []
-    problems: list[Problem] = []
-    skipped = 0
-    for row in rows:
-        found = read_label(row, rubric)
-        if isinstance(found, LabelledRow):
-            labelled.append(found)
-            continue
-        room = MAX_PROBLEMS - len(problems)
-        problems.extend(found[:room])
-        skipped += max(0, len(found) - room)
-    if skipped:
-        problems.append(Problem("labels", "rows", f"... and {skipped} more problem(s)"))
-    return labelled, problems
-
-
-def read_label(row: Row, rubric: Rubric) -> LabelledRow | list[Problem]:
-    """A row's `label` or `score` and `tags` (kept in its metadata), or every problem with them."""
-    metadata, where = row.item.metadata, row.where
-    problems: list[Problem] = []
-    verdict: str | None = None
-    raw_label, raw_score = metadata.get("label"), metadata.get("score")
-    if raw_label is not None:
-        text = raw_label.strip().lower() if isinstance(raw_label, str) else None
-        if text in ("pass", "fail"):
-            verdict = text
-        else:
-            problems.append(
-                Problem(where, "label", f"must be pass or fail, not {_shown(raw_label)}")
-            )
-    score: int | None = None
-    if rubric.scale == "pass-fail":
-        if raw_score is not None:
-            problems.append(
-                Problem(where, "score", f"{rubric.name} is a pass-fail rubric: label pass or fail")
-            )
-        elif raw_label is None:
-            problems.append(Problem(where, "label", "is required (pass or fail)"))
-    elif raw_score is None:
-        problems.append(
-            Problem(where, "score", f"is required: {rubric.name} is a 1-5 rubric (a score 1 to 5)")
-        )
-    elif (score := _score_of(raw_score)) is None:
-        problems.append(
-            Problem(where, "score", f"must be an integer from 1 to 5, not {_shown(raw_score)}")
-        )
-    if score is not None and rubric.pass_threshold is not None:
-        by_score = "pass" if score >= rubric.pass_threshold else "fail"
-        if verdict is not None and verdict != by_score:
-            problems.append(
-                Problem(
-                    where,
-                    "label",
-                    f"says {verdict}, but score {score} is a {by_score} "
-                    f"(the pass threshold is {rubric.pass_threshold})",
-                )
-            )
-        verdict = by_score
-    tags = _tags_of(metadata.get("tags"))
-    if tags is None:
-        problems.append(Problem(where, "tags", "must be a list of tags or text split by commas"))
-    if problems or verdict is None or tags is None:
-        return problems
-    return LabelledRow(row, Label(verdict, score), tags)
-
-
-def _score_of(value: Any) -> int | None:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 5:
-        return value
-    return None
-
-
-def _tags_of(value: Any) -> tuple[str, ...] | None:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = value.split(",")
-    if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
-        return None
-    return tuple(dict.fromkeys(tag.strip() for tag in value if tag.strip()))
-
-
-def _shown(value: Any) -> str:
-    return printable(repr(value), 40)
-
-
-def confusion_matrix(judged: Iterable[Judged]) -> dict[str, dict[str, int]]:
-    """Counts by human label (rows) and judge verdict (columns; errors in their own column)."""
-    matrix = {
-        human: {verdict: 0 for verdict in ("pass", "fail", "error")} for human in ("pass", "fail")
-    }
+def confusion_matrix(
+    judged: Iterable[Judged], labels: Sequence[str] | None = None
+) -> dict[str, dict[str, int]]:
+    """Counts by human label (rows) and judge verdict (columns; errors in their own column);
+    given a labels rubric's `labels`, by human label and judge label, in the rubric's order."""
+    answers = list(labels) if labels else ["pass", "fail"]
+    matrix = {human: dict.fromkeys([*answers, "error"], 0) for human in answers}
     for one in judged:
-        matrix[one.labelled.label.verdict][one.verdict] += 1
+        human, judge = (
+            (one.labelled.label.answer, one.answer)
+            if labels
+            else (one.labelled.label.verdict, one.verdict)
+        )
+        matrix[human][judge] = matrix[human].get(judge, 0) + 1  # a label no longer named
     return matrix
 
 
@@ -241,11 +149,35 @@ class Agreement:
     scores: tuple[float, float, int] | None
     accuracy_interval: Interval | None = None
     kappa_interval: Interval | None = None
+    pass_fail: PassFail | None = None
+    """On a labels rubric, the agreement of the verdicts the labels mean (else None)."""
 
 
-def agreement(judged: Sequence[Judged], intervals: bool = False) -> Agreement:
-    """Every agreement number of these rows; bootstrap intervals too when `intervals`."""
-    pairs = [(one.labelled.label.verdict, one.verdict) for one in judged if one.verdict != "error"]
+@dataclass(frozen=True)
+class PassFail:
+    """A labels rubric's pass-fail agreement beside its label agreement: the human's and the
+    judge's labels each read as the verdict it means."""
+
+    accuracy: float | None
+    kappa: float | None
+    confusion: dict[str, dict[str, int]]
+
+
+def agreement(
+    judged: Sequence[Judged], intervals: bool = False, labels: Sequence[str] | None = None
+) -> Agreement:
+    """Every agreement number of these rows; bootstrap intervals too when `intervals`. Given
+    a labels rubric's `labels`, accuracy, kappa and the confusion matrix are over the labels,
+    the pass-fail agreement beside them; the base rate and majority are the verdicts'."""
+    pairs = [(one.labelled.label.answer, one.answer) for one in judged if one.verdict != "error"]
+    verdict_pairs = [
+        (one.labelled.label.verdict, one.verdict) for one in judged if one.verdict != "error"
+    ]
+    pass_fail = None
+    if labels:
+        pass_fail = PassFail(
+            accuracy(verdict_pairs), cohen_kappa(verdict_pairs), confusion_matrix(judged)
+        )
     return Agreement(
         verdicts=len(pairs),
         errors=len(judged) - len(pairs),
@@ -253,12 +185,13 @@ def agreement(judged: Sequence[Judged], intervals: bool = False) -> Agreement:
         accuracy=accuracy(pairs),
         kappa=cohen_kappa(pairs),
         kappa_undefined=why_kappa_undefined(pairs),
-        base_rate=base_rate(pairs),
-        majority=majority_baseline(pairs),
-        confusion=confusion_matrix(judged),
+        base_rate=base_rate(verdict_pairs),
+        majority=majority_baseline(verdict_pairs),
+        confusion=confusion_matrix(judged, labels),
         scores=score_agreement(_score_pairs(judged)),
         accuracy_interval=bootstrap_interval(pairs, accuracy) if intervals else None,
         kappa_interval=bootstrap_interval(pairs, cohen_kappa) if intervals else None,
+        pass_fail=pass_fail,
     )
 
 
@@ -274,15 +207,25 @@ class Calibration:
     judged: list[Judged]
     info: RunInfo | None = None
 
+    @property
+    def label_names(self) -> list[str] | None:
+        """A labels rubric's label names, in its order (agreement is over them); else None."""
+        return list(self.rubric.labels) if self.rubric.labels else None
+
     @cached_property
     def overall(self) -> Agreement:
-        return agreement(self.judged, intervals=True)
+        return agreement(self.judged, intervals=True, labels=self.label_names)
 
     @cached_property
     def by_tag(self) -> dict[str, Agreement]:
         """The agreement of the rows carrying each tag, tags in sorted order."""
         tags = sorted({tag for one in self.judged for tag in one.labelled.tags})
-        return {tag: agreement([o for o in self.judged if tag in o.labelled.tags]) for tag in tags}
+        return {
+            tag: agreement(
+                [o for o in self.judged if tag in o.labelled.tags], labels=self.label_names
+            )
+            for tag in tags
+        }
 
     @property
     def disagreements(self) -> list[Judged]:

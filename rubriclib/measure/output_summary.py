@@ -2,7 +2,8 @@
 string or a boolean is counted per value (every enum value, in the schema's order, zeros too);
 an integer or number gives its mean, min and max; an array its items (total and mean per
 judgment that gave it); an object or free string how many judgments filled it. Pure: a schema
-and the judgments' `details.output` in, JSON-ready numbers out (`reports` formats them).
+and the judgments' `details.output` in, JSON-ready numbers out (`reports` formats them). A
+labels rubric's labels are counted the same way (`label_counts`).
 
 The outputs come from results files too, which are not trusted: a value of the wrong type is
 not counted, and an enum string outside the schema's values is counted after them."""
@@ -72,6 +73,13 @@ def value_counts(values: Iterable[str], order: Sequence[str]) -> dict[str, int]:
     for value in values:
         counts[value] = counts.get(value, 0) + 1
     return counts
+
+
+def label_counts(order: Iterable[str], labels: Iterable[Any]) -> dict[str, int]:
+    """How many judgments gave each label (`details.label` of each verdict): the rubric's
+    labels in its order, zeros kept, then any other label a results file holds, in the order
+    first seen; a label that is not text (an untrusted file) is not counted."""
+    return value_counts((label for label in labels if isinstance(label, str)), list(order))
 
 
 def number_stats(values: Iterable[Any]) -> dict[str, Any]:

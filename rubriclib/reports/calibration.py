@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 import yaml
@@ -53,6 +54,12 @@ def _agreement_lines(numbers: Agreement) -> list[str]:
             f"  Cohen's kappa  {decimal_text(numbers.kappa)} {band}"
             + interval_text(numbers.kappa_interval, decimal_text)
         )
+    if (by_verdict := numbers.pass_fail) is not None:
+        kappa = "undefined" if by_verdict.kappa is None else decimal_text(by_verdict.kappa)
+        lines.append(
+            f"  pass/fail      accuracy {percent_text(by_verdict.accuracy)}, kappa {kappa} "
+            "(each label read as the verdict it means)"
+        )
     if numbers.majority is not None:
         label, score = numbers.majority
         lines.append(f"  base rate      {percent_text(numbers.base_rate)} of human labels are pass")
@@ -66,15 +73,19 @@ def _agreement_lines(numbers: Agreement) -> list[str]:
     return lines
 
 
-def _confusion_lines(matrix: dict[str, dict[str, int]]) -> list[str]:
+def _confusion_lines(matrix: dict[str, dict[str, int]], judged: str = "verdict") -> list[str]:
+    """The matrix as a table: a row per human label, a column per judge `judged` (verdict, or
+    label on a labels rubric), then errors."""
+    columns = list(next(iter(matrix.values())))
+    width = max(13, *(len(column) + 7 for column in columns))
+    human_width = max(6, *map(len, matrix))
     lines = [
-        "confusion (rows: human label; columns: judge verdict)",
-        "              "
-        + "".join(f"{'judge ' + verdict:>13}" for verdict in ("pass", "fail", "error")),
+        f"confusion (rows: human label; columns: judge {judged})",
+        " " * (8 + human_width) + "".join(f"{'judge ' + column:>{width}}" for column in columns),
     ]
     for human, counts in matrix.items():
-        cells = "".join(f"{counts[verdict]:>13}" for verdict in ("pass", "fail", "error"))
-        lines.append(f"  human {human:<6}{cells}")
+        cells = "".join(f"{counts[column]:>{width}}" for column in columns)
+        lines.append(f"  human {human:<{human_width}}{cells}")
     return lines
 
 
@@ -92,11 +103,18 @@ def _tag_lines(by_tag: dict[str, Agreement]) -> list[str]:
     return lines
 
 
-def _case_line(one: Judged) -> str:
+def _judge_said(one: Judged) -> str:
+    """The judge's answer as the reports word it: `fail`, `fail (score 2)`, on a labels
+    rubric `partly-resolved (fail)`."""
+    if one.labelled.label.name is not None and one.verdict != "error":
+        return f"{printable(one.answer, 60)} ({one.verdict})"
     score = one.judge_score
-    verdict = one.verdict if score is None else f"{one.verdict} (score {score})"
+    return one.verdict if score is None else f"{one.verdict} (score {score})"
+
+
+def _case_line(one: Judged) -> str:
     return (
-        f"  {_row_name(one.labelled.row)}  human {one.labelled.label}  judge {verdict}: "
+        f"  {_row_name(one.labelled.row)}  human {one.labelled.label}  judge {_judge_said(one)}: "
         f"{one_line(one.result.reason, _REASON_WIDTH)}"
     )
 
@@ -129,7 +147,9 @@ def format_table(calibration: Calibration) -> str:
     ]
     if cited := citations_text(calibration.citations):
         lines.append(f"  citations      {cited}")
-    lines += [*_confusion_lines(calibration.overall.confusion), *_tag_lines(calibration.by_tag)]
+    judged = "label" if calibration.label_names else "verdict"
+    lines += _confusion_lines(calibration.overall.confusion, judged)
+    lines += _tag_lines(calibration.by_tag)
     results = [one.result for one in calibration.judged]
     if failed := failed_items(rubric, results):
         lines.append(failed_items_text(failed))
@@ -165,6 +185,7 @@ def _agreement_json(numbers: Agreement) -> dict[str, Any]:
         "exact_score_agreement": exact,
         "mean_absolute_error": error,
         "scored_pairs": count,
+        **({"pass_fail": asdict(numbers.pass_fail)} if numbers.pass_fail is not None else {}),
     }
 
 
@@ -180,6 +201,11 @@ def _case_json(one: Judged) -> dict[str, Any]:
         "judge_score": one.judge_score,
         "reason": one.result.reason,
         "tags": list(one.labelled.tags),
+        **(
+            {"human_label": label.name, "judge_label": one.result.details.label}
+            if label.name is not None
+            else {}
+        ),
     }
 
 
@@ -232,12 +258,10 @@ def disagreement_goldens(calibration: Calibration) -> list[dict[str, Any]]:
             if (value := getattr(item, field)) is not None:
                 golden[field] = value
         golden["output"] = item.output
-        golden["expected"] = label.verdict
+        golden["expected"] = label.answer  # a labels rubric's golden expects the label
         if label.score is not None:
             golden["expected_score"] = label.score
-        said = (
-            one.verdict if one.judge_score is None else f"{one.verdict} (score {one.judge_score})"
-        )
+        said = _judge_said(one)
         golden["tags"] = ["calibration"]
         golden["why"] = (
             f"human label {label}; the judge said {said}: "

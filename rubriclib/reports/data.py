@@ -25,7 +25,7 @@ from rubriclib.reports.checklists import (
 )
 from rubriclib.reports.citations import cell_citations, citation_counts
 from rubriclib.reports.common import xml_safe
-from rubriclib.reports.output_fields import judged_fields, lines_output
+from rubriclib.reports.output_fields import judged_fields, lines_labels, lines_output
 
 TEXT_LIMIT = 2000
 """Characters of one text kept in the page; the full text stays in the results file."""
@@ -183,8 +183,8 @@ def grader_summary(name: str, lines: list[dict[str, Any]], find: RubricFinder) -
     """One grader's numbers, counted as `rubriclib eval`'s report counts them, with how many
     citations its judges gave and verified (`citation_counts`); a grader judged in checklist
     mode adds which items decided its failures (`checklist_failures`, and
-    `checklist_uncounted` judgments whose rubric was not found); one with output fields
-    adds their summary (`output_fields.lines_output`)."""
+    `checklist_uncounted` judgments whose rubric was not found); one with labels or output
+    fields adds their counts and summary (`output_fields.lines_labels`, `lines_output`)."""
     counts = Counter(line["verdict"] for line in lines)
     judged = len(lines)
     verdicts = counts["pass"] + counts["fail"]
@@ -216,6 +216,8 @@ def grader_summary(name: str, lines: list[dict[str, Any]], find: RubricFinder) -
     summary.update(citation_counts(lines))
     if (failures := checklist_failures(lines, find)) is not None:
         summary["checklist_failures"], summary["checklist_uncounted"] = failures
+    if (labels := lines_labels(lines, find)) is not None:
+        summary["labels"] = labels
     if (output := lines_output(lines, find)) is not None:
         summary["output"] = output
     return summary
@@ -270,7 +272,8 @@ def cell(
     """One judgment as the matrix's detail panel shows it; its rubric label and judge model as
     indexes into the report's `rubrics` and `models` (10,000 rows repeat them); a checklist
     judgment's items (`find` gives the rubric that says which answers fail); its citations
-    (`citations.cell_citations`); its output fields (`output_fields.judged_fields`)."""
+    (`citations.cell_citations`); its label, on a labels rubric; its output fields
+    (`output_fields.judged_fields`)."""
     result = line["result"]
     details = result["details"]
     judge = details["judge"]
@@ -296,6 +299,8 @@ def cell(
     if checklist is not None:
         entry["checklist"] = checklist
     entry.update(members_of(details))
+    if isinstance(label := details.get("label"), str):
+        entry["label"] = label
     if (fields := judged_fields(details)) is not None:
         entry["output_fields"] = fields
     if citations := cell_citations(details, line.get("output")):

@@ -12,7 +12,7 @@ from rubriclib._version import __version__
 from rubriclib.errors import printable
 from rubriclib.evals import EvalReport, GraderStats
 from rubriclib.judging import pairwise_stats
-from rubriclib.measure import summarise_outputs
+from rubriclib.measure import label_counts, summarise_outputs
 from rubriclib.reports.common import (
     iso_time,
     junit_text,
@@ -23,7 +23,7 @@ from rubriclib.reports.common import (
     xml_element,
     xml_properties,
 )
-from rubriclib.reports.output_fields import output_field_lines, output_heading
+from rubriclib.reports.output_fields import labels_text, output_field_lines, output_heading
 
 HEADINGS = ("grader", "rubric", "judged", "pass", "fail", "error", "pass rate", "mean", "tokens")
 VERDICT_WORDS = {
@@ -82,13 +82,28 @@ def grader_output(stats: GraderStats) -> dict[str, Any] | None:
     return summarise_outputs(schema, stats.outputs) if schema else None
 
 
+def grader_labels(stats: GraderStats) -> dict[str, int] | None:
+    """On a labels rubric, how many of the grader's verdicts gave each label, in the rubric's
+    order, zeros kept (`measure.label_counts`); None on any other rubric."""
+    labels = stats.grader.rubric.labels
+    return label_counts(labels, stats.labels) if labels else None
+
+
+def _labels_words(stats: GraderStats) -> str | None:
+    """The label counts as the table, JUnit and the HTML report word them."""
+    counts, labels = grader_labels(stats), stats.grader.rubric.labels
+    return labels_text(counts, labels) if counts is not None and labels else None
+
+
 def _output_lines(stats: GraderStats) -> list[str]:
-    """The table's indented lines under a grader with output fields."""
+    """The table's indented lines under a grader with labels or output fields."""
+    words = _labels_words(stats)
+    lines = [f"  labels: {one_line(words, 300)}"] if words is not None else []
     summary = grader_output(stats)
     if summary is None:
-        return []
+        return lines
     fields = [f"    {name}: {one_line(text, 200)}" for name, text in output_field_lines(summary)]
-    return [f"  {output_heading(summary, stats.judged)}:", *fields]
+    return [*lines, f"  {output_heading(summary, stats.judged)}:", *fields]
 
 
 def eval_last_line(report: EvalReport) -> str:
@@ -196,6 +211,7 @@ def to_json(report: EvalReport) -> dict[str, Any]:
                     "prompt_tokens": stats.prompt_tokens,
                     "completion_tokens": stats.completion_tokens,
                 },
+                **({"labels": labels} if (labels := grader_labels(stats)) is not None else {}),
                 **({"output": output} if (output := grader_output(stats)) else {}),
             }
             for stats in report.graders
@@ -289,13 +305,16 @@ def format_junit(report: EvalReport) -> str:
 
 
 def _output_properties(stats: GraderStats) -> dict[str, str]:
-    """A grader's output fields as JUnit properties: `output.counted` (the judgments summed)
-    and `output.FIELD` (what they filled in, as the table words it); none without fields."""
+    """A grader's label counts and output fields as JUnit properties: `labels` (as the table
+    words them), `output.counted` (the judgments summed) and `output.FIELD` (what they filled
+    in, as the table words it); none without labels or fields."""
+    words = _labels_words(stats)
+    labels = {"labels": words} if words is not None else {}
     summary = grader_output(stats)
     if summary is None:
-        return {}
+        return labels
     fields = {f"output.{name}": text for name, text in output_field_lines(summary)}
-    return {"output.counted": str(summary["counted"]), **fields}
+    return {**labels, "output.counted": str(summary["counted"]), **fields}
 
 
 EVAL_FORMATTERS: dict[str, Callable[[EvalReport], str]] = {

@@ -114,11 +114,12 @@ def page(data: dict[str, Any], title: str | None = None) -> str:
     package = files("rubriclib.reports")
     template = package.joinpath("html_report_page.html").read_text(encoding="utf-8")
     script = "\n".join(  # one script: the page's, and the views (goldens, calibration,
-        package.joinpath(name).read_text(encoding="utf-8")  # citations, output fields) it calls
-        for name in (
+        package.joinpath(name).read_text(encoding="utf-8")  # citations, output fields,
+        for name in (  # checklists) it calls
             "html_report_views.js",
             "html_report_citations.js",
             "html_report_output.js",
+            "html_report_checklist.js",
             "html_report_page.js",
         )
     )

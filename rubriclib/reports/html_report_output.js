@@ -1,15 +1,32 @@
 "use strict";
-// A rubric's output fields: per grader, what its judges filled in (the summary's words come
-// from the data, worded once in Python); per judgment, each field's value, an array of objects
-// as a small table, and each object's citations shown as the verdict's are (`cite.beside`).
+// A rubric's labels and output fields: per grader, how many judgments gave each label and
+// what its judges filled in (the summary's words come from the data, worded once in Python);
+// per judgment, each field's value, an array of objects as a small table, and each object's
+// citations shown as the verdict's are (`cite.beside`).
 // Called by html_report_page.js (one inline script) with its helpers, which turn every text
 // into a text node, never markup.
 function outputViews({ el, plain, number, tableOf, cite }) {
   const clippedText = (v) => v !== null && typeof v === "object" && "clipped" in v && "length" in v;
   const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && !clippedText(v);
 
-  // The graders' summaries: a row per field, the grader and how many judgments it counted.
+  // The graders' summaries: on a labels rubric, a row per grader with each label's count
+  // (and the verdict it means); a row per output field, the grader and how many judgments
+  // it counted.
   function summary(graders) {
+    return [...labels(graders), ...fields(graders)];
+  }
+
+  function labels(graders) {
+    const labelled = graders.filter((g) => g.labels);
+    if (!labelled.length) return [];
+    const rows = labelled.map((g) => el("tr", { "data-grader": g.name }, el("th", null, g.name),
+      el("td", { class: "num" }, number(Object.values(g.labels.counts).reduce((a, b) => a + b, 0))),
+      el("td", null, g.labels.text)));
+    return [el("h3", null, "Labels (judgments per label, with the verdict each means; judge errors have none)"),
+      tableOf("label-counts", ["grader", "labelled", "judgments per label"], rows)];
+  }
+
+  function fields(graders) {
     const filled = graders.filter((g) => g.output);
     if (!filled.length) return [];
     const rows = filled.flatMap((g) => g.output.texts.map(([field, words]) =>

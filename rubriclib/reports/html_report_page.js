@@ -44,6 +44,7 @@
   const within = (value, i, format) => (i ? `${format(value)} [${format(i.low)}, ${format(i.high)}]` : format(value));
   const cite = citationViews({ el, plain, number, percent });
   const outputs = outputViews({ el, plain, number, tableOf, cite });
+  const checks = checklistViews({ data, el, text, number, tableOf, itemCounts });
 
   function tableOf(id, heads, body) {
     return el("table", id ? { id } : null, el("thead", null, el("tr", null, ...heads.map((h) => el("th", null, h)))),
@@ -99,19 +100,8 @@
               .map((v, i) => el("td", { class: "num", "data-column": ["win", "tie", "loss", "error", "win rate", "flips", "flip rate"][i] }, v))); })));
     }
     document.getElementById("summary-section").append(...outputs.summary(data.graders));
-    renderChecklistFailures();
+    checks.failures(document.getElementById("summary-section"));
     renderGate();
-  }
-
-  // Graders judged in checklist mode: which items decided their failures, most often first.
-  function renderChecklistFailures() {
-    const judged = data.graders.filter((g) => g.checklist_failures);
-    if (!judged.length) return;
-    document.getElementById("summary-section").append(el("h3", null, "Checklist items that decided the failures"),
-      tableOf("checklist-failures", ["grader", "items failed (judgments, most often first)", "uncounted"],
-        judged.map((g) => el("tr", { "data-grader": g.name }, el("th", null, g.name),
-          el("td", null, itemCounts(g.checklist_failures)),
-          el("td", { class: "num", title: "checklist judgments whose rubric was not found" }, number(g.checklist_uncounted))))));
   }
 
   function renderGate() {
@@ -202,7 +192,7 @@
       const td = document.createElement("td");
       td.className = "cell " + (c ? c.verdict : "none") + (row.changed && row.changed[column] ? " changed" : "");
       td.dataset.column = column;
-      td.textContent = c ? c.verdict : "—";
+      td.textContent = c ? (c.label !== undefined ? `${c.label} (${c.verdict})` : c.verdict) : "—";
       tr.append(td);
     });
     const failed = document.createElement("td");
@@ -306,24 +296,6 @@
     return [el("h3", null, title), table];
   }
 
-  // A checklist judgment's items; `failed` is there only when the rubric that judged was found.
-  function checklist(items) {
-    const marked = items.some((item) => "failed" in item);
-    const table = el("table", { class: "members", id: "detail-checklist" }, el("thead", null, el("tr", null,
-      ...["item", "answer", "p", "reason"].map((h) => el("th", null, h)))));
-    const body = el("tbody");
-    for (const item of items) {
-      const answer = item.answer === null ? "no answer" : item.answer + (item.failed ? " (failed)" : "");
-      body.append(el("tr", { "data-item": item.id, "data-failed": marked ? String(item.failed) : "unknown" },
-        el("td", null, item.id), el("td", { class: item.failed ? "fail" : item.answer === null ? "error" : "" }, answer),
-        el("td", { class: "num" }, typeof item.p === "number" ? item.p.toFixed(3) : ""), el("td", null, text(item.reason))));
-    }
-    table.append(body);
-    const shown = [el("h3", null, "Checklist"), table];
-    if (!marked) shown.push(el("p", { class: "meta" }, "Failed items not marked: the rubric that judged was not found by its digest."));
-    return shown;
-  }
-
   // The messages a judgment sent, each a list of indexes into data.messages (shared texts);
   // each citation beside the block it quotes (added to `placed`).
   function sentMessages(messages, citations, placed) {
@@ -369,12 +341,13 @@
       const facts = [["rubric", data.rubrics[c.rubric]], ["judge", data.models[c.model]], ["score", score],
         ["attempts", c.attempts], ["latency", c.latency_ms === null ? "" : `${number(c.latency_ms)} ms`],
         ["tokens", `${number(c.tokens[0])} prompt + ${number(c.tokens[1])} completion`], ["cached", c.cached ? "yes" : "no"]];
+      if (c.label !== undefined) facts.unshift(["label", `${c.label} (${c.verdict})`]);
       if (c.pairwise) facts.push(["pairwise", `winner ${c.pairwise.winner}` + (c.pairwise.position_flip ? ", position flip" : "")]);
       if (c.citations) facts.push(["citations", cite.tally(c.citations)]);
       panel.append(el("p", null, el("span", { class: "badge " + c.verdict, id: "detail-verdict" }, c.verdict)),
         el("h3", null, "Reason"), Object.assign(text(c.reason), { id: "detail-reason" }),
         el("dl", null, ...facts.flatMap(([k, v]) => [el("dt", null, k), el("dd", null, v)])));
-      if (c.checklist) panel.append(...checklist(c.checklist));
+      if (c.checklist) panel.append(...checks.items(c.checklist));
       if (c.output_fields) panel.append(...outputs.detail(c.output_fields));
       for (const [key, title] of [["votes", "Votes"], ["panel", "Panel judges"], ["turns", "Turns"]]) {
         if (c[key]) panel.append(...members(title, c[key]));

@@ -57,14 +57,20 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
     if (c.majority_baseline) list.push(["always-majority baseline", `${c.majority_baseline.label}: ${percent(c.majority_baseline.accuracy)}`]);
     if (Object.keys(c.checklist_failures || {}).length) list.push(["checklist items failed", itemCounts(c.checklist_failures)]);
     if (c.scored_pairs) list.push(["exact score agreement", percent(c.exact_score_agreement)], ["mean absolute error", decimal(c.mean_absolute_error)]);
-    const verdicts = ["pass", "fail", "error"];
-    const matrix = tableOf("confusion", ["human \\ judge", ...verdicts], ["pass", "fail"].map((human) => el("tr", null,
-      el("th", null, human), ...verdicts.map((v) => el("td", { class: "num " + (v === "error" ? "error" : v === human ? "pass" : "fail") }, number(c.confusion[human][v]))))));
+    if (c.pass_fail) {
+      list.push(["pass/fail by the labels", `accuracy ${percent(c.pass_fail.accuracy)}, kappa ${decimal(c.pass_fail.kappa)}`]);
+    }
+    // Rows: human labels (pass and fail, or a labels rubric's names); columns: the judge's, then errors.
+    const humans = Object.keys(c.confusion);
+    const columns = Object.keys(c.confusion[humans[0]]);
+    const matrix = tableOf("confusion", ["human \\ judge", ...columns], humans.map((human) => el("tr", null,
+      el("th", null, human), ...columns.map((v) => el("td", { class: "num " + (v === "error" ? "error" : v === human ? "pass" : "fail") }, number(c.confusion[human][v]))))));
     const tags = Object.entries(c.tags).map(([tag, t]) => el("tr", null, el("th", null, tag), el("td", { class: "num" }, number(t.verdicts)),
       el("td", { class: "num" }, within(t.accuracy, t.accuracy_interval, percent)), el("td", { class: "num" }, within(t.kappa, t.kappa_interval, decimal))));
+    const named = (name, verdict) => (name ? `${name} (${verdict})` : verdict);
     const cases = (list) => list.map((d) => el("tr", { "data-row": d.id }, el("td", null, d.id), el("td", null, d.where),
-      el("td", { class: d.label }, d.label + (d.score !== null ? ` (score ${d.score})` : "")),
-      el("td", { class: d.verdict }, d.verdict + (d.judge_score !== null ? ` (score ${d.judge_score})` : "")),
+      el("td", { class: d.label }, named(d.human_label, d.label) + (d.score !== null ? ` (score ${d.score})` : "")),
+      el("td", { class: d.verdict }, named(d.verdict !== "error" && d.judge_label, d.verdict) + (d.judge_score !== null ? ` (score ${d.judge_score})` : "")),
       el("td", null, text(d.reason)), el("td", null, d.tags.join(", "))));
     const heads = ["row", "where", "human label", "judge", "judge's reason", "tags"];
     section.append(el("h2", null, `Calibration of ${c.rubric.name}@${c.rubric.version} ${c.rubric.digest.slice(0, 8)} against ${c.labels}`),

@@ -1,8 +1,10 @@
 """Output fields in the reports: a grader's summary (`measure.summarise_outputs`) as text, one
 line per field, the same words in the eval table, its JUnit properties and the HTML report;
 and, for the HTML report, a grader's summary from its results lines and one judgment's fields
-with their citations read as untrusted data. Text is raw here; each report makes it safe its
-own way (`printable`, `xml_safe`, the page's text nodes)."""
+with their citations read as untrusted data. A labels rubric's label counts
+(`measure.label_counts`) are worded here too, each label with the verdict it means. Text is
+raw here; each report makes it safe its own way (`printable`, `xml_safe`, the page's text
+nodes)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rubriclib.judging import read_citation
-from rubriclib.measure import summarise_outputs
+from rubriclib.measure import label_counts, summarise_outputs
 from rubriclib.reports.checklists import RubricFinder
 
 
@@ -68,6 +70,41 @@ def lines_output(lines: list[dict[str, Any]], find: RubricFinder) -> dict[str, A
         return None
     summary = summarise_outputs(schema or None, outputs)
     return {**summary, "texts": [list(pair) for pair in output_field_lines(summary)]}
+
+
+def labels_text(counts: Mapping[str, int], labels: Mapping[str, str]) -> str:
+    """A grader's label counts in words, each with the verdict it means:
+    `resolved 2 (pass), partly-resolved 0 (fail)` (a label the rubric does not name, read
+    from a results file, without one)."""
+    return ", ".join(
+        f"{label} {count}" + (f" ({labels[label]})" if label in labels else "")
+        for label, count in counts.items()
+    )
+
+
+def lines_labels(lines: list[dict[str, Any]], find: RubricFinder) -> dict[str, Any] | None:
+    """One grader's label counts over its results lines, for the HTML report: `counts` (in
+    the order of the labels of the rubrics that judged, found by digest, the first's first;
+    zeros kept) and `text`, worded as the eval table words them. A label no rubric found
+    names takes the verdict of the first line that gave it. None when neither a rubric found
+    nor a line has labels."""
+    labels: dict[str, str] = {}
+    for line in lines:
+        rubric = find(line["result"]["details"]["rubric"])
+        for label, verdict in ((rubric.labels or {}) if rubric else {}).items():
+            labels.setdefault(label, verdict)
+    given = [
+        (line["result"]["details"].get("label"), line["verdict"])
+        for line in lines
+        if line["verdict"] != "error"
+    ]
+    for label, verdict in given:
+        if isinstance(label, str):
+            labels.setdefault(label, str(verdict))
+    if not labels:
+        return None
+    counts = label_counts(labels, (label for label, _ in given))
+    return {"counts": counts, "text": labels_text(counts, labels)}
 
 
 def judged_fields(details: dict[str, Any]) -> dict[str, Any] | None:

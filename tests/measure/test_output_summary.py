@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rubriclib.measure import summarise_outputs
+from rubriclib.measure import label_counts, summarise_outputs
 
 SCHEMA: dict[str, Any] = {
     "severity": {"type": "string", "enum": ["high", "medium", "low"]},
@@ -114,3 +114,9 @@ def test_without_a_schema_each_field_s_type_is_read_from_its_first_value() -> No
         "meta": ("object", "filled"),
     }
     assert summary["fields"]["severity"]["given"] == 3
+
+
+def test_labels_are_counted_in_the_rubric_s_order_zeros_kept_others_after() -> None:
+    given = ["bad", "good", "odd", "good", 3, None]  # a results file's: not text, not counted
+    assert label_counts(["good", "ok", "bad"], given) == {"good": 2, "ok": 0, "bad": 1, "odd": 1}
+    assert list(label_counts({"good": "pass", "bad": "fail"}, [])) == ["good", "bad"]

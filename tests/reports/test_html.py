@@ -171,7 +171,12 @@ def test_the_wheel_ships_the_page(tmp_path: Path) -> None:
     )
     [wheel] = tmp_path.glob("rubriclib-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    shipped = ("html_report_page.html", "html_report_page.js", "html_report_views.js")
+    shipped = (
+        "html_report_page.html",
+        "html_report_page.js",
+        "html_report_views.js",
+        "html_report_checklist.js",
+    )
     assert {f"rubriclib/reports/{name}" for name in shipped} <= set(names)
 
 
