@@ -265,6 +265,17 @@ def render_command(ref: str, inputs: JudgedInputs, as_json: bool) -> None:
     is_flag=True,
     help="Add an example checklist: yes/no questions, each failing the output on one answer.",
 )
+@click.option(
+    "--from-docent",
+    "docent_file",
+    type=click.Path(dir_okay=False),
+    help="Read a Docent rubric's JSON: its text, labels and output schema (scale labels).",
+)
+@click.option(
+    "--passing",
+    help="With --from-docent: the labels that pass, comma-separated (needed unless the names "
+    "say, like pass/fail, yes/no, match/no match).",
+)
 def new(
     name: str,
     directory: str | None,
@@ -272,9 +283,11 @@ def new(
     description: str | None,
     from_ref: str | None,
     with_checklist: bool,
+    docent_file: str | None,
+    passing: str | None,
 ) -> None:
     """Write DIR/NAME.md at version 0.1.0: a body skeleton and two placeholder goldens
-    (with --checklist, an example checklist too).
+    (with --checklist, an example checklist too), or a Docent rubric read in.
 
     Never overwrites an existing file.
 
@@ -283,18 +296,59 @@ def new(
       rubriclib new house-style --description "Whether replies follow our style guide."
       rubriclib new strict-groundedness --from groundedness
       rubriclib new house-style --checklist
+      rubriclib new helpfulness --from-docent rubric.json --passing helpful
     """
     from rubriclib.rubrics import load_rubric, new_rubric, project_rubrics_dir
 
+    folder = Path(directory) if directory is not None else _relative(project_rubrics_dir())
+    if docent_file is not None:
+        _refuse_with_docent(scale, from_ref, with_checklist)
+        _new_from_docent(name, folder, Path(docent_file), passing, description)
+        return
+    if passing is not None:
+        raise click.UsageError("--passing applies only with --from-docent")
     if from_ref is not None and scale is not None and scale != load_rubric(from_ref).scale:
         raise click.UsageError(f"--scale {scale} differs from the scale of {from_ref}")
-    folder = Path(directory) if directory is not None else _relative(project_rubrics_dir())
     path = new_rubric(name, folder, scale or "pass-fail", description, from_ref, with_checklist)
     click.echo(f"Wrote {path}")
     click.echo("Next steps:")
     click.echo(f"  1. Edit {path}: write the criteria and replace every PLACEHOLDER.")
     click.echo("  2. Add goldens: real outputs with the verdict they must get, and why.")
     click.echo(f"  3. Run: rubriclib validate {path} && rubriclib test-goldens {path}")
+
+
+def _refuse_with_docent(scale: str | None, from_ref: str | None, checklist: bool) -> None:
+    """--from-docent decides the scale and the body: the options that would too are refused."""
+    given = [
+        option
+        for option, value in (("--scale", scale), ("--from", from_ref), ("--checklist", checklist))
+        if value and not (option == "--scale" and value == "labels")
+    ]
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: not with --from-docent (a labels rubric)")
+
+
+def _new_from_docent(
+    name: str, folder: Path, source: Path, passing: str | None, description: str | None
+) -> None:
+    """`new --from-docent`: write the rubric, then say what became of each part."""
+    from rubriclib.rubrics import new_from_docent
+
+    chosen = [part.strip() for part in passing.split(",")] if passing is not None else None
+    path, docent = new_from_docent(name, folder, source, chosen, description)
+    click.echo(f"Wrote {path} from the Docent rubric {source}")
+    verdicts = ", ".join(f"{label} {verdict}" for label, verdict in docent.header["labels"].items())
+    how = "read from the names; --passing chooses" if docent.inferred else "by --passing"
+    click.echo(f"  labels: {verdicts} ({how})")
+    for old, new in docent.renamed.items():
+        click.echo(f"  renamed {old!r} to {new!r}: a label is kebab-case")
+    fields = ", ".join(docent.header.get("output", {})) or "none"
+    click.echo(f"  output fields: {fields}")
+    click.echo(f"  judge model: Docent's was {docent.model}; here --model or the config's chooses")
+    click.echo("Not carried over (a rubric file has no place for them):")
+    for note in docent.not_carried:
+        click.echo(f"  - {note}")
+    click.echo(f"Next: add goldens, then rubriclib validate --strict {path}")
 
 
 def _relative(path: Path) -> Path:

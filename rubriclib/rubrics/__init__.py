@@ -3,7 +3,8 @@
 In pipeline order: `reading` (a user's file read safely) -> `checklist` (a rubric's checklist
 items and their verdict) -> `rubric` (one file as models: Rubric, Golden) -> `registry` (a name,
 a pin or a path -> a rubric: the project's rubrics/, configured folders, packs, built-ins) ->
-`lockfile` (rubriclib.lock) and `scaffold` (new rubrics and packs, `validate --strict`).
+`lockfile` (rubriclib.lock) and `scaffold` (new rubrics and packs, `validate --strict`), and
+`docent` (a Docent rubric's JSON read in as a new rubric).
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
 This room imports only the root leaves.
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.checklist import ChecklistItem as ChecklistItem
     from rubriclib.rubrics.checklist import ItemAnswer as ItemAnswer
     from rubriclib.rubrics.checklist import checklist_verdict as checklist_verdict
+    from rubriclib.rubrics.docent import DocentRubric as DocentRubric
+    from rubriclib.rubrics.docent import new_from_docent as new_from_docent
+    from rubriclib.rubrics.docent import read_docent as read_docent
     from rubriclib.rubrics.golden import Golden as Golden
     from rubriclib.rubrics.golden import duplicate_name_problems as duplicate_name_problems
     from rubriclib.rubrics.golden import pairwise_golden_problems as pairwise_golden_problems
@@ -60,6 +64,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "Answer": ".checklist",
     "ChecklistItem": ".checklist",
+    "DocentRubric": ".docent",
     "Golden": ".golden",
     "ItemAnswer": ".checklist",
     "LABEL_TOOL": ".rubric",
@@ -81,6 +86,7 @@ _HOMES = {
     "load_rubric": ".registry",
     "load_yaml": ".reading",
     "lock_entries": ".lockfile",
+    "new_from_docent": ".docent",
     "new_pack": ".scaffold",
     "new_rubric": ".scaffold",
     "not_utf8": ".reading",
@@ -89,6 +95,7 @@ _HOMES = {
     "parse_rubric_text": ".rubric",
     "project_root": ".registry",
     "project_rubrics_dir": ".registry",
+    "read_docent": ".docent",
     "read_lock": ".lockfile",
     "read_text": ".reading",
     "required_fields": ".output_fields",

@@ -58,7 +58,7 @@ def _schema_problems(schema: Any, where: str, label: str, depth: int) -> list[Pr
     if kind not in KEYS:
         return [Problem(label, f"{where}.type", f"must be one of {', '.join(KEYS)}")]
     problems = [
-        Problem(label, f"{where}.{key}", f"is not a key of a {kind} field")
+        Problem(label, f"{where}.{key}", f"is not a key of {_an(kind)} field")
         for key in schema
         if key not in KEYS[kind]
     ]
@@ -291,3 +291,7 @@ def _described(kind: str) -> str:
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def _an(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"

@@ -88,12 +88,8 @@ def new_rubric(
 ) -> Path:
     """Write `directory/NAME.md` at version 0.1.0 and return its path; never overwrites.
     `checklist`: add an example checklist (to a copy, only when its source has none)."""
-    path = directory / f"{name}.md"
-    if not re.match(NAME_PATTERN, name):
-        raise RubricError.single(
-            str(path), "name", f"{name!r} must be kebab-case (lowercase letters, digits, hyphens)"
-        )
-    header: dict[str, Any] = {"name": name, "version": "0.1.0", "scale": scale}
+    _check_name(name, directory)
+    header: dict[str, Any] = {"scale": scale}
     if from_ref is not None:
         source = load_rubric(from_ref)
         header["scale"] = source.scale
@@ -126,8 +122,30 @@ def new_rubric(
             header["requires"] = ["input"]  # what the example items need; the goldens have it
         header["checklist"] = _example_checklist(header["scale"], header.get("requires", []))
     header["goldens"] = [_as_written(golden) for golden in goldens]
+    return write_rubric(name, directory, header, body)
+
+
+def _check_name(name: str, directory: Path) -> None:
+    if not re.match(NAME_PATTERN, name):
+        raise RubricError.single(
+            str(directory / f"{name}.md"),
+            "name",
+            f"{name!r} must be kebab-case (lowercase letters, digits, hyphens)",
+        )
+
+
+def write_rubric(
+    name: str, directory: Path, header: dict[str, Any], body: str, comment: str = ""
+) -> Path:
+    """Write `directory/NAME.md` at version 0.1.0 with `header` after its name and version
+    (and `comment`, YAML comment lines, above them) and return its path: validated first,
+    written whole, never overwriting."""
+    _check_name(name, directory)
+    path = directory / f"{name}.md"
+    header = {"name": name, "version": "0.1.0", **header}
     frontmatter = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
-    text = f"---\n{frontmatter}---\n{body.rstrip()}\n"
+    comment = f"{comment.rstrip()}\n" if comment else ""
+    text = f"---\n{comment}{frontmatter}---\n{body.rstrip()}\n"
     absolute = Path(os.path.abspath(path))
     parse_rubric_text(text, absolute, f"file:{absolute}", str(path))  # nothing invalid is written
     if path.exists():
