@@ -253,6 +253,23 @@ def test_citations_required_a_failing_item_must_carry_a_verified_citation(
     assert unsupported.reason.startswith("verdict not supported by a verified citation")
 
 
+def test_asked_for_evidence_a_judge_that_flips_an_item_instead_gets_an_error(
+    judge_server: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    rubric = load_rubric(str(write_file("cited.md", CITED)))
+    quote = [{"block": "output", "quote": "in 1970"}]
+    both = {"reason": "r", "citations": quote, "invented": "yes", "answers": "no"}
+    flipped = both | {"answers": "yes", "invented_citations": quote}
+    judge_server.script(call(both | {"invented_citations": quote}), call(flipped))
+    result = one_call_judge(judge_server).grade(rubric, "in 1970", input="q", context="1969")
+    assert result.verdict == "error"
+    assert "`answers_citations`" in judge_server.requests[1]["messages"][-1]["content"]
+    assert result.reason == (
+        "verdict not supported by a verified citation: asked to cite evidence for its failing "
+        "verdict, the judge said answers invented yes, answers yes instead"
+    )
+
+
 def test_an_item_needing_a_field_the_row_lacks_is_not_judged_as_per_item(
     server: JudgeServer, facts: Rubric
 ) -> None:
