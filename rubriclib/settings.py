@@ -17,6 +17,12 @@ def usable_base_url(url: str | None) -> str | None:
     return url
 
 
+AnswerMode = Literal["tool", "probability", "one-call"]
+ANSWER_MODES: tuple[AnswerMode, ...] = ("tool", "probability", "one-call")
+"""How checklist items are answered: each by a tool call with a reason (the default), each as
+one word read as a probability, or all of them in one tool call."""
+
+
 class JudgeSettings(BaseModel):
     """A judge's settings; None leaves a field to the next layer down. Layers merge by one rule,
     flag > eval file > config > default: `merge` lays one layer over another, and
@@ -39,9 +45,10 @@ class JudgeSettings(BaseModel):
     checklist: bool | None = None
     """Checklist mode (`Judge(mode="checklist")`): ask each of the rubric's checklist items
     on its own and compute the verdict from the answers."""
-    checklist_answers: Literal["tool", "probability"] | None = None
-    """How checklist items are answered (`Judge(answers=...)`): `tool` (a call with a reason)
-    or `probability` (one word, p(yes) read from logprobs), which implies checklist mode."""
+    checklist_answers: AnswerMode | None = None
+    """How checklist items are answered (`Judge(answers=...)`): `tool` (a call with a reason),
+    `probability` (one word, p(yes) read from logprobs) or `one-call` (every item in one
+    call); the last two imply checklist mode."""
 
     _base_url = field_validator("base_url")(usable_base_url)
 
@@ -60,7 +67,7 @@ class JudgeSettings(BaseModel):
     @property
     def asks_checklist(self) -> bool:
         """Whether a judge made from these settings asks the rubric's checklist."""
-        return bool(self.checklist) or self.checklist_answers == "probability"
+        return bool(self.checklist) or self.checklist_answers in ("probability", "one-call")
 
     def judge_settings(self) -> JudgeSettings:
         """Only the judge's own fields (a subclass, such as an eval file's `judge:`, adds run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from rubriclib.judging import Interrupted, Judge
     from rubriclib.measure import Calibration, LabelledRow
     from rubriclib.rubrics import Rubric
+    from rubriclib.settings import AnswerMode
 
 
 @main.command("calibrate")
@@ -97,7 +98,7 @@ def calibrate(
     min_kappa: float | None,
     no_cache: bool,
     frozen: bool,
-    checklist: Literal["tool", "probability"] | None,
+    checklist: AnswerMode | None,
 ) -> None:
     """Judge human-labelled rows and report how well the judge agrees with the humans.
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -31,6 +31,7 @@ from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
     from rubriclib.evals import Eval, EvalReport, Plan, Prepared, ReadyRun
+    from rubriclib.settings import AnswerMode
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class EvalChoice:
     limit: int | None
     votes: int | None
     no_cache: bool
-    checklist: Literal["tool", "probability"] | None
+    checklist: AnswerMode | None
     """How --checklist and --checklist-answers ask the checklist (`options.checklist_options`)."""
 
     def prepared(self, *, frozen: bool = False, batch: str | None = None) -> Prepared:
@@ -99,7 +100,7 @@ def with_eval_choice(command: Any) -> Any:
         limit: int | None,
         votes: int | None,
         no_cache: bool,
-        checklist: Literal["tool", "probability"] | None,
+        checklist: AnswerMode | None,
         **rest: Any,
     ) -> Any:
         chosen = EvalChoice(eval_file, dataset, model, limit, votes, no_cache, checklist)

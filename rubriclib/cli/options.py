@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rubriclib.item import Transcript
     from rubriclib.judging import Judge
     from rubriclib.rubrics import Rubric
+    from rubriclib.settings import AnswerMode
 
 C = TypeVar("C", bound=Callable[..., Any])
 
@@ -131,12 +132,12 @@ TEMPERATURE_OPTION = non_negative_option(
 
 def checklist_options(command: C) -> C:
     """--checklist and --checklist-answers, handed to `command` as one `checklist`: None
-    (holistic), `tool` or `probability` (which implies --checklist)."""
+    (holistic), `tool`, `probability` or `one-call` (the last two imply --checklist)."""
 
     @functools.wraps(command)
     def run(**options: Any) -> Any:
         asked, answers = options.pop("checklist"), options.pop("checklist_answers")
-        checklist = (answers or "tool") if asked or answers == "probability" else None
+        checklist = (answers or "tool") if asked or answers not in (None, "tool") else None
         return command(checklist=checklist, **options)
 
     flag = click.option(
@@ -147,9 +148,11 @@ def checklist_options(command: C) -> C:
     )
     answers = click.option(
         "--checklist-answers",
-        type=click.Choice(["tool", "probability"]),
-        help="How checklist items are answered: tool (a call with a reason; the default) or "
-        "probability (one word, p(yes) read from the logprobs; implies --checklist).",
+        type=click.Choice(["tool", "probability", "one-call"]),
+        help="How checklist items are answered: tool (each item in its own call with a reason; "
+        "the default, for small local judges), probability (each item one word, p(yes) read "
+        "from the logprobs) or one-call (every item in one call: one request per vote, for "
+        "large hosted judges); the last two imply --checklist.",
     )
     return with_options([flag, answers])(cast(C, run))
 
@@ -329,7 +332,7 @@ def refuse_without_checklist(rubrics: list[Rubric], checklist: str | None) -> No
 def flag_judge(
     rubrics: list[Rubric],
     model: str | None,
-    checklist: Literal["tool", "probability"] | None,
+    checklist: AnswerMode | None,
     no_cache: bool,
     *,
     votes: int = 1,

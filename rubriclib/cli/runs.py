@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from rubriclib.batch import BatchRun
     from rubriclib.judging import GradeResult, Interrupted, Judge
     from rubriclib.measure import RunReport
+    from rubriclib.settings import AnswerMode
 
 
 @main.command("judge")
@@ -65,7 +66,7 @@ def judge_command(
     votes: int,
     temperature: float,
     frozen: bool,
-    checklist: Literal["tool", "probability"] | None,
+    checklist: AnswerMode | None,
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
 
@@ -175,7 +176,7 @@ def test_goldens(
     use_batch: bool,
     resume: bool,
     poll_seconds: float,
-    checklist: Literal["tool", "probability"] | None,
+    checklist: AnswerMode | None,
 ) -> None:
     """Regression run: judge every golden of each rubric (every resolvable one when no REF).
 

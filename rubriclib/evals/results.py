@@ -26,8 +26,10 @@ def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
 
 
 def checklist_answers(details: Details) -> str | None:
-    """How a result's checklist items were answered (`probability` when read from logprobs),
-    None when it is no checklist result."""
+    """How a result's checklist items were answered (`one-call` when all in one call, as its
+    judge says; `probability` when read from logprobs), None when it is no checklist result."""
+    if details.judge.answers is not None:
+        return details.judge.answers
     if details.checklist is None:
         return None
     read = any("p_yes" in item for item in details.checklist)

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from rubriclib.config import resolve
 from rubriclib.errors import BatchRefused, EvalError, Problem, RubricError
@@ -18,6 +18,7 @@ from rubriclib.evals.judgments import letta_row_checker, row_rubric
 from rubriclib.evals.plan import max_prompt_tokens
 from rubriclib.evals.results import read_resumable
 from rubriclib.judging import no_checklist
+from rubriclib.settings import AnswerMode
 
 if TYPE_CHECKING:
     from rubriclib.batch import BatchRun
@@ -173,7 +174,7 @@ def ready_run(
     model: str | None = None,
     cache: bool | str | os.PathLike[str] = False,
     votes: int | None = None,
-    checklist: Literal["tool", "probability"] | None = None,
+    checklist: AnswerMode | None = None,
     capabilities: bool | str | os.PathLike[str] = False,
     offline: bool = False,
     limit: int | None = None,
@@ -182,7 +183,7 @@ def ready_run(
     resume: bool = False,
 ) -> ReadyRun:
     """A prepared eval made runnable, the one place an eval becomes so: its judges (`model`,
-    `votes` and `checklist` mode, answered by `tool` or `probability`, override every
+    `votes` and `checklist` mode, answered by `tool`, `probability` or `one-call`, override every
     grader's; `cache`, `capabilities` and
     `offline` as `_make_judges` takes them) and its target (a missing key is a
     JudgeConfigError here, before any request); the rows it reads, within `limit` (else the

@@ -205,7 +205,8 @@ def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> 
     """A cached verdict as a result (no attempts, `cached: true`), or None for a miss or a
     stored value that is not a verdict; on a pairwise rubric only one that kept the judge's
     answer (A, B or tie, in `details.winner`); a checklist item's with its answer (yes or no,
-    and its `p` if it was known, in `details`)."""
+    and its `p` if it was known, in `details`); a checklist answered in one call with its
+    items' answers (`details.checklist`)."""
     if stored is None or stored.get("verdict") not in ("pass", "fail"):
         return None
     reason, raw, answer = stored.get("reason"), stored.get("raw_score"), stored.get("answer")
@@ -234,4 +235,9 @@ def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> 
         return None
     if rubric.scale == "labels":
         item["label"] = stored["label"]
-    return with_details(with_winner(result, stored.get("winner")), **item)
+    if "checklist" in stored:  # a checklist answered in one call: its items' answers
+        item["checklist"] = stored["checklist"]
+    try:
+        return with_details(with_winner(result, stored.get("winner")), **item)
+    except ValueError:  # a stored value not in the shape of a verdict's details
+        return None

@@ -4,12 +4,13 @@ is one scorer or many). Nothing downstream needs to know which; nothing is cast.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Literal, Protocol
+from typing import Protocol
 
 from rubriclib.item import Item
 from rubriclib.judging.endpoints.pacer import Pacer
 from rubriclib.judging.result import GradeResult
 from rubriclib.rubrics import Rubric
+from rubriclib.settings import AnswerMode
 
 
 class Grader(Protocol):
@@ -30,7 +31,7 @@ class Grader(Protocol):
         ...
 
     @property
-    def checklist(self) -> Literal["tool", "probability"] | None:
+    def checklist(self) -> AnswerMode | None:
         """How its results' checklist items are answered (`details.checklist`), None when its
         results are not checklist results: a resumed run keeps only results judged the way it
         judges now."""

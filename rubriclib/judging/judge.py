@@ -12,9 +12,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from rubriclib.config import checked_base_url, credential, judge_key, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
-from rubriclib.judging.asking.probability_answers import (
-    ANSWER_MODES,
-)
 from rubriclib.judging.cache import VerdictCache
 from rubriclib.judging.endpoints.endpoint import Endpoint, Limits
 from rubriclib.judging.endpoints.failures import (
@@ -31,7 +28,7 @@ from rubriclib.judging.judgments.modes import Modes, Remembered
 from rubriclib.judging.result import GradeResult
 from rubriclib.judging.steps import Steps, adrive, drive, run_to_end
 from rubriclib.rubrics import Rubric
-from rubriclib.settings import JudgeSettings
+from rubriclib.settings import ANSWER_MODES, AnswerMode, JudgeSettings
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer
@@ -44,10 +41,11 @@ def checked_modes(votes: Any, mode: Any, answers: Any) -> None:
     if mode not in ("holistic", "checklist"):
         raise JudgeConfigError(f"mode must be 'holistic' or 'checklist', not {mode!r}")
     if answers not in ANSWER_MODES:
-        raise JudgeConfigError(f"answers must be 'tool' or 'probability', not {answers!r}")
-    if answers == "probability" and mode != "checklist":
+        named = ", ".join(f"'{name}'" for name in ANSWER_MODES)
+        raise JudgeConfigError(f"answers must be one of {named}, not {answers!r}")
+    if answers != "tool" and mode != "checklist":
         raise JudgeConfigError(
-            "answers='probability' reads checklist items' answers: use it with mode='checklist'"
+            f"answers={answers!r} reads checklist items' answers: use it with mode='checklist'"
         )
 
 
@@ -82,8 +80,9 @@ class Judge(ManyJudgments):
             asked on its own, the verdict computed from the answers).
         max_prompt_tokens: The largest prompt a judgment sends (an agent run gets half); None
             takes `RUBRICLIB_MAX_PROMPT_TOKENS`, the project's config or 128,000.
-        answers: How checklist items are answered: "tool" (a call with a reason) or
-            "probability" (one word, p(yes) read from its logprobs; needs mode="checklist").
+        answers: How checklist items are answered: "tool" (a call with a reason),
+            "probability" (one word, p(yes) read from its logprobs) or "one-call" (every item
+            in one tool call); the last two need mode="checklist".
 
     Raises:
         JudgeConfigError: A setting out of range, or a key or base URL that cannot be used.
@@ -94,10 +93,11 @@ class Judge(ManyJudgments):
     rubric's checklist items is asked on its own (one request per item, at once) and the
     verdict is computed from the answers (`checklist.checklist_verdict`); a vote is one pass
     over every item."""
-    answers: Literal["tool", "probability"]
+    answers: AnswerMode
     """How checklist items are answered: `tool`, a call to `answer` with a reason; or
     `probability`, one word in plain text whose yes/no probability is read from the token
-    logprobs (`probability_answers`): one generated token per item."""
+    logprobs (`probability_answers`): one generated token per item; or `one-call`, every item
+    answered in one call to `answer_checklist` (`one_call`): one request per vote."""
     votes: int
     """Independent judgments per item: the majority verdict (on 1-5, the median score) wins, a
     tie never passes, and voting stops once a majority is decided."""
@@ -145,7 +145,7 @@ class Judge(ManyJudgments):
         capabilities: bool | str | os.PathLike[str] = False,
         mode: Literal["holistic", "checklist"] = "holistic",
         max_prompt_tokens: int | None = None,
-        answers: Literal["tool", "probability"] = "tool",
+        answers: AnswerMode = "tool",
     ) -> None:
         checked_modes(votes, mode, answers)
         self.mode, self.answers, self.votes = mode, answers, votes
@@ -197,7 +197,7 @@ class Judge(ManyJudgments):
         return self._at.limits.total_timeout
 
     @property
-    def checklist(self) -> Literal["tool", "probability"] | None:
+    def checklist(self) -> AnswerMode | None:
         """How its results' checklist items were answered (`answers`), None when they are
         not checklist results (`mode="holistic"`)."""
         return self.answers if self.mode == "checklist" else None

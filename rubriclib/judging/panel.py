@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Hashable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
@@ -21,6 +21,7 @@ from rubriclib.judging.grading import ManyJudgments, unjudgeable
 from rubriclib.judging.judge import Judge
 from rubriclib.judging.result import GradeResult, not_judged
 from rubriclib.rubrics import Rubric
+from rubriclib.settings import AnswerMode
 
 
 class Panel(ManyJudgments):
@@ -83,7 +84,7 @@ class Panel(ManyJudgments):
         return "panel:" + ",".join(judge.endpoint for judge in self.judges)
 
     @property
-    def checklist(self) -> Literal["tool", "probability"] | None:
+    def checklist(self) -> AnswerMode | None:
         """None: a panel's result is its members' combined (their modes are in its `model`)."""
         return None
 

@@ -159,6 +159,10 @@ def sandbox_judge(body: dict[str, Any]) -> Reply:
         return Reply(body=completion(content="yes"))
     if "answer" in tools:
         return tool_reply("answer", arguments | {"answer": "yes"})
+    if "answer_checklist" in tools:  # one call: every item answered yes
+        required = body["tools"][0]["function"]["parameters"]["required"]
+        items = [key for key in required if key not in ("reason", "citations")]
+        return tool_reply("answer_checklist", arguments | dict.fromkeys(items, "yes"))
     if "set_grade_score" in tools:
         return tool_reply("set_grade_score", arguments | {"score": golden.get("expected_score", 5)})
     if "set_pairwise_winner" in tools:

@@ -226,7 +226,9 @@ def test_a_rerun_is_answered_by_the_cache_with_the_probabilities(
 def test_probability_answers_belong_to_checklist_mode(judge_server: JudgeServer) -> None:
     with pytest.raises(JudgeConfigError, match="use it with mode='checklist'"):
         Judge("m", judge_server.url, "k", answers="probability")
-    with pytest.raises(JudgeConfigError, match="answers must be 'tool' or 'probability'"):
+    with pytest.raises(
+        JudgeConfigError, match="answers must be one of 'tool', 'probability', 'one-call'"
+    ):
         Judge("m", judge_server.url, "k", mode="checklist", answers="logits")  # type: ignore[arg-type]
 
 
@@ -265,7 +267,10 @@ def test_checklist_answers_probability_on_the_command_line_implies_checklist_mod
     ]
     assert all("tools" not in body and body["max_tokens"] == 1 for body in endpoint.requests)
     wrong = cli("judge", facts, "--output", "x", "--checklist-answers", "logits", *asked)
-    assert wrong.exit_code == 2 and "'logits' is not one of 'tool', 'probability'" in wrong.output
+    assert (
+        wrong.exit_code == 2
+        and "'logits' is not one of 'tool', 'probability', 'one-call'" in wrong.output
+    )
 
 
 EVAL = """\

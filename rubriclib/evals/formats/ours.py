@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -18,7 +18,7 @@ from rubriclib.evals.formats.sources import (
 )
 from rubriclib.judging import Rule, TargetSettings, no_checklist
 from rubriclib.rubrics import Rubric
-from rubriclib.settings import JudgeSettings, usable_base_url
+from rubriclib.settings import AnswerMode, JudgeSettings, usable_base_url
 from rubriclib.validation import problems_from_validation, valid_parts
 
 RUN_SETTINGS = ("concurrency", "requests_per_minute", "max_prompt_tokens")
@@ -41,8 +41,9 @@ class _GraderSpec(Strict):
     votes: int | None = Field(default=None, ge=1, strict=True)
     checklist: bool | None = None
     """Judge in checklist mode (each of the rubric's checklist items asked on its own)."""
-    checklist_answers: Literal["tool", "probability"] | None = None
-    """How the checklist items are answered; `probability` implies checklist mode."""
+    checklist_answers: AnswerMode | None = None
+    """How the checklist items are answered; `probability` and `one-call` imply checklist
+    mode."""
     judges: list[_JudgeSpec] | None = None
     aggregate: Rule | None = None
 
@@ -154,7 +155,7 @@ def _without_checklist(
     """A grader asks for checklist mode and its rubric has no checklist: the problem, named at
     the key that asked."""
     where = "checklist" if grader.checklist else "judge.checklist"
-    if settings.checklist_answers == "probability" and not settings.checklist:
+    if settings.checklist_answers in ("probability", "one-call") and not settings.checklist:
         where = "checklist_answers" if grader.checklist_answers else "judge.checklist_answers"
     return Problem(label, f"graders[{index}].{where}", no_checklist(rubric))
 

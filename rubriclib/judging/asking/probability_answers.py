@@ -25,9 +25,6 @@ from rubriclib.judging.asking.request import Mode, sampling
 from rubriclib.judging.prompt.render import DEFAULT_MAX_PROMPT_TOKENS, item_parts, user_message
 from rubriclib.rubrics import Answer, ChecklistItem, Rubric
 
-ANSWER_MODES = ("tool", "probability")
-"""How checklist items are answered: a tool call with a reason (the default), or one word read
-as a probability."""
 TOP_LOGPROBS = 20
 """Alternatives asked for per token: the usual maximum; some servers return none without it."""
 LEAST_MASS = 0.1

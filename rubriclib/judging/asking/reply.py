@@ -54,10 +54,16 @@ class JudgeVerdict:
     output: dict[str, Any] | None = None
     """The rubric's `output` fields as the judge filled them in, checked against their schema
     (the citations of a field's object checked too); None when the rubric has none."""
+    checklist: list[dict[str, Any]] = field(default_factory=list)
+    """A whole checklist answered in one call (`one_call`): each item's id, answer, reason and
+    citations, in checklist order."""
 
     def item_details(self) -> dict[str, Any]:
         """What a checklist item's result keeps in its details: the answer and its `p` (when
-        known); nothing for a rubric's verdict."""
+        known); a checklist answered in one call, its items (their requests counted by the
+        one judgment: 0 here, set when it ends); nothing for a rubric's verdict."""
+        if self.checklist:
+            return {"checklist": [{"attempts": 0, "cached": False} | e for e in self.checklist]}
         if self.answer is None:
             return {}
         p = {"p": self.p} if self.p is not None else {}

@@ -3,10 +3,13 @@ the items' probabilities."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rubriclib.judging.asking.reply import ANSWER_DETAILS
 from rubriclib.judging.profile import Applied, item_passing
 from rubriclib.judging.result import (
     GradeResult,
+    JudgeInfo,
     make_result,
     summed_judge,
     with_details,
@@ -19,11 +22,9 @@ def checklist_result(rubric: Rubric, items: list[GradeResult]) -> GradeResult:
     and `checklist_verdict` computes the verdict (an item that errored makes it `error`, never
     a pass). `details.checklist` lists each item's id, answer, reason, attempts (and `p`
     where known); `details.judge` sums attempts and usage over the items."""
-    answers: dict[str, ItemAnswer] = {}
     listed = []
     for check, result in zip(rubric.checklist, items, strict=True):
         answer = result.details.answer if result.verdict != "error" else None
-        answers[check.id] = ItemAnswer(answer, result.reason)
         entry = {
             "id": check.id,
             "answer": answer,
@@ -35,10 +36,35 @@ def checklist_result(rubric: Rubric, items: list[GradeResult]) -> GradeResult:
             if kept in result.details:
                 entry[kept] = result.details[kept]
         listed.append(entry)
+    return _decided(rubric, listed, summed_judge(items))
+
+
+def one_call_result(rubric: Rubric, judged: GradeResult) -> GradeResult:
+    """One vote in checklist mode with every item answered in one call (`judged`, whose
+    `details.checklist` holds the answers): the verdict `checklist_verdict` computes from them,
+    as for items asked one by one; each item's attempts are the call's. An error (no valid
+    reply) stays one, each item unanswered. `details.judge` says the items were answered
+    `one-call`; the verdict's own citations stay in `details.citations`."""
+    judge = judged.details.judge.adding(answers="one-call")
+    counted = {"attempts": judge.attempts, "cached": judge.cached}
+    if judged.verdict == "error" or judged.details.checklist is None:
+        unanswered = [
+            {"id": check.id, "answer": None, "reason": judged.reason} | counted
+            for check in rubric.checklist
+        ]
+        failed = judged.model_copy(update={"details": judged.details.adding(judge=judge)})
+        return with_details(failed, checklist=unanswered)
+    listed = [dict(entry) | counted for entry in judged.details.checklist]
+    result = _decided(rubric, listed, judge)
+    cited = judged.details.citations
+    return with_details(result, citations=cited) if cited else result
+
+
+def _decided(rubric: Rubric, listed: list[dict[str, Any]], judge: JudgeInfo) -> GradeResult:
+    """The result `checklist_verdict` computes from the items' entries (`listed`)."""
+    answers = {entry["id"]: ItemAnswer(entry["answer"], entry["reason"]) for entry in listed}
     computed = checklist_verdict(rubric.scale, rubric.pass_threshold, rubric.checklist, answers)
-    result = make_result(
-        rubric, summed_judge(items), computed.verdict, computed.reason, computed.raw_score
-    )
+    result = make_result(rubric, judge, computed.verdict, computed.reason, computed.raw_score)
     return with_details(result, checklist=listed)
 
 

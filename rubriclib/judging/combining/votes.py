@@ -29,6 +29,8 @@ def combine_votes(rubric: Rubric, votes: list[GradeResult], asked: int) -> Grade
     answered = [vote for vote in votes if vote.verdict != "error"]
     errors = len(votes) - len(answered)
     judge = summed_judge(votes)
+    if votes and all(vote.details.judge.answers == "one-call" for vote in votes):
+        judge = judge.adding(answers="one-call")  # how the checklist was answered, for --resume
     tally = _tally(rubric, votes, asked)
     if not answered:
         first = votes[0].reason if votes else "no vote was cast"

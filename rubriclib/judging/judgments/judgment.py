@@ -67,6 +67,8 @@ class Judgment:
         """The verdict the judge wrote as text before its corrective turn."""
         self.citing = False
         """Whether the corrective turn asks for a verified citation."""
+        self.challenged: JudgeVerdict | None = None
+        """The verdict the turn asking for a citation was about."""
 
     def steps(self) -> Steps:
         """Every step of the judgment, to its one result."""
@@ -172,7 +174,7 @@ class Judgment:
                 f"conflicting verdicts: the judge first wrote {self.intent} as text, then "
                 f"called {verdict.verdict}",
             )
-        if self.citing and not self.asking.failing(verdict):  # asked for evidence, it passed
+        if self.citing and (not self.asking.failing(verdict) or self._changed(verdict)):
             why = (
                 f"{UNSUPPORTED}: asked to cite evidence for its failing verdict, the judge said "
                 f"{said(verdict)} instead"
@@ -181,6 +183,7 @@ class Judgment:
         if self.asking.unsupported(verdict):
             if self.correction is None:
                 self.correction, self.unanswered, self.citing = UNSUPPORTED, parsed, True
+                self.challenged = verdict
                 return None
             why = unsupported(verdict, asked=self.citing)
             return self.finish("error", why, citations=verdict.citations)
@@ -191,6 +194,13 @@ class Judgment:
             verdict.verdict, verdict.reason, verdict.raw_score, verdict.winner, verdict.citations
         )
         return with_details(result, **verdict.item_details(), **verdict.rubric_details())
+
+    def _changed(self, verdict: JudgeVerdict) -> bool:
+        """Whether a checklist answered in one call came back with other answers after the
+        turn asking for evidence (asked to cite, a judge must not flip an item instead)."""
+        before = self.challenged.checklist if self.challenged is not None else []
+        answers = [(entry["id"], entry["answer"]) for entry in verdict.checklist]
+        return answers != [(entry["id"], entry["answer"]) for entry in before]
 
     def finish(
         self,
@@ -217,7 +227,10 @@ class Judgment:
 
 
 def said(verdict: JudgeVerdict) -> str:
-    """What a verdict says, in a reason: `fail`, `score 2`, `answer yes`."""
+    """What a verdict says, in a reason: `fail`, `score 2`, `answer yes`, `answers a yes, b
+    no` (a checklist answered in one call)."""
+    if verdict.checklist:
+        return "answers " + ", ".join(f"{e['id']} {e['answer']}" for e in verdict.checklist)
     if verdict.answer is not None:
         return f"answer {verdict.answer}"
     return f"score {verdict.raw_score}" if verdict.raw_score is not None else verdict.verdict

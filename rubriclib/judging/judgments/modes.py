@@ -1,7 +1,8 @@
 """One item's judgment in a Judge's mode and votes, as steps: its votes one after another
 until a majority is decided, each vote one judgment (holistic), one per pairwise order, or
 one per checklist item (asked at once, or one after another with probability answers and then
-decided by a matching judge profile), combined by `combining`."""
+decided by a matching judge profile) or one for the whole checklist (`one-call`), combined by
+`combining`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rubriclib.config import find_project
 from rubriclib.item import Item
 from rubriclib.judging.asking.checklist_protocol import ItemAsking, no_checklist, question_prompts
+from rubriclib.judging.asking.one_call import OneCallAsking, one_call_prompts, one_call_refused
 from rubriclib.judging.asking.probability_answers import ProbabilityAsking, probability_prompts
 from rubriclib.judging.asking.protocol import Asking, RubricAsking
 from rubriclib.judging.asking.request import estimated_tokens, too_large
@@ -22,6 +24,7 @@ from rubriclib.judging.combining import (
     combine_votes,
     decided_by,
     majority_reached,
+    one_call_result,
 )
 from rubriclib.judging.endpoints.endpoint import Endpoint
 from rubriclib.judging.grading import unjudgeable
@@ -35,12 +38,21 @@ from rubriclib.rubrics import ChecklistItem, Rubric
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer
+    from rubriclib.settings import AnswerMode
 
 logger = logging.getLogger("rubriclib")
 
 
 Prompt = tuple[list[dict[str, Any]], dict[str, str]]
 """One request's messages and the text of each block it shows, by id (for its citations)."""
+
+
+PROMPTERS = {
+    "tool": question_prompts,
+    "probability": probability_prompts,
+    "one-call": one_call_prompts,
+}
+"""The prompts of a checklist's requests, by how its items are answered."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +82,7 @@ class Modes:
     sampling: tuple[float | None, int | None]
     """The temperature and the completion limit."""
     mode: Literal["holistic", "checklist"]
-    answers: Literal["tool", "probability"]
+    answers: AnswerMode
     votes: int
     max_prompt_tokens: int
     records_only: bool
@@ -86,14 +98,18 @@ class Modes:
         checklist = self.mode == "checklist"
         if checklist and not rubric.checklist:
             return not_judged(rubric, model, no_checklist(rubric))
+        one_call = checklist and self.answers == "one-call"
+        if one_call and (refused := one_call_refused(rubric)) is not None:
+            return not_judged(rubric, model, refused)
         prompter = item_prompts
         if checklist:
-            prompter = probability_prompts if self.answers == "probability" else question_prompts
+            prompter = PROMPTERS[self.answers]
         prompts = prompter(rubric, item, self.max_prompt_tokens)
         size = max(estimated_tokens(rubric, messages) for messages, _ in prompts)
         if (why := too_large(size, self.max_prompt_tokens)) is not None:
             return not_judged(rubric, model, why)  # never sent
         cast = self._checklist_vote if checklist else self._vote
+        cast = self._one_call_vote if one_call else cast
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
             votes.append((yield from cast(Ballot(rubric, trial, vote), prompts)))
@@ -163,6 +179,13 @@ class Modes:
         result = checklist_result(rubric, answered)
         applied = self._profile(rubric)
         return decided_by(applied, rubric, result) if applied is not None else result
+
+    def _one_call_vote(self, ballot: Ballot, prompts: Sequence[Prompt]) -> Steps:
+        """Every step of one vote with the whole checklist asked in one call (cached by its
+        body, which no per-item request shares); the verdict computed from the answers."""
+        messages, blocks = prompts[0]
+        asking = OneCallAsking(ballot.rubric, blocks)
+        return one_call_result(ballot.rubric, (yield from self._judgment(ballot, messages, asking)))
 
     def _profile(self, rubric: Rubric) -> Applied | None:
         """This model's profile for `rubric` in the project, read once per rubric digest; one

@@ -122,6 +122,9 @@ class JudgeInfo(Block):
     usage: Usage
     correction: str | None = None
     """Why the corrective turn was needed; set only when one was."""
+    answers: Literal["one-call"] | None = None
+    """How a checklist's items were answered, set only when all in one call (`one-call`):
+    items asked one by one are told by their entries (`p_yes` for probability answers)."""
 
 
 class Citation(Block):
