@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.item import Item
-from rubriclib.judging.asking.protocol import PlainSampling, ask_again, citation_turn
+from rubriclib.judging.asking.protocol import OneToolAsking, ask_again, citation_turn
 from rubriclib.judging.asking.reply import JudgeVerdict, Verdict, tool_call
 from rubriclib.judging.asking.request import Mode, citation_argument, function_tool
 from rubriclib.judging.citations import checked_citations, verified
@@ -113,7 +113,7 @@ def candidate_parts(
 
 
 @dataclass(frozen=True)
-class ItemAsking(PlainSampling):
+class ItemAsking(OneToolAsking):
     """Asking one checklist item (a `protocol.Asking`): the one `answer` tool, forced by name
     where the endpoint allows it, else by `required` (one tool: the same), else `auto`; its
     citations (under the rubric's `citations` policy) are checked against `blocks`."""
@@ -121,11 +121,6 @@ class ItemAsking(PlainSampling):
     check: ChecklistItem
     citations: str = "optional"
     blocks: Mapping[str, str] = field(default_factory=dict)
-
-    def mode(self, quirks: set[str], correcting: bool) -> Mode:
-        if "no_named_tool_choice" not in quirks:
-            return "named"
-        return "auto" if "no_required_tool_choice" in quirks else "required"
 
     def body(
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]

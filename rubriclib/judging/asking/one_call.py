@@ -17,7 +17,7 @@ from typing import Any
 
 from rubriclib.item import Item
 from rubriclib.judging.asking.checklist_protocol import ANSWERS, about, candidate_parts
-from rubriclib.judging.asking.protocol import PlainSampling, ask_again
+from rubriclib.judging.asking.protocol import OneToolAsking, ask_again
 from rubriclib.judging.asking.reply import JudgeVerdict, Verdict, tool_call
 from rubriclib.judging.asking.request import Mode, citation_argument
 from rubriclib.judging.citations import checked_citations, verified
@@ -115,7 +115,7 @@ def answers_problem(rubric: Rubric, arguments: Mapping[str, Any]) -> str | None:
 
 
 @dataclass(frozen=True)
-class OneCallAsking(PlainSampling):
+class OneCallAsking(OneToolAsking):
     """Asking a whole checklist in one call (a `protocol.Asking`): the one tool, forced by
     name where the endpoint allows it, else by `required`, else `auto`; every citation is
     checked against `blocks`. Its verdict is the checklist's rule over the answers, and keeps
@@ -123,11 +123,6 @@ class OneCallAsking(PlainSampling):
 
     rubric: Rubric
     blocks: Mapping[str, str] = field(default_factory=dict)
-
-    def mode(self, quirks: set[str], correcting: bool) -> Mode:
-        if "no_named_tool_choice" not in quirks:
-            return "named"
-        return "auto" if "no_required_tool_choice" in quirks else "required"
 
     def body(
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]

@@ -118,6 +118,16 @@ class PlainSampling:
         return sampling(temperature, max_tokens, quirks)
 
 
+class OneToolAsking(PlainSampling):
+    """`Asking.mode` for an asking that offers one tool: forced by name where the endpoint
+    allows it, else by `required` (with one tool, the same), else `auto`."""
+
+    def mode(self, quirks: set[str], correcting: bool) -> Mode:
+        if "no_named_tool_choice" not in quirks:
+            return "named"
+        return "auto" if "no_required_tool_choice" in quirks else "required"
+
+
 @dataclass(frozen=True)
 class RubricAsking(PlainSampling):
     """Asking for the rubric's verdict: its request from `request`, its reply read by `reply`,

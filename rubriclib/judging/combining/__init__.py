@@ -1,7 +1,7 @@
 """How the results of one judgment combine into one, the only place: its votes (`votes`: a
-majority), a checklist's items (asked one by one or in one call) and a judge profile's decision over them (`items`), and a judge
-panel's members (`panels`: majority, unanimous or any). `rule.decide` is the one rule votes and
-panels share."""
+majority), a checklist's items, asked one by one or in one call, and a judge profile's decision
+over them (`items`), and a judge panel's members (`panels`: majority, unanimous or any).
+`rule.decide` is the one rule votes and panels share."""
 
 from rubriclib.judging.combining.items import checklist_result, decided_by, one_call_result
 from rubriclib.judging.combining.panels import combine_panel
