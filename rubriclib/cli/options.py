@@ -321,11 +321,12 @@ def refuse_unlocked(rubrics: list[Rubric]) -> None:
 
 
 def refuse_without_checklist(rubrics: list[Rubric], checklist: str | None) -> None:
-    """With --checklist: exit 2, one line per rubric that has no checklist, before any key is
-    read or request sent."""
-    from rubriclib.judging import no_checklist
+    """With --checklist: exit 2, one line per rubric checklist mode cannot judge (no checklist,
+    or output fields), before any key is read or request sent."""
+    from rubriclib.judging import checklist_refused
 
-    if checklist and (refusals := [no_checklist(r) for r in rubrics if not r.checklist]):
+    refusals = [why for r in rubrics if (why := checklist_refused(r)) is not None]
+    if checklist and refusals:
         raise BadInput(*(f"--checklist: {refusal}" for refusal in refusals))
 
 

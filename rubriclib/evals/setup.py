@@ -17,7 +17,7 @@ from rubriclib.evals.formats import Eval, GraderEntry, JudgeSettings
 from rubriclib.evals.judgments import letta_row_checker, row_rubric
 from rubriclib.evals.plan import max_prompt_tokens
 from rubriclib.evals.results import read_resumable
-from rubriclib.judging import no_checklist
+from rubriclib.judging import checklist_refused
 from rubriclib.settings import AnswerMode
 
 if TYPE_CHECKING:
@@ -113,10 +113,10 @@ def check_eval(
             Problem(
                 str(ev.path),
                 f"graders.{grader.name}",
-                f"--checklist: {no_checklist(grader.rubric)}",
+                f"--checklist: {why}",
             )
             for grader in ev.graders
-            if not grader.rubric.checklist
+            if (why := checklist_refused(grader.rubric)) is not None
         ] + problems
     if problems:
         raise EvalError(problems)

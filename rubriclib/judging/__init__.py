@@ -21,9 +21,11 @@ from rubriclib._faces import lazy_face
 
 # The face: other rooms import these names only from here.
 if TYPE_CHECKING:
+    from rubriclib.judging.asking.checklist_protocol import (
+        checklist_refused as checklist_refused,
+    )
     from rubriclib.judging.asking.checklist_protocol import failed_items as failed_items
     from rubriclib.judging.asking.checklist_protocol import failed_items_text as failed_items_text
-    from rubriclib.judging.asking.checklist_protocol import no_checklist as no_checklist
     from rubriclib.judging.asking.request import estimated_tokens as estimated_tokens
     from rubriclib.judging.asking.request import too_large as too_large
     from rubriclib.judging.cache import VerdictCache as VerdictCache
@@ -111,7 +113,7 @@ _HOMES = {
     "judge_stream": ".engine",
     "letta_fill": ".prompt.render",
     "logit": ".profile",
-    "no_checklist": ".asking.checklist_protocol",
+    "checklist_refused": ".asking.checklist_protocol",
     "not_judged": ".result",
     "pairwise_stats": ".result",
     "profile_path": ".profile",

@@ -67,14 +67,17 @@ def is_path_reference(ref: str) -> bool:
     )
 
 
-def load_rubric(ref: str, base_dir: str | os.PathLike[str] | None = None) -> Rubric:
+def load_rubric(
+    ref: str | os.PathLike[str], base_dir: str | os.PathLike[str] | None = None
+) -> Rubric:
     """Load the rubric `ref` names: `NAME`, `NAME@SPEC`, or a path (relative to `base_dir`).
 
     Args:
         ref: A name (`groundedness`), a pinned name (`groundedness@^1`, `@1.0.0`, `@~1.2`,
             `@>=1.0.0,<2`) or a path (ends in `.md`, starts with `.`, `/` or `~`, or holds a
-            path separator). A name is looked up in the project's `rubrics/`, the configured
-            and `RUBRICLIB_PATH` folders, installed packs, then the built-ins.
+            path separator; a `pathlib.Path` always is). A name is looked up in the
+            project's `rubrics/`, the configured and `RUBRICLIB_PATH` folders, installed
+            packs, then the built-ins.
         base_dir: The folder a relative path is resolved against (an eval file's); None: the
             working directory.
 
@@ -82,10 +85,13 @@ def load_rubric(ref: str, base_dir: str | os.PathLike[str] | None = None) -> Rub
         RubricError: An unknown name, no version fitting the pin, or a file that is not a
             valid rubric, with every problem.
     """
+    given_path = isinstance(ref, os.PathLike)
+    if given_path:
+        ref = os.fspath(ref)
     if not isinstance(ref, str) or not ref.strip():
         raise RubricError.single(repr(ref), "reference", "must be a rubric name or a file path")
     ref = ref.strip()
-    if is_path_reference(ref):
+    if given_path or is_path_reference(ref):
         path = Path(ref).expanduser()
         if not path.is_absolute():
             path = Path(base_dir if base_dir is not None else os.getcwd()).expanduser() / path

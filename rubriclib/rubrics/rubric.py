@@ -218,7 +218,7 @@ def _checked_fields(
     checks.extend(required_field_problems(fields.goldens, fields.requires, label))
     checks.extend(cites_problems(fields.goldens, fields.citations, label))
     if fields.output is not None and fields.scale == "pairwise":
-        why = "applies to pass-fail and 1-5 rubrics, not pairwise (judged in both orders)"
+        why = "applies to pass-fail, 1-5 and labels rubrics, not pairwise (judged in both orders)"
         checks.append(Problem(label, "output", why))
     elif fields.output is not None:
         checks.extend(output_problems(fields.output, label))

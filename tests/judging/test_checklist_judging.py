@@ -470,3 +470,51 @@ def test_a_checklist_question_about_a_run_shows_the_run_and_says_it_is_about_it(
         assert "one yes/no question about the agent run" in system["content"]
         assert "[M8] tool result for refund (call_2, answers the call in M7)" in user["content"]
         assert user["content"].endswith("Answer the question about the agent run with `answer`.\n")
+
+
+def test_checklist_mode_refuses_a_rubric_with_output_fields(
+    endpoint: JudgeServer, write_file: Callable[..., Path], library: Path
+) -> None:
+    fields = PASS_FAIL.replace(
+        "requires: [input, context]\n",
+        "requires: [input, context]\noutput:\n  severity: {type: string, enum: [low, high]}\n",
+    )
+    rubric = load_rubric(write_file("fields.md", fields))
+    for answers in ("tool", "probability", "one-call"):
+        judge = Judge(model="m", base_url=endpoint.url, mode="checklist", answers=answers)
+        result = judge.grade(rubric, "fine", "q", "c")
+        assert result.verdict == "error", answers
+        assert "has output fields, which checklist items do not fill" in result.reason
+    judged = cli(
+        "judge", str(rubric.path), "--input", "q", "--context", "c", "--output", "x", "--checklist"
+    )
+    assert judged.exit_code == 2
+    assert judged.output.strip() == (
+        "rubriclib: error: --checklist: the rubric grounded-facts has output fields, which "
+        "checklist items do not fill: judge it without checklist mode, where one verdict fills "
+        "them"
+    )
+    assert endpoint.requests == []
+
+
+def test_eval_refuses_checklist_mode_for_a_rubric_with_output_fields(
+    endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    fields = "requires: [input, context]\noutput:\n  severity: {type: string, enum: [low, high]}\n"
+    write_file("facts.md", PASS_FAIL.replace("requires: [input, context]\n", fields))
+    marked = write_file("marked.yaml", EVAL + "    checklist: true\n")
+    result = cli("eval", str(marked), "--no-cache")
+    assert result.exit_code == 2
+    assert (
+        f"{marked}:9: graders[0].checklist: the rubric grounded-facts has output" in result.output
+    )
+    plain = write_file("plain.yaml", EVAL)
+    flagged = cli("eval", str(plain), "--no-cache", "--checklist")
+    assert flagged.exit_code == 2
+    assert f"{plain}: graders.facts: --checklist: the rubric grounded-facts has output" in (
+        flagged.output
+    )
+    assert endpoint.requests == []
+    filled = {"reason": "fine", "severity": "low"}
+    endpoint.responder = lambda body: tool_reply("set_grade_pass", filled)
+    assert cli("eval", str(plain), "--no-cache").exit_code == 0  # holistic: the fields are filled

@@ -69,6 +69,8 @@ def test_relative_path_resolves_against_base_dir(
     assert rubric.source == f"file:{path}"
     monkeypatch.chdir(tmp_path / "evals")
     assert load_rubric("rubrics/house.md").path == path
+    write_file("evals/house", rubric_text("house"))  # no suffix, no separator: a Path still is one
+    assert load_rubric(Path("house")).source == f"file:{tmp_path / 'evals' / 'house'}"
 
 
 def test_home_is_expanded(

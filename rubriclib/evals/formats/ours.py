@@ -16,8 +16,7 @@ from rubriclib.evals.formats.sources import (
     duplicate_graders,
     grader_rubric,
 )
-from rubriclib.judging import Rule, TargetSettings, no_checklist
-from rubriclib.rubrics import Rubric
+from rubriclib.judging import Rule, TargetSettings, checklist_refused
 from rubriclib.settings import AnswerMode, JudgeSettings, usable_base_url
 from rubriclib.validation import problems_from_validation, valid_parts
 
@@ -143,21 +142,22 @@ def _graders(spec: EvalSpec, path: Path, problems: list[Problem]) -> list[Grader
         rubric = grader_rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
         if rubric is None:
             continue
-        if settings.asks_checklist and not rubric.checklist:
-            problems.append(_without_checklist(grader, settings, rubric, label, index))
+        refused = checklist_refused(rubric) if settings.asks_checklist else None
+        if refused is not None:
+            problems.append(_without_checklist(grader, settings, refused, label, index))
         graders.append(GraderEntry(grader.name, rubric, settings, panel))
     return graders
 
 
 def _without_checklist(
-    grader: _GraderSpec, settings: JudgeSettings, rubric: Rubric, label: str, index: int
+    grader: _GraderSpec, settings: JudgeSettings, refused: str, label: str, index: int
 ) -> Problem:
-    """A grader asks for checklist mode and its rubric has no checklist: the problem, named at
-    the key that asked."""
+    """A grader asks for checklist mode its rubric cannot take (`refused`: why): the problem,
+    named at the key that asked."""
     where = "checklist" if grader.checklist else "judge.checklist"
     if settings.checklist_answers in ("probability", "one-call") and not settings.checklist:
         where = "checklist_answers" if grader.checklist_answers else "judge.checklist_answers"
-    return Problem(label, f"graders[{index}].{where}", no_checklist(rubric))
+    return Problem(label, f"graders[{index}].{where}", refused)
 
 
 def _gate(

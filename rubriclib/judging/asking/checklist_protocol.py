@@ -38,12 +38,21 @@ ANSWER_TOOL = "answer"
 ANSWERS = ("yes", "no")
 
 
-def no_checklist(rubric: Rubric) -> str:
-    """Why a rubric cannot be judged in checklist mode (asked of rubrics without a checklist)."""
-    return (
-        f"the rubric {rubric.name} has no checklist: checklist mode asks a rubric's checklist "
-        "items (add `checklist:` to its frontmatter, or judge it without checklist mode)"
-    )
+def checklist_refused(rubric: Rubric) -> str | None:
+    """Why `rubric` cannot be judged in checklist mode (it has no checklist, or output fields
+    its items would leave unfilled), or None."""
+    if not rubric.checklist:
+        return (
+            f"the rubric {rubric.name} has no checklist: checklist mode asks a rubric's "
+            "checklist items (add `checklist:` to its frontmatter, or judge it without "
+            "checklist mode)"
+        )
+    if rubric.output:
+        return (
+            f"the rubric {rubric.name} has output fields, which checklist items do not fill: "
+            "judge it without checklist mode, where one verdict fills them"
+        )
+    return None
 
 
 def question_messages(

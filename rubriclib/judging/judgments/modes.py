@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rubriclib.config import find_project
 from rubriclib.item import Item
-from rubriclib.judging.asking.checklist_protocol import ItemAsking, no_checklist, question_prompts
+from rubriclib.judging.asking.checklist_protocol import (
+    ItemAsking,
+    checklist_refused,
+    question_prompts,
+)
 from rubriclib.judging.asking.one_call import OneCallAsking, one_call_prompts, one_call_refused
 from rubriclib.judging.asking.probability_answers import ProbabilityAsking, probability_prompts
 from rubriclib.judging.asking.protocol import Asking, RubricAsking
@@ -96,8 +100,8 @@ class Modes:
         if cause := unjudgeable(rubric, item, model):
             return cause
         checklist = self.mode == "checklist"
-        if checklist and not rubric.checklist:
-            return not_judged(rubric, model, no_checklist(rubric))
+        if checklist and (refused := checklist_refused(rubric)) is not None:
+            return not_judged(rubric, model, refused)
         one_call = checklist and self.answers == "one-call"
         if one_call and (refused := one_call_refused(rubric)) is not None:
             return not_judged(rubric, model, refused)
