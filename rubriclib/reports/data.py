@@ -224,18 +224,21 @@ def grader_summary(name: str, lines: list[dict[str, Any]], find: RubricFinder) -
 
 
 def members_of(details: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Votes, panel judges and turns of one judgment, each with its own verdict and reason."""
+    """Votes, panel judges and turns of one judgment, each with its own verdict and reason
+    (`label`: who gave it; `given`: a labels rubric's label it gave, where it gave one)."""
     found: dict[str, list[dict[str, Any]]] = {}
     votes = details.get("votes")
     if isinstance(votes, dict) and isinstance(votes.get("verdicts"), list):
         reasons = votes.get("reasons") or []
         scores = votes.get("scores") or []
+        given = votes.get("labels") or []
         found["votes"] = [
             {
                 "label": f"vote {index + 1}",
                 "verdict": verdict,
                 "score": scores[index] if index < len(scores) else None,
                 "reason": reasons[index] if index < len(reasons) else "",
+                "given": given[index] if index < len(given) else None,
             }
             for index, verdict in enumerate(votes["verdicts"])
         ]
@@ -247,6 +250,7 @@ def members_of(details: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
                 "verdict": member.get("verdict"),
                 "score": member.get("raw_score", member.get("score")),
                 "reason": member.get("reason", ""),
+                "given": member.get("label"),
             }
             for member in panel["judges"]
             if isinstance(member, dict)

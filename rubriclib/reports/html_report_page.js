@@ -289,7 +289,8 @@
       ...["", "verdict", "score", "reason"].map((h) => el("th", null, h)))));
     const body = el("tbody");
     for (const m of list) {
-      body.append(el("tr", null, el("td", null, m.label), el("td", { class: m.verdict }, m.verdict),
+      const verdict = m.given ? `${m.given} (${m.verdict})` : m.verdict;
+      body.append(el("tr", null, el("td", null, m.label), el("td", { class: m.verdict }, verdict),
         el("td", { class: "num" }, m.score === null || m.score === undefined ? "" : m.score), el("td", null, text(m.reason))));
     }
     table.append(body);

@@ -118,3 +118,41 @@ def test_the_calibration_page_of_a_labels_rubric_shows_labels(
         "accuracy 66.7%, kappa 0.40"
     )
     assert page.errors == []
+
+
+def test_votes_and_panel_judges_show_the_label_each_gave(page: Any, tmp_path: Path) -> None:
+    votes = {
+        "asked": 3,
+        "cast": 3,
+        "verdicts": ["pass", "fail", "pass"],
+        "reasons": ["done", "half done", "done"],
+        "labels": ["resolved", "partly-resolved", "resolved"],
+    }
+    judges = [
+        {"model": "judge-a", "verdict": "pass", "reason": "done", "label": "resolved"},
+        {"model": "judge-b", "verdict": "fail", "reason": "no", "label": "not-resolved"},
+    ]
+    line = results_line(
+        "r1",
+        "g",
+        "pass",
+        label="resolved",
+        votes=votes,
+        panel={"aggregate": "any", "judges": judges},
+    )
+    results = write_results(tmp_path / "r.jsonl", [line])
+    report = tmp_path / "r.html"
+    built = CliRunner().invoke(main, ["report", str(results), "-o", str(report)])
+    assert built.exit_code == 0, built.output
+    open_report(page, report)
+    page.locator("#matrix td.cell").first.click()
+    tables = page.locator("#detail table.members")
+    assert tables.count() == 2
+    verdicts = [
+        table.locator("tbody td:nth-child(2)").all_text_contents() for table in tables.all()
+    ]
+    assert verdicts == [
+        ["resolved (pass)", "partly-resolved (fail)", "resolved (pass)"],
+        ["resolved (pass)", "not-resolved (fail)"],
+    ]
+    assert page.errors == []
