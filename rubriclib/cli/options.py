@@ -184,7 +184,8 @@ judged_inputs = [
     click.option(
         "--transcript",
         help="An agent run to judge: a JSON file (or - for stdin) of messages in OpenAI chat, "
-        "Anthropic or Responses shape; its last assistant text is the output unless --output.",
+        "Anthropic, Responses or LangChain shape; its last assistant text is the output unless "
+        "--output.",
     ),
     click.option("--input", "input_", help=f"The task input. {TEXT_HELP}"),
     click.option("--context", help=f"Source context. {TEXT_HELP}"),

@@ -76,7 +76,8 @@ def assert_rubric(
         input: The task input.
         context: The source context.
         reference: A reference answer.
-        transcript: An agent run, judged whole.
+        transcript: An agent run, judged whole: a list of messages in OpenAI chat,
+            Anthropic, Responses or LangChain shape.
         label: On a labels rubric, the label the output must get (a failing label too);
             None: the output must pass.
 

@@ -27,7 +27,7 @@ class Item(BaseModel):
     output: str
     """The candidate output (required; a number is text, as in a dataset row)."""
     transcript: Transcript | None = None
-    """An agent run, in OpenAI chat, Anthropic or Responses shape, judged whole."""
+    """An agent run, in OpenAI chat, Anthropic, Responses or LangChain shape, judged whole."""
     input: str | None = None
     """The task input (text, or chat messages shown as a `role: content` transcript)."""
     context: str | None = None

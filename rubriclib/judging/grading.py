@@ -47,7 +47,7 @@ class ManyJudgments:
             baseline: The second output a pairwise rubric compares `output` with (required
                 there, ignored elsewhere): pass means the output won.
             transcript: An agent run judged whole: a list of messages in OpenAI chat,
-                Anthropic or Responses shape.
+                Anthropic, Responses or LangChain shape (docs: Judging agent runs).
 
         Raises:
             RubricError: A bad reference.

@@ -49,7 +49,8 @@ ALIASES = {
     "baseline": ("baseline", "output_b"),
 }
 TRANSCRIPT_KEYS = ("transcript", "messages")
-"""A row's agent run: a list of messages in OpenAI chat, Anthropic or Responses shape."""
+"""A row's agent run: a list of messages in OpenAI chat, Anthropic, Responses or LangChain
+shape."""
 SUFFIXES = (".jsonl", ".json", ".csv", ".yaml", ".yml", ".eval")
 MAX_PROBLEMS = 200
 """A dataset check stops collecting after this many problems (and says how many it skipped)."""
