@@ -1,10 +1,12 @@
 """Reports: views of what a run produced. Nothing here judges or measures.
 
 `common` (what every report shares: xml_safe, numbers as text, JUnit), the text, JSON and JUnit
-reports of an eval (`evals`), a goldens run (`goldens`) and a calibration (`calibration`, also
-its disagreements as goldens); the HTML report: `data` (a results file as the page's data),
-`checklists`, `comparison` (two runs), `html` (the page, with `html_report_page.html`/`.js` and
-`html_report_views.js` beside it) and `pages` (the page of a run just made).
+reports of an eval (`evals`), a goldens run (`goldens`), a calibration (`calibration`, also
+its disagreements as goldens) and an alignment (`alignment`, with the revision's diff);
+`checklists`, `citations` and `output_fields` (the parts of a judgment those views and the page
+share); the HTML report in its own package, `html/`: `data` (a results file as the page's
+data), `comparison` (two runs), `page` (the page, with its HTML and scripts beside it) and
+`pages` (the page of a run just made).
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
 Only `integrations` and `cli` import it.
@@ -24,25 +26,25 @@ if TYPE_CHECKING:
     from rubriclib.reports.evals import eval_last_line as eval_last_line
     from rubriclib.reports.goldens import GOLDENS_FORMATTERS as GOLDENS_FORMATTERS
     from rubriclib.reports.goldens import goldens_last_line as goldens_last_line
-    from rubriclib.reports.html import build_report as build_report
-    from rubriclib.reports.pages import calibration_page as calibration_page
-    from rubriclib.reports.pages import eval_report_text as eval_report_text
-    from rubriclib.reports.pages import goldens_page as goldens_page
-    from rubriclib.reports.pages import is_html as is_html
-    from rubriclib.reports.pages import messages_from as messages_from
+    from rubriclib.reports.html.page import build_report as build_report
+    from rubriclib.reports.html.pages import calibration_page as calibration_page
+    from rubriclib.reports.html.pages import eval_report_text as eval_report_text
+    from rubriclib.reports.html.pages import goldens_page as goldens_page
+    from rubriclib.reports.html.pages import is_html as is_html
+    from rubriclib.reports.html.pages import messages_from as messages_from
 
 _HOMES = {
     "CALIBRATION_FORMATTERS": ".calibration",
     "GOLDENS_FORMATTERS": ".goldens",
-    "build_report": ".html",
+    "build_report": ".html.page",
     "calibration_last_line": ".calibration",
-    "calibration_page": ".pages",
+    "calibration_page": ".html.pages",
     "eval_last_line": ".evals",
-    "eval_report_text": ".pages",
+    "eval_report_text": ".html.pages",
     "goldens_last_line": ".goldens",
-    "goldens_page": ".pages",
+    "goldens_page": ".html.pages",
     "goldens_yaml": ".calibration",
-    "is_html": ".pages",
-    "messages_from": ".pages",
+    "is_html": ".html.pages",
+    "messages_from": ".html.pages",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)

@@ -24,7 +24,7 @@ from rubriclib.reports.calibration import (
     goldens_yaml,
     to_json,
 )
-from rubriclib.reports.pages import calibration_page
+from rubriclib.reports.html.pages import calibration_page
 from rubriclib.rubrics.rubric import Rubric
 
 USAGE = {"prompt_tokens": 10, "completion_tokens": 2}

@@ -10,7 +10,7 @@ from typing import Any
 from results_lines import HOSTILE_REASONS, results_line, write_results
 
 from rubriclib.reports.checklists import rubric_finder
-from rubriclib.reports.data import TEXT_LIMIT, read_results, report_data
+from rubriclib.reports.html.data import TEXT_LIMIT, read_results, report_data
 from rubriclib.rubrics.registry import load_rubric
 from rubriclib.rubrics.rubric import Rubric
 

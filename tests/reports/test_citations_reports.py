@@ -12,7 +12,7 @@ from results_lines import results_line, write_results
 
 from rubriclib.judging.citations import given_citations, read_citation
 from rubriclib.reports.citations import citations_change, place_citations, shown_span
-from rubriclib.reports.data import TEXT_LIMIT, read_results, report_data
+from rubriclib.reports.html.data import TEXT_LIMIT, read_results, report_data
 
 GOOD = citation("output", "fine", [4, 8])
 INVENTED = citation("M3", "never said", note="no block M3 was shown")

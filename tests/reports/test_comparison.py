@@ -9,7 +9,7 @@ import pytest
 from conftest import citation
 from results_lines import results_line, write_results
 
-from rubriclib.reports.comparison import (
+from rubriclib.reports.html.comparison import (
     SAME_RUN,
     change_kind,
     compare,
@@ -17,7 +17,7 @@ from rubriclib.reports.comparison import (
     side,
     what_differs,
 )
-from rubriclib.reports.data import read_results, report_data
+from rubriclib.reports.html.data import read_results, report_data
 
 
 def test_the_comparison_groups_changes_by_what_differs(tmp_path: Path) -> None:

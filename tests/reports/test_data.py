@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from results_lines import results_line, write_results
 
-from rubriclib.reports.data import (
+from rubriclib.reports.html.data import (
     TEXT_LIMIT,
     clipped,
     natural_key,

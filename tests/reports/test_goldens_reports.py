@@ -25,7 +25,7 @@ from rubriclib.reports.goldens import (
     format_table,
     to_json,
 )
-from rubriclib.reports.pages import goldens_page
+from rubriclib.reports.html.pages import goldens_page
 
 STARTED = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 

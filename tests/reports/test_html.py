@@ -23,8 +23,8 @@ from results_lines import HOSTILE_REASONS, results_line, write_results
 from rubriclib.cli import main
 from rubriclib.errors import EvalError
 from rubriclib.measure.agreement import wilson_interval
-from rubriclib.reports.data import read_results, report_data
-from rubriclib.reports.html import build_report, embedded_json
+from rubriclib.reports.html.data import read_results, report_data
+from rubriclib.reports.html.page import build_report, embedded_json
 
 ROOT = Path(__file__).parents[2]
 EVAL = """\
@@ -177,7 +177,7 @@ def test_the_wheel_ships_the_page(tmp_path: Path) -> None:
         "html_report_views.js",
         "html_report_checklist.js",
     )
-    assert {f"rubriclib/reports/{name}" for name in shipped} <= set(names)
+    assert {f"rubriclib/reports/html/{name}" for name in shipped} <= set(names)
 
 
 def test_token_counts_that_are_not_numbers_are_bad_input(tmp_path: Path) -> None:

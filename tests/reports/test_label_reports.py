@@ -18,7 +18,7 @@ from labels_eval import support_eval
 from results_lines import results_line, write_results
 
 from rubriclib.cli import main
-from rubriclib.reports.data import read_results, report_data
+from rubriclib.reports.html.data import read_results, report_data
 from rubriclib.reports.output_fields import labels_text
 
 COUNTS = {"resolved": 2, "partly-resolved": 1, "not-resolved": 0}

@@ -19,7 +19,7 @@ from output_fields_eval import HOSTILE_QUOTE, REFUSAL, triage_eval
 from results_lines import results_line, write_results
 
 from rubriclib.cli import main
-from rubriclib.reports.data import read_results, report_data
+from rubriclib.reports.html.data import read_results, report_data
 from rubriclib.reports.output_fields import field_text, judged_fields
 
 SEVERITY = "high 2, medium 0, low 1"

@@ -16,7 +16,7 @@ from judge_server import JudgeServer
 from results_lines import results_line, write_results
 
 from rubriclib.cli import main
-from rubriclib.reports.data import read_results, report_data
+from rubriclib.reports.html.data import read_results, report_data
 
 EVAL = """\
 name: pages
@@ -209,7 +209,7 @@ def test_report_on_goldens_and_calibration_must_name_an_html_file(
 def test_messages_past_the_budget_are_not_kept_failures_first(
     eval_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rubriclib.reports import pages as run_pages
+    from rubriclib.reports.html import pages as run_pages
 
     monkeypatch.setattr(run_pages, "MESSAGES_BUDGET", 145)  # one row's values (and frames), not two
     ran, data = eval_page(eval_file)

@@ -26,8 +26,8 @@ from rubriclib.measure import CitationCounts
 from rubriclib.reports.checklists import rubric_finder
 from rubriclib.reports.citations import place_citations
 from rubriclib.reports.common import citations_text, xml_safe
-from rubriclib.reports.data import TEXT_LIMIT, ResultsFile, clipped, read_results, report_data
-from rubriclib.reports.html import page
+from rubriclib.reports.html.data import TEXT_LIMIT, ResultsFile, clipped, read_results, report_data
+from rubriclib.reports.html.page import page
 
 if TYPE_CHECKING:
     from rubriclib.evals import Eval, EvalReport, GraderEntry, Row

@@ -9,7 +9,7 @@ from typing import Any
 
 from rubriclib.measure import paired_difference_interval
 from rubriclib.reports.citations import citations_change
-from rubriclib.reports.data import ResultsFile, judge_models, rubric_label
+from rubriclib.reports.html.data import ResultsFile, judge_models, rubric_label
 
 SAME_RUN = "same rubric and judge: the judge answered differently"
 """The group of changes where nothing recorded differs between the two lines."""

@@ -15,8 +15,8 @@ from typing import Any
 
 from rubriclib._version import __version__
 from rubriclib.reports.checklists import rubric_finder
-from rubriclib.reports.comparison import compare
-from rubriclib.reports.data import ResultsFile, read_results, report_data
+from rubriclib.reports.html.comparison import compare
+from rubriclib.reports.html.data import ResultsFile, read_results, report_data
 from rubriclib.rubrics import Rubric
 
 MARKER = re.compile(r"@@[A-Z_]+@@")
@@ -111,7 +111,7 @@ def summary_html(
 def page(data: dict[str, Any], title: str | None = None) -> str:
     """The HTML page showing `data` (data.report_data's output, or pages' for goldens and
     calibration) under `title` (by default the results files' names)."""
-    package = files("rubriclib.reports")
+    package = files("rubriclib.reports.html")
     template = package.joinpath("html_report_page.html").read_text(encoding="utf-8")
     script = "\n".join(  # one script: the page's, and the views (goldens, calibration,
         package.joinpath(name).read_text(encoding="utf-8")  # citations, output fields,

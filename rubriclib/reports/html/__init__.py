@@ -1,0 +1,7 @@
+"""The HTML report, a part of the reports room: `data` (a results file as the page's data),
+`comparison` (two results files: changed verdicts, pass-rate changes), `page` (the data
+-> one self-contained page, with `html_report_page.html` and the scripts beside it inlined under
+a CSP) and `pages` (the page of a run just made: eval, goldens, calibration).
+
+Other rooms import these through the reports face (`rubriclib.reports`), never from here.
+"""
