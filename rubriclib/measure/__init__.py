@@ -2,7 +2,8 @@
 
 `agreement` (accuracy, Cohen's kappa, intervals), `goldens` (a rubric's goldens run as
 regression tests), `calibration` (a judge against human labels, each labels-file row read by
-`label_rows`), `citations` (the citations judged results hold, counted) and `output_summary` (a
+`label_rows`), `align` and `align_run` (a rubric revised from labels, its gain measured held
+out), `citations` (the citations judged results hold, counted) and `output_summary` (a
 rubric's output fields over many judgments, and a labels rubric's label counts).
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
@@ -25,6 +26,13 @@ if TYPE_CHECKING:
     from rubriclib.measure.agreement import kappa_band as kappa_band
     from rubriclib.measure.agreement import paired_difference_interval as paired_difference_interval
     from rubriclib.measure.agreement import wilson_interval as wilson_interval
+    from rubriclib.measure.align import Budget as Budget
+    from rubriclib.measure.align import plan_budget as plan_budget
+    from rubriclib.measure.align import too_few_labels as too_few_labels
+    from rubriclib.measure.align_run import Alignment as Alignment
+    from rubriclib.measure.align_run import AlignSettings as AlignSettings
+    from rubriclib.measure.align_run import Proposal as Proposal
+    from rubriclib.measure.align_run import run_alignment as run_alignment
     from rubriclib.measure.calibration import Agreement as Agreement
     from rubriclib.measure.calibration import Calibration as Calibration
     from rubriclib.measure.calibration import Judged as Judged
@@ -46,6 +54,9 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "Agreement": ".calibration",
+    "AlignSettings": ".align_run",
+    "Alignment": ".align_run",
+    "Budget": ".align",
     "CONFIDENCE": ".agreement",
     "Calibration": ".calibration",
     "CitationCounts": ".citations",
@@ -53,6 +64,7 @@ _HOMES = {
     "Interval": ".agreement",
     "Judged": ".calibration",
     "LabelledRow": ".label_rows",
+    "Proposal": ".align_run",
     "RESAMPLES": ".agreement",
     "RubricReport": ".golden_stats",
     "RunReport": ".goldens",
@@ -65,10 +77,13 @@ _HOMES = {
     "label_counts": ".output_summary",
     "load_labels": ".calibration",
     "paired_difference_interval": ".agreement",
+    "plan_budget": ".align",
     "plan_run": ".goldens",
+    "run_alignment": ".align_run",
     "run_calibration": ".calibration",
     "run_goldens": ".goldens",
     "summarise_outputs": ".output_summary",
+    "too_few_labels": ".align",
     "wilson_interval": ".agreement",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)

@@ -11,6 +11,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 RESAMPLES = 2000
 """Bootstrap resamples behind each interval."""
@@ -29,6 +30,8 @@ KAPPA_BANDS = (
 Pair = tuple[str, str]
 """(human label, judge verdict), each pass or fail."""
 Interval = tuple[float, float]
+Sample = TypeVar("Sample")
+"""What a bootstrap resamples: a pair of raters' answers, or a row's paired outcome."""
 
 
 def accuracy(pairs: Sequence[Pair]) -> float | None:
@@ -87,8 +90,8 @@ def majority_baseline(pairs: Sequence[Pair]) -> tuple[str, float] | None:
 
 
 def bootstrap_interval(
-    pairs: Sequence[Pair],
-    statistic: Callable[[Sequence[Pair]], float | None],
+    pairs: Sequence[Sample],
+    statistic: Callable[[Sequence[Sample]], float | None],
     resamples: int = RESAMPLES,
     seed: int = SEED,
 ) -> Interval | None:

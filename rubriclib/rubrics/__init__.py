@@ -3,8 +3,9 @@
 In pipeline order: `reading` (a user's file read safely) -> `checklist` (a rubric's checklist
 items and their verdict) -> `rubric` (one file as models: Rubric, Golden) -> `registry` (a name,
 a pin or a path -> a rubric: the project's rubrics/, configured folders, packs, built-ins) ->
-`lockfile` (rubriclib.lock) and `scaffold` (new rubrics and packs, `validate --strict`), and
-`docent` (a Docent rubric's JSON read in as a new rubric).
+`lockfile` (rubriclib.lock) and `scaffold` (new rubrics and packs, `validate --strict`),
+`docent` (a Docent rubric's JSON read in as a new rubric) and `revision` (a rubric's next
+version written as a small edit of its file: `align`'s).
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
 This room imports only the root leaves.
@@ -49,6 +50,10 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.registry import project_rubrics_dir as project_rubrics_dir
     from rubriclib.rubrics.registry import rubric_from_prompt as rubric_from_prompt
     from rubriclib.rubrics.registry import scan_rubrics as scan_rubrics
+    from rubriclib.rubrics.revision import GUIDELINES_HEADING as GUIDELINES_HEADING
+    from rubriclib.rubrics.revision import Revision as Revision
+    from rubriclib.rubrics.revision import next_minor as next_minor
+    from rubriclib.rubrics.revision import revise as revise
     from rubriclib.rubrics.rubric import LABEL_TOOL as LABEL_TOOL
     from rubriclib.rubrics.rubric import PAIRWISE_TOOL as PAIRWISE_TOOL
     from rubriclib.rubrics.rubric import SCORE_TOOL as SCORE_TOOL
@@ -65,12 +70,14 @@ _HOMES = {
     "Answer": ".checklist",
     "ChecklistItem": ".checklist",
     "DocentRubric": ".docent",
+    "GUIDELINES_HEADING": ".revision",
     "Golden": ".golden",
     "ItemAnswer": ".checklist",
     "LABEL_TOOL": ".rubric",
     "MAX_FILE_BYTES": ".reading",
     "PAIRWISE_TOOL": ".rubric",
     "RESERVED": ".output_fields",
+    "Revision": ".revision",
     "Rubric": ".rubric",
     "SCORE_TOOL": ".rubric",
     "SEMVER": ".rubric",
@@ -89,6 +96,7 @@ _HOMES = {
     "new_from_docent": ".docent",
     "new_pack": ".scaffold",
     "new_rubric": ".scaffold",
+    "next_minor": ".revision",
     "not_utf8": ".reading",
     "pairwise_golden_problems": ".golden",
     "parse_goldens_file": ".golden",
@@ -99,6 +107,7 @@ _HOMES = {
     "read_lock": ".lockfile",
     "read_text": ".reading",
     "required_fields": ".output_fields",
+    "revise": ".revision",
     "rubric_from_prompt": ".registry",
     "scan_rubrics": ".registry",
     "strict_problems": ".scaffold",
