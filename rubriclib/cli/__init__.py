@@ -6,6 +6,7 @@ the console script's entry point).
 """
 
 from rubriclib.cli import (  # noqa: F401 - registers commands
+    align,
     batch,
     calibrate,
     evaluate,

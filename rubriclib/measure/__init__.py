@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rubriclib.measure.align import Budget as Budget
     from rubriclib.measure.align import plan_budget as plan_budget
     from rubriclib.measure.align import too_few_labels as too_few_labels
+    from rubriclib.measure.align_guidelines import guidelines_proposer as guidelines_proposer
     from rubriclib.measure.align_run import Alignment as Alignment
     from rubriclib.measure.align_run import AlignSettings as AlignSettings
     from rubriclib.measure.align_run import Proposal as Proposal
@@ -73,6 +74,7 @@ _HOMES = {
     "calibration_evidence": ".profiles",
     "cross_validated": ".profiles",
     "golden_rows": ".calibration",
+    "guidelines_proposer": ".align_guidelines",
     "kappa_band": ".agreement",
     "label_counts": ".output_summary",
     "load_labels": ".calibration",

@@ -20,6 +20,9 @@ from rubriclib._faces import lazy_face
 
 # The face: other rooms import these names only from here.
 if TYPE_CHECKING:
+    from rubriclib.reports.alignment import ALIGNMENT_FORMATTERS as ALIGNMENT_FORMATTERS
+    from rubriclib.reports.alignment import alignment_last_line as alignment_last_line
+    from rubriclib.reports.alignment import budget_text as budget_text
     from rubriclib.reports.calibration import CALIBRATION_FORMATTERS as CALIBRATION_FORMATTERS
     from rubriclib.reports.calibration import calibration_last_line as calibration_last_line
     from rubriclib.reports.calibration import goldens_yaml as goldens_yaml
@@ -34,8 +37,11 @@ if TYPE_CHECKING:
     from rubriclib.reports.html.pages import messages_from as messages_from
 
 _HOMES = {
+    "ALIGNMENT_FORMATTERS": ".alignment",
     "CALIBRATION_FORMATTERS": ".calibration",
     "GOLDENS_FORMATTERS": ".goldens",
+    "alignment_last_line": ".alignment",
+    "budget_text": ".alignment",
     "build_report": ".html.page",
     "calibration_last_line": ".calibration",
     "calibration_page": ".html.pages",

@@ -43,7 +43,7 @@ def _row_name(row: Row) -> str:
     return where if row.id == str(row.number) else f"{where} (id {printable(row.id, 40)})"
 
 
-def _agreement_lines(numbers: Agreement) -> list[str]:
+def agreement_lines(numbers: Agreement) -> list[str]:
     lines = [f"  accuracy       {percent_text(numbers.accuracy)}"]
     lines[0] += interval_text(numbers.accuracy_interval, percent_text)
     if numbers.kappa is None:
@@ -143,7 +143,7 @@ def format_table(calibration: Calibration) -> str:
     lines = [
         f"{printable(rubric.name)}@{printable(rubric.version)} against "
         f"{printable(calibration.labels)}: {len(calibration.rows)} labelled row(s)",
-        *_agreement_lines(calibration.overall),
+        *agreement_lines(calibration.overall),
     ]
     if cited := citations_text(calibration.citations):
         lines.append(f"  citations      {cited}")
@@ -164,7 +164,7 @@ def format_table(calibration: Calibration) -> str:
     return "\n".join(lines)
 
 
-def _agreement_json(numbers: Agreement) -> dict[str, Any]:
+def agreement_json(numbers: Agreement) -> dict[str, Any]:
     exact, error, count = numbers.scores if numbers.scores is not None else (None, None, 0)
     majority = numbers.majority
     return {
@@ -222,8 +222,8 @@ def to_json(calibration: Calibration) -> dict[str, Any]:
             "interrupted": calibration.interrupted,
         },
         "bootstrap": {"resamples": RESAMPLES, "seed": SEED, "confidence": CONFIDENCE},
-        **_agreement_json(calibration.overall),
-        "tags": {tag: _agreement_json(numbers) for tag, numbers in calibration.by_tag.items()},
+        **agreement_json(calibration.overall),
+        "tags": {tag: agreement_json(numbers) for tag, numbers in calibration.by_tag.items()},
         "disagreement_rows": [_case_json(one) for one in calibration.disagreements],
         "judge_error_rows": [_case_json(one) for one in calibration.errors],
         "checklist_failures": failed_items(calibration.rubric, results),

@@ -126,8 +126,9 @@ def revised_text(text: str, examples: list[Golden], guidelines: list[str]) -> st
 
 @dataclass(frozen=True)
 class Revision:
-    """A rubric's next revision: the file's new text and the rubric it reads as."""
+    """A rubric's next revision: the file's text before and after, and the rubric it reads as."""
 
+    original: str
     text: str
     rubric: Rubric
     examples: list[Golden]
@@ -138,6 +139,7 @@ def revise(rubric: Rubric, examples: list[Golden], guidelines: list[str]) -> Rev
     """The rubric's file revised (`revised_text`) and read back; a RubricError naming the file
     when the revision would not read."""
     label = str(rubric.path)
-    text = revised_text(read_text(rubric.path, label), examples, guidelines)
+    original = read_text(rubric.path, label)
+    text = revised_text(original, examples, guidelines)
     revised = parse_rubric_text(text, rubric.path, rubric.source, f"{label} (revised)")
-    return Revision(text, revised, examples, guidelines)
+    return Revision(original, text, revised, examples, guidelines)

@@ -1,0 +1,169 @@
+"""`rubriclib align` end to end against the scripted judge: a judge that agrees more only
+because of what a revision shows it, one nothing helps, the refusals before any request, the
+dry run's budget against the requests a run then sends, and the optimizer's guideline lines."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+import pytest
+from click.testing import CliRunner, Result
+from conftest import SECRET_KEY, VALID_RUBRIC
+from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
+
+from rubriclib.cli import main
+from rubriclib.measure.align_guidelines import GUIDELINES_TOOL, guidelines_request, read_guidelines
+from rubriclib.rubrics.registry import load_rubric
+
+HOUSE = VALID_RUBRIC.replace("name: tiny", "name: house")
+MARKER = "LATE"
+"""What people fail and the scripted judge passes until a revision shows it the marker."""
+GUIDELINE = f"Fail an answer that says {MARKER}: the customer was told the refund is late."
+EVAL = "name: demo\nrows: [{output: o}]\ngraders:\n  - {name: house, rubric: house}\n"
+
+
+def labelled_rows(passes: int = 14, late: int = 10) -> list[dict[str, Any]]:
+    good = [{"id": f"ok-{n}", "output": f"refund sent {n}", "label": "pass"} for n in range(passes)]
+    bad = [
+        {"id": f"late-{n}", "output": f"{MARKER} refund {n}", "label": "fail"} for n in range(late)
+    ]
+    return good + bad
+
+
+def marker_judge(body: dict[str, Any]) -> Reply:
+    """Pass, unless the candidate says LATE and the request shows LATE elsewhere too (a worked
+    example or a guideline): then fail. The optimizer is answered with GUIDELINE."""
+    if body["tools"][0]["function"]["name"] == GUIDELINES_TOOL:
+        return Reply(body=completion([(GUIDELINES_TOOL, {"lines": [GUIDELINE]})]))
+    shown = "\n".join(str(message["content"]) for message in body["messages"])
+    verdict = "fail" if shown.count(MARKER) > 1 else "pass"
+    return tool_reply(f"set_grade_{verdict}", {"reason": f"scripted {verdict}"})
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, judge_server: JudgeServer) -> Path:
+    """A project with the house rubric and an eval using it; the scripted judge as endpoint."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "rubrics").mkdir()
+    (tmp_path / "rubrics" / "house.md").write_text(HOUSE)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "demo.yaml").write_text(EVAL)
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in labelled_rows()))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    judge_server.responder = marker_judge
+    return tmp_path
+
+
+def run(*arguments: str) -> Result:
+    return CliRunner().invoke(main, list(arguments))
+
+
+def align(*arguments: str) -> Result:
+    return run("align", "house", "--labels", "labels.jsonl", *arguments)
+
+
+def test_guideline_lines_that_help_held_out_are_accepted_and_written_in_place(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    assert run("lock").exit_code == 0
+    planned = align("--examples", "0", "--optimizer-model", "strong", "--dry-run")
+    assert planned.exit_code == 0 and judge_server.request_count == 0
+    assert "requests             at most 54" in planned.output  # 24 + 24 judged, 5 + 1 asked
+    result = align("--examples", "0", "--optimizer-model", "strong", "--write")
+    assert result.exit_code == 0, result.output
+    assert judge_server.request_count == 54
+    asked = [body for body in judge_server.requests if body["model"] == "strong"]
+    assert len(asked) == 6 and all(MARKER in body["messages"][1]["content"] for body in asked)
+    written = frontmatter.loads((project / "rubrics" / "house.md").read_text())
+    assert written["version"] == "1.3.0" and written.content.endswith(f"- {GUIDELINE}")
+    assert "before (the rubric as it is)\n  accuracy       58.3%" in result.output
+    assert (
+        "after (each row judged by the revision that did not learn from it)\n  accuracy       100.0%"
+        in result.output
+    )
+    assert (
+        f"+- {GUIDELINE}" in result.output and "-version: 1.2.3\n+version: 1.3.0" in result.output
+    )
+    assert "spent 54 request(s)" in result.output and "ALIGNED: held-out" in result.output
+    assert SECRET_KEY not in result.output + result.stderr
+    checked = run("check")
+    assert checked.exit_code == 1 and "locked at 1.2.3, now 1.3.0" in checked.output
+
+
+def test_nothing_is_written_when_no_revision_helps(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    judge_server.responder = lambda body: (
+        Reply(body=completion([(GUIDELINES_TOOL, {"lines": ["Be fair."]})]))
+        if body["tools"][0]["function"]["name"] == GUIDELINES_TOOL
+        else tool_reply("set_grade_pass", {"reason": "always pass"})
+    )
+    arguments = ("--examples", "0", "--optimizer-model", "strong", "--out", "house-next.md")
+    result = align(*arguments, "--format", "json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["accepted"] is False and report["gain"] == 0.0
+    assert report["gain_interval"] == {"low": 0.0, "high": 0.0}
+    assert "not beyond noise: nothing written" in result.stderr
+    assert not (project / "house-next.md").exists()
+    assert (project / "rubrics" / "house.md").read_text() == HOUSE
+
+
+def test_too_few_labels_are_refused_before_any_request(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    rows = labelled_rows(passes=16, late=3)
+    (project / "few.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run("align", "house", "--labels", "few.jsonl")
+    assert result.exit_code == 2 and judge_server.request_count == 0
+    assert (
+        "few.jsonl: too few labels to measure a gain: 19 row(s), 16 pass and 3 fail"
+        in result.stderr
+    )
+
+
+def test_a_plan_over_max_requests_and_bad_destinations_are_refused_up_front(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    over = align("--max-requests", "47")
+    assert over.exit_code == 2 and "needs up to 48 request(s), over 47" in over.stderr
+    (project / "taken.md").write_text("mine")
+    taken = align("--out", "taken.md")
+    assert taken.exit_code == 2 and "taken.md exists" in taken.stderr
+    builtin = run("align", "groundedness", "--labels", "labels.jsonl", "--write")
+    assert (
+        builtin.exit_code == 2
+        and "built-in rubric and cannot be written in place" in builtin.stderr
+    )
+    both = align("--out", "new.md", "--write")
+    assert both.exit_code == 2 and judge_server.request_count == 0
+    assert (project / "taken.md").read_text() == "mine"
+
+
+def test_a_dead_endpoint_writes_nothing(project: Path, judge_server: JudgeServer) -> None:
+    judge_server.responder = lambda body: error_reply(401, f"bad key {SECRET_KEY}")
+    result = align("--write", "--concurrency", "1")
+    assert result.exit_code == 3 and "every row ended in a judge error" in result.stderr
+    assert (project / "rubrics" / "house.md").read_text() == HOUSE
+    assert SECRET_KEY not in result.output + result.stderr
+
+
+def test_the_optimizer_request_fences_rows_as_data_and_its_reply_is_read_warily(
+    write_file: Callable[..., Path],
+) -> None:
+    rubric = load_rubric(str(write_file("house.md", HOUSE)))
+    body = guidelines_request("strong", rubric, [])
+    assert body["tool_choice"]["function"]["name"] == GUIDELINES_TOOL
+    assert body["tools"][0]["function"]["parameters"]["properties"]["lines"]["maxItems"] == 3
+    lines = ["  one\nline ", "", "two", "three", "four", 7]
+    reply = json.dumps(completion([(GUIDELINES_TOOL, {"lines": lines})])).encode()
+    proposal = read_guidelines(reply)
+    assert proposal.lines == ["one line", "two", "three"] and proposal.prompt_tokens == 11
+    assert read_guidelines(b"not json").lines == []
+    assert read_guidelines(json.dumps(completion(content="no tool")).encode()).lines == []
