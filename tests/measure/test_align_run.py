@@ -5,6 +5,8 @@ dry run's budget against the requests a run then sends, and the optimizer's guid
 from __future__ import annotations
 
 import json
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,12 +14,13 @@ from typing import Any
 import frontmatter
 import pytest
 from click.testing import CliRunner, Result
-from conftest import SECRET_KEY, VALID_RUBRIC
+from conftest import SECRET_KEY, VALID_RUBRIC, start, wait_for_requests
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 
 from rubriclib.cli import main
 from rubriclib.measure.align_guidelines import GUIDELINES_TOOL, guidelines_request, read_guidelines
 from rubriclib.rubrics.registry import load_rubric
+from rubriclib.rubrics.revision import next_minor
 
 HOUSE = VALID_RUBRIC.replace("name: tiny", "name: house")
 MARKER = "LATE"
@@ -152,6 +155,81 @@ def test_a_dead_endpoint_writes_nothing(project: Path, judge_server: JudgeServer
     assert result.exit_code == 3 and "every row ended in a judge error" in result.stderr
     assert (project / "rubrics" / "house.md").read_text() == HOUSE
     assert SECRET_KEY not in result.output + result.stderr
+
+
+LABELS_RUBRIC = """\
+---
+name: support
+version: 1.0.0
+scale: labels
+description: Whether the ticket was resolved.
+labels: {resolved: pass, not-resolved: fail}
+---
+Label the reply with `set_grade_label`.
+"""
+SCORED = (
+    VALID_RUBRIC.replace("name: tiny", "name: scored")
+    .replace("scale: pass-fail", "scale: 1-5\npass_threshold: 4")
+    .replace("expected: pass", "expected: pass\n    expected_score: 5")
+    .replace("expected: fail", "expected: fail\n    expected_score: 1")
+)
+
+
+@pytest.mark.parametrize(
+    ("rubric", "passing", "failing"),
+    [
+        (LABELS_RUBRIC, {"label": "resolved"}, {"label": "not-resolved"}),
+        (SCORED, {"score": 5}, {"score": 2}),
+    ],
+)
+def test_labels_and_1_5_rubrics_are_aligned_over_their_own_answers(
+    project: Path,
+    judge_server: JudgeServer,
+    rubric: str,
+    passing: dict[str, Any],
+    failing: dict[str, Any],
+) -> None:
+    name = frontmatter.loads(rubric)["name"]
+    (project / "rubrics" / f"{name}.md").write_text(rubric)
+    rows = [
+        {"id": row["id"], "output": row["output"]}
+        | (failing if MARKER in row["output"] else passing)
+        for row in labelled_rows()
+    ]
+    (project / "own.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if body["tools"][0]["function"]["name"] == GUIDELINES_TOOL:
+            return marker_judge(body)
+        shown = "\n".join(str(message["content"]) for message in body["messages"])
+        given = failing if shown.count(MARKER) > 1 else passing
+        return tool_reply(body["tools"][0]["function"]["name"], {"reason": "r", **given})
+
+    judge_server.responder = respond
+    arguments = ["--examples", "0", "--optimizer-model", "strong", "--format", "json"]
+    result = run("align", name, "--labels", "own.jsonl", *arguments)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["accepted"] and report["before"]["accuracy"] == pytest.approx(14 / 24)
+    assert report["after"]["accuracy"] == 1.0 and report["requests"] == 54
+    assert report["revision"]["version"] == next_minor(frontmatter.loads(rubric)["version"])
+
+
+def test_an_interrupt_writes_nothing(project: Path, judge_server: JudgeServer) -> None:
+    def slow(body: dict[str, Any]) -> Reply:
+        time.sleep(0.2)
+        return marker_judge(body)
+
+    judge_server.responder = slow
+    arguments = ["align", "house", "--labels", "labels.jsonl", "--write", "--concurrency", "1"]
+    process = start(arguments, judge_server, project / "rubrics")
+    wait_for_requests(judge_server, 3)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "nothing written" in stderr
+    assert "INTERRUPTED (SIGINT): nothing written" in stdout
+    assert (project / "rubrics" / "house.md").read_text() == HOUSE
 
 
 def test_the_optimizer_request_fences_rows_as_data_and_its_reply_is_read_warily(
