@@ -176,9 +176,10 @@ def _destination(rubric: Rubric, out: str | None, write: bool) -> Path | None:
     if out is not None and write:
         raise BadInput("--out and --write: choose one (a new file, or the rubric in place)")
     if write:
-        if rubric.source.startswith("builtin:"):
+        if not rubric.source.startswith("file:"):
+            kind = "a built-in" if rubric.source.startswith("builtin:") else "an installed pack's"
             raise BadInput(
-                f"--write: {rubric.name} is a built-in rubric and cannot be written in place; "
+                f"--write: {rubric.name} is {kind} rubric and cannot be written in place; "
                 "pass --out FILE to write its revision to your project"
             )
         return rubric.path

@@ -13,7 +13,7 @@ from typing import Any
 from rubriclib.errors import printable
 from rubriclib.measure import CONFIDENCE, RESAMPLES, SEED, Alignment, Budget
 from rubriclib.reports.calibration import agreement_json, agreement_lines
-from rubriclib.reports.common import interval_json, one_line, percent_text
+from rubriclib.reports.common import decimal_text, interval_json, one_line, percent_text
 
 _PREVIEW = 80
 
@@ -74,11 +74,13 @@ def alignment_last_line(alignment: Alignment) -> str:
 def _fold_lines(alignment: Alignment) -> list[str]:
     lines = ["per fold (each judged by a revision built from the other folds)"]
     for fold in alignment.folds:
+        before, after = fold.agreement_before, fold.agreement_after
         lines.append(
             f"  fold {fold.number}  {len(fold.after)} row(s): agreement "
-            f"{percent_text(fold.agreement_before.accuracy)} -> "
-            f"{percent_text(fold.agreement_after.accuracy)}; {len(fold.revision.examples)} "
-            f"example(s), {len(fold.revision.guidelines)} guideline line(s)"
+            f"{percent_text(before.accuracy)} -> {percent_text(after.accuracy)}, kappa "
+            f"{decimal_text(before.kappa)} -> {decimal_text(after.kappa)}; "
+            f"{len(fold.revision.examples)} example(s), "
+            f"{len(fold.revision.guidelines)} guideline line(s)"
         )
     return lines
 
@@ -148,6 +150,8 @@ def to_json(alignment: Alignment, destination: str | None = None) -> dict[str, A
                 "rows": len(fold.after),
                 "accuracy_before": fold.agreement_before.accuracy,
                 "accuracy_after": fold.agreement_after.accuracy,
+                "kappa_before": fold.agreement_before.kappa,
+                "kappa_after": fold.agreement_after.kappa,
                 "examples": [example.name for example in fold.revision.examples],
                 "guidelines": fold.revision.guidelines,
             }

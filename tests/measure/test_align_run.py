@@ -144,6 +144,8 @@ def test_a_plan_over_max_requests_and_bad_destinations_are_refused_up_front(
         builtin.exit_code == 2
         and "built-in rubric and cannot be written in place" in builtin.stderr
     )
+    nothing = align("--examples", "0")
+    assert nothing.exit_code == 2 and "nothing to learn without --optimizer-model" in nothing.stderr
     both = align("--out", "new.md", "--write")
     assert both.exit_code == 2 and judge_server.request_count == 0
     assert (project / "taken.md").read_text() == "mine"
@@ -213,6 +215,20 @@ def test_labels_and_1_5_rubrics_are_aligned_over_their_own_answers(
     assert report["accepted"] and report["before"]["accuracy"] == pytest.approx(14 / 24)
     assert report["after"]["accuracy"] == 1.0 and report["requests"] == 54
     assert report["revision"]["version"] == next_minor(frontmatter.loads(rubric)["version"])
+
+
+def test_an_optimizer_that_cannot_be_asked_ends_the_run_and_writes_nothing(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    judge_server.responder = lambda body: (
+        error_reply(400, f"no such model for key {SECRET_KEY}")
+        if body["model"] == "strong"
+        else marker_judge(body)
+    )
+    result = align("--examples", "0", "--optimizer-model", "strong", "--write")
+    assert result.exit_code == 3 and "the optimizer model could not be asked" in result.stderr
+    assert "nothing written" in result.stderr and SECRET_KEY not in result.stderr
+    assert (project / "rubrics" / "house.md").read_text() == HOUSE
 
 
 def test_an_interrupt_writes_nothing(project: Path, judge_server: JudgeServer) -> None:
