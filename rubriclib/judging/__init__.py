@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
     from rubriclib.judging.asking.checklist_protocol import failed_items as failed_items
     from rubriclib.judging.asking.checklist_protocol import failed_items_text as failed_items_text
+    from rubriclib.judging.asking.reply import usage_of as usage_of
     from rubriclib.judging.asking.request import estimated_tokens as estimated_tokens
     from rubriclib.judging.asking.request import too_large as too_large
     from rubriclib.judging.cache import VerdictCache as VerdictCache
@@ -99,6 +100,7 @@ _HOMES = {
     "describe": ".endpoints.failures",
     "display_url": ".endpoints.transport",
     "estimated_tokens": ".asking.request",
+    "usage_of": ".asking.reply",
     "failed_items": ".asking.checklist_protocol",
     "failed_items_text": ".asking.checklist_protocol",
     "features": ".profile",

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rubriclib.judging import fence
+from rubriclib.judging import fence, usage_of
 from rubriclib.measure.align_run import Proposal, Proposer
 from rubriclib.measure.calibration import Judged
 from rubriclib.rubrics import Rubric
@@ -90,13 +90,8 @@ def read_guidelines(raw: bytes) -> Proposal:
         else []
     )
     kept = [line[:MAX_LINE_CHARACTERS] for line in lines if line][:MAX_LINES]
-    usage = reply.get("usage") if isinstance(reply, dict) else None
-    usage = usage if isinstance(usage, dict) else {}
-    tokens = [
-        value if isinstance(value, int) else 0
-        for value in (usage.get("prompt_tokens"), usage.get("completion_tokens"))
-    ]
-    return Proposal(kept, 1, *tokens)
+    usage = usage_of(reply)
+    return Proposal(kept, 1, usage["prompt_tokens"], usage["completion_tokens"])
 
 
 def guidelines_proposer(transport: Transport, model: str) -> Proposer:
