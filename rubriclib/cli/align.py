@@ -130,14 +130,14 @@ def align(
 
     if example_count == 0 and optimizer_model is None:
         raise BadInput("--examples 0: nothing to learn without --optimizer-model")
-    rubric, rows = _labelled_rows(ref, labels_file, frozen)
+    rubric, rows = _labelled_rows(ref, labels_file, frozen, folds)
     refuse_without_checklist([rubric], checklist)
     destination = _destination(rubric, out, write)
     budget = plan_budget(rubric, rows, folds, checklist, optimizer_model is not None)
     if max_requests is not None and budget.requests > max_requests:
         raise BadInput(
             f"--max-requests: the plan needs up to {budget.requests} request(s), over "
-            f"{max_requests}; lower --folds, use fewer rows or raise --max-requests"
+            f"{max_requests}; label fewer rows or raise --max-requests"
         )
     if dry_run:
         click.echo(budget_text(budget, len(rows), folds))
@@ -152,10 +152,10 @@ def align(
 
 
 def _labelled_rows(
-    ref: str, labels_file: str | None, frozen: bool
+    ref: str, labels_file: str | None, frozen: bool, folds: int
 ) -> tuple[Rubric, list[LabelledRow]]:
     """The rubric and its labelled rows, refused (exit 2, before any request) when they are
-    too few to measure a gain."""
+    too few to measure a gain, or to fill every fold."""
     from rubriclib.measure import load_labels, too_few_labels
     from rubriclib.rubrics import load_rubric
 
@@ -167,6 +167,8 @@ def _labelled_rows(
     rows = load_labels(Path(labels_file), rubric)
     if (why := too_few_labels(rows)) is not None:
         raise BadInput(f"{labels_file}: {why}")
+    if folds > len(rows):
+        raise BadInput(f"--folds: {folds} folds of {len(rows)} row(s) would leave a fold empty")
     return rubric, rows
 
 

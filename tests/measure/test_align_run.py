@@ -144,6 +144,8 @@ def test_a_plan_over_max_requests_and_bad_destinations_are_refused_up_front(
         builtin.exit_code == 2
         and "built-in rubric and cannot be written in place" in builtin.stderr
     )
+    empty = align("--folds", "25")
+    assert empty.exit_code == 2 and "25 folds of 24 row(s) would leave a fold empty" in empty.stderr
     nothing = align("--examples", "0")
     assert nothing.exit_code == 2 and "nothing to learn without --optimizer-model" in nothing.stderr
     both = align("--out", "new.md", "--write")
