@@ -77,3 +77,12 @@ def test_revising_with_guidelines_only_reads_back_as_the_rubric_with_them(
     assert revision.rubric.body.endswith("- Treat a promised date as an answer.")
     assert revision.rubric.digest != rubric.digest
     assert (rubric.path.read_text(), rubric.version) == (VALID_RUBRIC, "1.2.3")  # untouched
+
+
+def test_each_example_written_reads_back_as_the_same_golden() -> None:
+    labelled = Golden.model_validate({"name": "row-3", "output": "p", "expected": "partly-done"})
+    scored = Golden(name="row-4", output="ok", expected="pass", expected_score=4, why="fine")
+    revised = revised_text(VALID_RUBRIC, [EXAMPLE, labelled, scored], [])
+    entries = frontmatter.loads(revised)["examples"]
+    assert entries[1]["expected"] == "partly-done" and entries[2]["expected_score"] == 4
+    assert [Golden.model_validate(entry) for entry in entries] == [EXAMPLE, labelled, scored]
