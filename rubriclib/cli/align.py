@@ -238,10 +238,8 @@ def _finish(alignment: Alignment, report_format: str, destination: Path | None) 
     shown = str(destination) if destination is not None else None
     click.echo(ALIGNMENT_FORMATTERS[report_format](alignment, shown))
     if alignment.interrupted is not None:
-        rows = len(alignment.before.rows)
-        return interrupted_exit(
-            alignment.interrupted, f"an alignment of {rows} row(s); nothing written"
-        )
+        judged = len(alignment.before.judged) + len(alignment.after)
+        return interrupted_exit(alignment.interrupted, f"{judged} judgment(s); nothing written")
     if alignment.before.all_errors:
         say("every row ended in a judge error: nothing measured, nothing written")
         return 3
