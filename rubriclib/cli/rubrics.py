@@ -180,7 +180,13 @@ def validate(refs: Sequence[str], as_json: bool, strict: bool) -> None:
 
 def _validation_entry(ref: str, strict: bool) -> dict[str, Any]:
     """One REF's verdict: a rubric (with its goldens) or, for a .yaml file, a goldens list."""
-    from rubriclib.rubrics import load_goldens, load_rubric, parse_goldens_file, strict_problems
+    from rubriclib.rubrics import (
+        load_goldens,
+        load_rubric,
+        parse_goldens_file,
+        shown_goldens,
+        strict_problems,
+    )
 
     try:
         if ref.endswith((".yaml", ".yml")):
@@ -188,6 +194,8 @@ def _validation_entry(ref: str, strict: bool) -> dict[str, Any]:
             return {"ref": ref, "valid": True, "goldens": len(goldens)}
         rubric = load_rubric(ref)
         goldens = load_goldens(rubric)
+        for warning in shown_goldens(rubric.name, rubric.examples, goldens):
+            click.echo(f"rubriclib: warning: {warning}", err=True)
         if strict and (unfinished := strict_problems(rubric, goldens)):
             raise RubricError(unfinished)
     except RubricError as error:
