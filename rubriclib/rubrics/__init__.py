@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.golden import duplicate_name_problems as duplicate_name_problems
     from rubriclib.rubrics.golden import pairwise_golden_problems as pairwise_golden_problems
     from rubriclib.rubrics.golden import parse_goldens_file as parse_goldens_file
+    from rubriclib.rubrics.golden import shown_example as shown_example
     from rubriclib.rubrics.golden import shown_goldens as shown_goldens
     from rubriclib.rubrics.lockfile import check as check
     from rubriclib.rubrics.lockfile import frozen_problems as frozen_problems
@@ -102,6 +103,7 @@ _HOMES = {
     "required_fields": ".output_fields",
     "rubric_from_prompt": ".registry",
     "scan_rubrics": ".registry",
+    "shown_example": ".golden",
     "shown_goldens": ".golden",
     "strict_problems": ".scaffold",
     "value_problems": ".output_fields",

@@ -320,13 +320,14 @@ def _score_problems(
 
 
 def duplicate_name_problems(goldens: list[Golden], label: str, field: str) -> list[Problem]:
-    """A problem for every golden whose name was already used."""
+    """A problem for every golden (or worked example) whose name was already used."""
+    kind = "example" if field == "examples" else "golden"
     seen: set[str] = set()
     problems = []
     for index, golden in enumerate(goldens):
         if golden.name in seen:
             problems.append(
-                Problem(label, f"{field}[{index}].name", f"duplicate golden name {golden.name!r}")
+                Problem(label, f"{field}[{index}].name", f"duplicate {kind} name {golden.name!r}")
             )
         seen.add(golden.name)
     return problems
