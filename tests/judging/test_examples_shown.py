@@ -168,3 +168,16 @@ def test_an_example_is_in_the_digest_and_so_the_cache_key(
     assert not again.details["judge"]["cached"] and len(judge_server.requests) == 2
     tagged = FACTS.replace("    expected: pass\n", "    expected: pass\n    tags: [plain]\n")
     assert load_rubric(str(write_file("facts.md", tagged))).digest == first.digest  # for people
+
+
+def test_the_prompt_size_check_counts_the_examples(
+    judge_server: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    long = FACTS.replace("It opened in spring.", "It opened in spring. " + "Spring. " * 400)
+    rubric = load_rubric(str(write_file("long.md", long)))
+    plain = load_rubric(str(write_file("plain.md", FACTS)))
+    judge = judge_for(judge_server, max_prompt_tokens=600)
+    assert judge.grade(plain, "It opened in 1931.", context="c").verdict == "pass"
+    refused = judge.grade(rubric, "It opened in 1931.", context="c")
+    assert refused.verdict == "error" and "not judged" in refused.reason
+    assert len(judge_server.requests) == 1  # the long one never sent
