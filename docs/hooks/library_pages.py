@@ -55,6 +55,8 @@ def expected_text(golden: Golden) -> str:
     """The verdict a golden must get: the winner on a pairwise rubric, the score on a 1-5 one."""
     if golden.expected_winner is not None:
         return f"winner `{golden.expected_winner}`"
+    if golden.expected_label is not None:
+        return f"`{golden.expected_label}` ({golden.expected})"
     if golden.expected_score is not None:
         return f"`{golden.expected}` (score {golden.expected_score})"
     return f"`{golden.expected}`"
@@ -122,6 +124,14 @@ def builtin_page(rubric: Rubric, goldens: list[Golden]) -> str:
             weight = f"{item.effective_weight:g}"
             facts.append(f"| `{item.id}` | {question} | `{item.fail_if}` | {needs} | {weight} |")
         facts.append("")
+    if rubric.examples:
+        facts += [
+            f"## Worked examples ({len(rubric.examples)})",
+            "",
+            "Shown to the judge before the candidate, with the verdict each got; never judged.",
+            "",
+            *(golden_section(example) for example in rubric.examples),
+        ]
     facts += [f"## Goldens ({len(goldens)})", ""]
     facts += [golden_section(golden) for golden in goldens]
     return "\n".join(facts)

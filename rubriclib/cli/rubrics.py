@@ -99,14 +99,14 @@ def _group_rank(group: str) -> tuple[int, str]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--body", "body_only", is_flag=True, help="Print only the judged body.")
 def show(ref: str, as_json: bool, body_only: bool) -> None:
-    """Show one rubric: frontmatter, citations, goldens, checklist, output fields and body.
+    """Show one rubric: frontmatter, goldens, checklist, output fields, worked examples, body.
 
     \b
     Examples:
       rubriclib show groundedness@^1
       rubriclib show ./rubrics/house-style.md --body > prompt.md
     """
-    from rubriclib.rubrics import load_goldens, load_rubric
+    from rubriclib.rubrics import load_goldens, load_rubric, shown_example
 
     rubric = load_rubric(ref)
     if body_only:
@@ -127,7 +127,9 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
         for item in rubric.checklist
     ]
     if as_json:
-        shown = {**info, "checklist": checklist, "output": rubric.output, "body": rubric.body}
+        examples = [shown_example(example) for example in rubric.examples]
+        shown = {**info, "checklist": checklist, "output": rubric.output, "examples": examples}
+        shown["body"] = rubric.body
         click.echo(json.dumps(shown, indent=2))
         return
     for key, value in info.items():
@@ -147,6 +149,14 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
         fields = yaml.safe_dump(rubric.output, sort_keys=False, allow_unicode=True)
         click.echo(
             f"{click.style('output:', bold=True)}\n{textwrap.indent(fields, '  ')}", nl=False
+        )
+    if rubric.examples:
+        import yaml
+
+        listed = [shown_example(example) for example in rubric.examples]
+        written = yaml.safe_dump(listed, sort_keys=False, allow_unicode=True)
+        click.echo(
+            f"{click.style('examples:', bold=True)}\n{textwrap.indent(written, '  ')}", nl=False
         )
     click.echo(f"\n{rubric.body}")
 
@@ -180,7 +190,13 @@ def validate(refs: Sequence[str], as_json: bool, strict: bool) -> None:
 
 def _validation_entry(ref: str, strict: bool) -> dict[str, Any]:
     """One REF's verdict: a rubric (with its goldens) or, for a .yaml file, a goldens list."""
-    from rubriclib.rubrics import load_goldens, load_rubric, parse_goldens_file, strict_problems
+    from rubriclib.rubrics import (
+        load_goldens,
+        load_rubric,
+        parse_goldens_file,
+        shown_goldens,
+        strict_problems,
+    )
 
     try:
         if ref.endswith((".yaml", ".yml")):
@@ -188,6 +204,8 @@ def _validation_entry(ref: str, strict: bool) -> dict[str, Any]:
             return {"ref": ref, "valid": True, "goldens": len(goldens)}
         rubric = load_rubric(ref)
         goldens = load_goldens(rubric)
+        for warning in shown_goldens(rubric.name, rubric.examples, goldens):
+            click.echo(f"rubriclib: warning: {warning}", err=True)
         if strict and (unfinished := strict_problems(rubric, goldens)):
             raise RubricError(unfinished)
     except RubricError as error:

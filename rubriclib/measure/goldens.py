@@ -3,6 +3,7 @@ outcomes are `golden_stats`')."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,8 @@ from rubriclib.errors import Problem, RubricError
 from rubriclib.item import Item
 from rubriclib.measure.golden_stats import GoldenOutcome, RubricReport
 from rubriclib.rubrics import Golden, Rubric
+
+logger = logging.getLogger("rubriclib")
 
 if TYPE_CHECKING:
     from rubriclib.judging import Grader, Interrupted, RunInfo
@@ -69,6 +72,7 @@ def plan_run(refs: Sequence[str], goldens_file: str | None = None, trials: int =
         load_rubric,
         pairwise_golden_problems,
         parse_goldens_file,
+        shown_goldens,
     )
 
     extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
@@ -93,6 +97,8 @@ def plan_run(refs: Sequence[str], goldens_file: str | None = None, trials: int =
         fitting = [golden for golden in extra if (golden.expected_winner is not None) == pairwise]
         fitted += len(fitting)
         plan.append((rubric, own + fitting))
+        for warning in shown_goldens(rubric.name, rubric.examples, own + fitting):
+            logger.warning(warning)
     if extra and not fitted:
         problems.append(
             Problem(

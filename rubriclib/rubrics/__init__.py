@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.golden import duplicate_name_problems as duplicate_name_problems
     from rubriclib.rubrics.golden import pairwise_golden_problems as pairwise_golden_problems
     from rubriclib.rubrics.golden import parse_goldens_file as parse_goldens_file
+    from rubriclib.rubrics.golden import shown_example as shown_example
+    from rubriclib.rubrics.golden import shown_goldens as shown_goldens
     from rubriclib.rubrics.lockfile import check as check
     from rubriclib.rubrics.lockfile import frozen_problems as frozen_problems
     from rubriclib.rubrics.lockfile import lock_entries as lock_entries
@@ -110,6 +112,8 @@ _HOMES = {
     "revise": ".revision",
     "rubric_from_prompt": ".registry",
     "scan_rubrics": ".registry",
+    "shown_example": ".golden",
+    "shown_goldens": ".golden",
     "strict_problems": ".scaffold",
     "value_problems": ".output_fields",
     "write_lock": ".lockfile",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import (
     AfterValidator,
@@ -211,14 +211,123 @@ def cites_problems(
     ]
 
 
+SHOWN = (
+    "name",
+    "input",
+    "context",
+    "reference",
+    "output",
+    "baseline",
+    "expected",
+    "expected_label",
+    "expected_score",
+    "expected_winner",
+    "expected_output",
+    "why",
+)
+"""What a worked example shows the judge (in the digest too); its tags are for people."""
+
+
+def shown_example(example: Golden) -> dict[str, Any]:
+    """The fields of a worked example the judge is shown, those it has, in `SHOWN` order."""
+    given = example.model_dump(include=set(SHOWN), exclude_none=True)
+    return {key: given[key] for key in SHOWN if key in given}
+
+
+class GoldenRules(Protocol):
+    """What of a rubric its goldens and worked examples are checked against."""
+
+    @property
+    def scale(self) -> str | None: ...
+    @property
+    def pass_threshold(self) -> int | None: ...
+    @property
+    def labels(self) -> Mapping[str, str] | None: ...
+    @property
+    def requires(self) -> Sequence[str]: ...
+    @property
+    def citations(self) -> str: ...
+
+
+def checked_goldens(
+    goldens: Sequence[Golden], rubric: GoldenRules, label: str, field: str = "goldens"
+) -> tuple[list[Golden], list[Problem]]:
+    """`goldens` (a rubric's goldens or worked examples, listed under `field`) with the verdict
+    each label means, and every problem of theirs the rubric shows: a name used twice, a shape
+    or score that does not fit the scale, a label that is not one, a required field missing,
+    `cites` where nothing can cite."""
+    problems = duplicate_name_problems(list(goldens), label, field)
+    if rubric.scale is not None:  # else the scale's own problem
+        problems += pairwise_golden_problems(rubric.scale, goldens, label, field)
+        problems += _score_problems(goldens, rubric.scale, rubric.pass_threshold, label, field)
+    checked = list(goldens)
+    if rubric.scale != "labels" or rubric.labels is not None:  # else the labels' own problem
+        checked, label_checks = labelled_goldens(goldens, rubric.labels, label, field)
+        problems += label_checks
+    problems += required_field_problems(checked, rubric.requires, label, field)
+    problems += cites_problems(checked, rubric.citations, label, field)
+    return checked, problems
+
+
+def example_problems(examples: Sequence[Golden], label: str) -> list[Problem]:
+    """What a worked example cannot hold that a golden can: an agent run (an example is shown
+    as text) and `cites` (an example is shown, never judged)."""
+    problems = []
+    for index, example in enumerate(examples):
+        if example.transcript is not None:
+            why = "a worked example is shown as text: an agent run cannot be one"
+            problems.append(Problem(label, f"examples[{index}].transcript", why))
+        if example.cites:
+            why = "applies to goldens: a worked example is shown to the judge, never judged"
+            problems.append(Problem(label, f"examples[{index}].cites", why))
+    return problems
+
+
+def shown_goldens(name: str, examples: Sequence[Golden], goldens: Sequence[Golden]) -> list[str]:
+    """A warning for every golden whose output a worked example of the rubric `name` shows:
+    the judge was shown its verdict, so it measures nothing."""
+    shown = {example.output: example.name for example in examples}
+    return [
+        f"{name}: golden {golden.name!r} has the output worked example {shown[golden.output]!r} "
+        "shows the judge with its verdict, so it measures nothing"
+        for golden in goldens
+        if golden.output in shown
+    ]
+
+
+def _score_problems(
+    goldens: Sequence[Golden], scale: str, threshold: int | None, label: str, field: str
+) -> list[Problem]:
+    """A problem for every `expected_score` off a 1-5 scale or at odds with its `expected`."""
+    problems = []
+    for index, golden in enumerate(goldens):
+        if golden.expected_score is None:
+            continue
+        where = f"{field}[{index}].expected_score"
+        if scale != "1-5":
+            problems.append(Problem(label, where, "applies only to scale 1-5"))
+        elif (
+            threshold is not None
+            and golden.expected is not None
+            and ((golden.expected_score >= threshold) != (golden.expected == "pass"))
+        ):
+            why = (
+                f"{golden.expected_score} contradicts expected: {golden.expected} at "
+                f"pass_threshold {threshold}"
+            )
+            problems.append(Problem(label, where, why))
+    return problems
+
+
 def duplicate_name_problems(goldens: list[Golden], label: str, field: str) -> list[Problem]:
-    """A problem for every golden whose name was already used."""
+    """A problem for every golden (or worked example) whose name was already used."""
+    kind = "example" if field == "examples" else "golden"
     seen: set[str] = set()
     problems = []
     for index, golden in enumerate(goldens):
         if golden.name in seen:
             problems.append(
-                Problem(label, f"{field}[{index}].name", f"duplicate golden name {golden.name!r}")
+                Problem(label, f"{field}[{index}].name", f"duplicate {kind} name {golden.name!r}")
             )
         seen.add(golden.name)
     return problems

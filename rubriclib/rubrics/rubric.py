@@ -21,14 +21,7 @@ from pydantic import (
 
 from rubriclib.errors import Problem, RubricError
 from rubriclib.rubrics.checklist import ChecklistItem, FieldName, checklist_problems
-from rubriclib.rubrics.golden import (
-    Golden,
-    cites_problems,
-    duplicate_name_problems,
-    labelled_goldens,
-    pairwise_golden_problems,
-    required_field_problems,
-)
+from rubriclib.rubrics.golden import Golden, checked_goldens, example_problems, shown_example
 from rubriclib.rubrics.output_fields import expected_output_problems, output_problems
 from rubriclib.rubrics.reading import load_yaml, read_text
 from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
@@ -92,6 +85,9 @@ class _Frontmatter(BaseModel):
     """Fields the judge fills in beside its verdict, each a schema in the subset
     `output_fields` reads (required unless it says `optional: true`); None: the verdict alone."""
     goldens: list[Golden] = Field(default_factory=list)
+    examples: list[Golden] = Field(default_factory=list)
+    """Worked examples: outputs with the verdict the rubric gives them and why, shown to the
+    judge before the candidate (never judged as goldens are)."""
 
     @field_validator("version", mode="before")
     @classmethod
@@ -180,8 +176,9 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
     judged_body = body.strip("\n")
     return Rubric(
         # goldens as read: a dumped Transcript ({messages, shape}) is no run read_transcript takes
-        **fields.model_dump(exclude={"goldens"}),
+        **fields.model_dump(exclude={"goldens", "examples"}),
         goldens=fields.goldens,
+        examples=fields.examples,
         body=judged_body,
         source=source,
         path=path,
@@ -194,6 +191,7 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
             fields.citations,
             fields.output,
             fields.labels,
+            fields.examples,
         ),
     )
 
@@ -205,26 +203,24 @@ def _checked_fields(
     (each valid on its own): the scale's needs, goldens' names, the checklist, the fields
     goldens must give, their cites."""
     checks = _scale_problems(fields, label) if fields.scale is not None else []
-    checks.extend(duplicate_name_problems(fields.goldens, label, "goldens"))
     checks.extend(
         checklist_problems(fields.checklist, fields.scale, fields.requires, label, has_checklist)
     )
     if fields.scale == "pairwise" and "baseline" not in fields.requires:
         fields = fields.model_copy(update={"requires": [*fields.requires, "baseline"]})
-    if fields.scale != "labels" or fields.labels is not None:  # else labels' own problem
-        goldens, label_checks = labelled_goldens(fields.goldens, fields.labels, label)
-        fields = fields.model_copy(update={"goldens": goldens})
-        checks.extend(label_checks)
-    checks.extend(required_field_problems(fields.goldens, fields.requires, label))
-    checks.extend(cites_problems(fields.goldens, fields.citations, label))
+    goldens, golden_checks = checked_goldens(fields.goldens, fields, label, "goldens")
+    examples, example_checks = checked_goldens(fields.examples, fields, label, "examples")
+    fields = fields.model_copy(update={"goldens": goldens, "examples": examples})
+    checks += golden_checks + example_checks + example_problems(examples, label)
     if fields.output is not None and fields.scale == "pairwise":
         why = "applies to pass-fail, 1-5 and labels rubrics, not pairwise (judged in both orders)"
         checks.append(Problem(label, "output", why))
     elif fields.output is not None:
         checks.extend(output_problems(fields.output, label))
     if not any(check.field.startswith("output") for check in checks):  # else nothing to fit
-        expected = [golden.expected_output for golden in fields.goldens]
-        checks.extend(expected_output_problems(expected, fields.output, label))
+        for key, listed in (("goldens", goldens), ("examples", examples)):
+            expected = [golden.expected_output for golden in listed]
+            checks.extend(expected_output_problems(expected, fields.output, label, key))
     return fields, checks
 
 
@@ -279,6 +275,7 @@ def judged_digest(
     citations: str = "optional",
     output: Mapping[str, Any] | None = None,
     labels: Mapping[str, str] | None = None,
+    examples: Sequence[Golden] = (),
 ) -> str:
     """sha256 hex of what decides a verdict, as canonical JSON: the scale, the pass threshold,
     the required fields, the verdict tool names, the body and, when there is one, the
@@ -286,7 +283,8 @@ def judged_digest(
     `checklist` key, so its digest is the one it had before checklists existed) and, when it
     requires a transcript, how runs are rendered (`RUN_RENDERING`), and the citation policy
     unless it is the default `optional`, the `output` fields' schemas and the labels with their
-    verdicts when there are any (so older digests stay valid). Goldens, the
+    verdicts and the worked examples as shown (`shown_example`) when there are any (so older
+    digests stay valid). Goldens, the
     description and how the YAML is written do not count; any change to the judged text does."""
     judged: dict[str, Any] = {
         "scale": scale,
@@ -305,6 +303,8 @@ def judged_digest(
         judged["output"] = json.dumps(output, ensure_ascii=False)
     if labels:  # in order, as the tool's enum offers them
         judged["labels"] = list(labels.items())
+    if examples:
+        judged["examples"] = [shown_example(example) for example in examples]
     text = json.dumps(judged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -339,24 +339,6 @@ def _scale_problems(fields: _Frontmatter, label: str) -> list[Problem]:
         problems.append(Problem(label, "pass_threshold", "applies only to scale 1-5"))
     if fields.scale != "pairwise" and "baseline" in fields.requires:
         problems.append(Problem(label, "requires", "baseline applies only to scale pairwise"))
-    problems.extend(pairwise_golden_problems(fields.scale, fields.goldens, label))
-    for index, golden in enumerate(fields.goldens):
-        if golden.expected_score is None:
-            continue
-        where = f"goldens[{index}].expected_score"
-        if fields.scale != "1-5":
-            problems.append(Problem(label, where, "applies only to scale 1-5"))
-        elif fields.pass_threshold is not None and golden.expected is not None:
-            passes = golden.expected_score >= fields.pass_threshold
-            if passes != (golden.expected == "pass"):
-                problems.append(
-                    Problem(
-                        label,
-                        where,
-                        f"{golden.expected_score} contradicts expected: {golden.expected} "
-                        f"at pass_threshold {fields.pass_threshold}",
-                    )
-                )
     return problems
 
 

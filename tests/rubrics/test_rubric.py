@@ -433,7 +433,7 @@ goldens:
     assert problems_of(path) == [  # in file order; a missing key (no line) first
         f"{path}: pass_threshold: is required for scale 1-5 (an integer 1 to 5)",
         f"{path}:6: colour: unknown key; known keys: name, version, scale, description, "
-        "pass_threshold, labels, requires, checklist, citations, output, goldens",
+        "pass_threshold, labels, requires, checklist, citations, output, goldens, examples",
         f"{path}:9: goldens[1].name: duplicate golden name 'a'",
         f"{path}:9: goldens[1].expected: 'maybe' must be pass or fail (a label needs scale labels)",
         f"{path}:10: goldens[2].name: duplicate golden name 'a'",

@@ -20,6 +20,7 @@ from rubriclib.judging.asking.request import Mode, citation_argument, function_t
 from rubriclib.judging.citations import checked_citations, verified
 from rubriclib.judging.prompt.agent_run import run_sections
 from rubriclib.judging.prompt.blocks import Spans
+from rubriclib.judging.prompt.examples import example_parts
 from rubriclib.judging.prompt.render import (
     DEFAULT_MAX_PROMPT_TOKENS,
     SECTIONS,
@@ -100,6 +101,7 @@ def _parts(
     return [
         (f"# Rubric: {rubric.name}\n\n{rubric.description}", {}),
         (f"## Question\n\n{check.question}", {}),
+        *example_parts(rubric),
         *candidate_parts(item, check.requires or rubric.requires, max_prompt_tokens),
         (f"Answer the question about {about(item)} with `{ANSWER_TOOL}`.", {}),
     ]

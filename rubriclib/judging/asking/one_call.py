@@ -21,6 +21,7 @@ from rubriclib.judging.asking.protocol import OneToolAsking, ask_again
 from rubriclib.judging.asking.reply import JudgeVerdict, Verdict, tool_call
 from rubriclib.judging.asking.request import Mode, citation_argument
 from rubriclib.judging.citations import checked_citations, verified
+from rubriclib.judging.prompt.examples import example_parts
 from rubriclib.judging.prompt.render import (
     DEFAULT_MAX_PROMPT_TOKENS,
     SECTIONS,
@@ -70,6 +71,7 @@ def one_call_prompts(
     parts = [
         (f"# Rubric: {rubric.name}\n\n{rubric.description}", {}),
         (f"## Questions\n\n{questions}", {}),
+        *example_parts(rubric),
         *candidate_parts(item, ordered, max_prompt_tokens),
         (f"Answer every question about {about(item)} with `{CHECKLIST_TOOL}`.", {}),
     ]

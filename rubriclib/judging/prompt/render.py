@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from rubriclib.judging.prompt.agent_run import run_sections
 from rubriclib.judging.prompt.blocks import Spans, fence, fenced
+from rubriclib.judging.prompt.examples import example_parts
 
 if TYPE_CHECKING:  # kept light: the public `rubriclib.render` loads this module on first use
     from rubriclib.item import Item, Transcript
@@ -100,8 +101,8 @@ def user_message(parts: list[tuple[str, Spans]]) -> str:
 
 
 def user_parts(rubric: Rubric, shown: Shown) -> list[tuple[str, Spans]]:
-    """The user message of `render` in its parts (the body, then each section), each with where
-    the text of each block it shows as itself sits in it."""
+    """The user message of `render` in its parts (the body, its worked examples, then each
+    section), each with where the text of each block it shows as itself sits in it."""
     if rubric.template == "letta":
         return [(letta_fill(rubric.body, shown.variables or {}), {})]
     pairwise = rubric.scale == "pairwise"
@@ -118,7 +119,7 @@ def user_parts(rubric: Rubric, shown: Shown) -> list[tuple[str, Spans]]:
     body = _PLACEHOLDER.sub(
         lambda match: _placed_value(values[PLACEHOLDERS[match[0]]]), rubric.body
     )
-    parts: list[tuple[str, Spans]] = [(body, {})]
+    parts: list[tuple[str, Spans]] = [(body, {}), *example_parts(rubric)]
     for key, _ in SECTIONS:
         value = values[key]
         if key == "output" and shown.transcript is not None and not pairwise:
