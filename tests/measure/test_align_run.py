@@ -14,7 +14,7 @@ from typing import Any
 import frontmatter
 import pytest
 from click.testing import CliRunner, Result
-from conftest import SECRET_KEY, VALID_RUBRIC, start, wait_for_requests
+from conftest import SECRET_KEY, VALID_RUBRIC, sections, start, wait_for_requests
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 
 from rubriclib.cli import main
@@ -37,13 +37,21 @@ def labelled_rows(passes: int = 14, late: int = 10) -> list[dict[str, Any]]:
     return good + bad
 
 
+def candidate_says_marker_and_is_shown_it(body: dict[str, Any]) -> bool:
+    """Whether the candidate output says LATE and the request shows LATE elsewhere too (in a
+    worked example or a guideline line): what makes the scripted judge fail it."""
+    _, values = sections(body["messages"][1]["content"])
+    output = next(value for header, value in values.items() if "[output]" in header)
+    shown = "\n".join(str(message["content"]) for message in body["messages"])
+    return MARKER in output and shown.count(MARKER) > output.count(MARKER)
+
+
 def marker_judge(body: dict[str, Any]) -> Reply:
-    """Pass, unless the candidate says LATE and the request shows LATE elsewhere too (a worked
-    example or a guideline): then fail. The optimizer is answered with GUIDELINE."""
+    """Pass, unless the candidate says LATE and the revision shows LATE: then fail. The
+    optimizer is answered with GUIDELINE."""
     if body["tools"][0]["function"]["name"] == GUIDELINES_TOOL:
         return Reply(body=completion([(GUIDELINES_TOOL, {"lines": [GUIDELINE]})]))
-    shown = "\n".join(str(message["content"]) for message in body["messages"])
-    verdict = "fail" if shown.count(MARKER) > 1 else "pass"
+    verdict = "fail" if candidate_says_marker_and_is_shown_it(body) else "pass"
     return tool_reply(f"set_grade_{verdict}", {"reason": f"scripted {verdict}"})
 
 
@@ -95,6 +103,25 @@ def test_guideline_lines_that_help_held_out_are_accepted_and_written_in_place(
     )
     assert "spent 54 request(s)" in result.output and "ALIGNED: held-out" in result.output
     assert SECRET_KEY not in result.output + result.stderr
+    checked = run("check")
+    assert checked.exit_code == 1 and "locked at 1.2.3, now 1.3.0" in checked.output
+
+
+def test_worked_examples_that_help_held_out_are_accepted_and_written_in_place(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    assert run("lock").exit_code == 0
+    planned = align("--dry-run")
+    assert planned.exit_code == 0 and judge_server.request_count == 0
+    assert "requests             at most 48" in planned.output  # 24 before + 24 held out
+    result = align("--write")
+    assert result.exit_code == 0, result.output
+    assert judge_server.request_count == 48
+    rubric = load_rubric(str(project / "rubrics" / "house.md"))
+    assert rubric.version == "1.3.0" and len(rubric.examples) == 4
+    assert {example.expected for example in rubric.examples} == {"pass", "fail"}
+    assert sum(MARKER in example.output for example in rubric.examples) == 3
+    assert "+examples:\n+- name: late-" in result.output and "ALIGNED: held-out" in result.output
     checked = run("check")
     assert checked.exit_code == 1 and "locked at 1.2.3, now 1.3.0" in checked.output
 
@@ -205,18 +232,22 @@ def test_labels_and_1_5_rubrics_are_aligned_over_their_own_answers(
     def respond(body: dict[str, Any]) -> Reply:
         if body["tools"][0]["function"]["name"] == GUIDELINES_TOOL:
             return marker_judge(body)
-        shown = "\n".join(str(message["content"]) for message in body["messages"])
-        given = failing if shown.count(MARKER) > 1 else passing
+        given = failing if candidate_says_marker_and_is_shown_it(body) else passing
         return tool_reply(body["tools"][0]["function"]["name"], {"reason": "r", **given})
 
     judge_server.responder = respond
-    arguments = ["--examples", "0", "--optimizer-model", "strong", "--format", "json"]
+    arguments = ["--optimizer-model", "strong", "--format", "json"]  # examples and lines
     result = run("align", name, "--labels", "own.jsonl", *arguments)
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["accepted"] and report["before"]["accuracy"] == pytest.approx(14 / 24)
     assert report["after"]["accuracy"] == 1.0 and report["requests"] == 54
     assert report["revision"]["version"] == next_minor(frontmatter.loads(rubric)["version"])
+    [(answer, value)] = failing.items()
+    field = {"label": "expected_label", "score": "expected_score"}[answer]
+    examples = report["revision"]["examples"]
+    assert len(examples) == 4 and sum(example.get(field) == value for example in examples) == 3
+    assert (project / "rubrics" / f"{name}.md").read_text() == rubric  # no --write: untouched
 
 
 def test_an_optimizer_that_cannot_be_asked_ends_the_run_and_writes_nothing(

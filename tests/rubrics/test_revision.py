@@ -86,3 +86,12 @@ def test_each_example_written_reads_back_as_the_same_golden() -> None:
     entries = frontmatter.loads(revised)["examples"]
     assert entries[1]["expected"] == "partly-done" and entries[2]["expected_score"] == 4
     assert [Golden.model_validate(entry) for entry in entries] == [EXAMPLE, labelled, scored]
+
+
+def test_revising_with_examples_reads_back_as_the_rubric_plus_them(
+    write_file: Callable[..., Path],
+) -> None:
+    rubric = load_rubric(str(write_file("tiny.md", VALID_RUBRIC)))
+    revision = revise(rubric, [EXAMPLE], [])
+    assert revision.rubric.examples == [EXAMPLE] and revision.rubric.body == rubric.body
+    assert revision.rubric.goldens == rubric.goldens and revision.rubric.digest != rubric.digest
