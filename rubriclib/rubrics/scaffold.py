@@ -236,16 +236,17 @@ ALL_VERDICT_TOOLS = re.compile(
 
 def strict_problems(rubric: Rubric, goldens: list[Golden]) -> list[Problem]:
     """What `validate --strict` also fails: a scaffold not yet finished (placeholder text
-    left, in checklist questions too), goldens that do not cover both verdicts, a body that
-    names a verdict tool that is not its own (see `foreign_tools`)."""
+    left, in checklist questions and worked examples too), goldens that do not cover both
+    verdicts, a body that names a verdict tool that is not its own (see `foreign_tools`)."""
     label = rubric.source.removeprefix("file:")
     problems = []
     texts = {"description": rubric.description, "body": rubric.body}
     for index, item in enumerate(rubric.checklist):
         texts[f"checklist[{index}].question"] = item.question
-    for index, golden in enumerate(goldens):
-        for field in ("input", "output", "why"):
-            texts[f"goldens[{index}].{field}"] = getattr(golden, field) or ""
+    for key, listed in (("goldens", goldens), ("examples", rubric.examples)):
+        for index, golden in enumerate(listed):
+            for field in ("input", "output", "why"):
+                texts[f"{key}[{index}].{field}"] = getattr(golden, field) or ""
     for field, text in texts.items():
         if _UNFINISHED.search(text):
             problems.append(Problem(label, field, "still holds scaffold placeholder text"))

@@ -14,6 +14,7 @@ from judge_server import JudgeServer, Reply, completion, tool_reply
 
 from rubriclib import Rubric, load_rubric
 from rubriclib.judging import render
+from rubriclib.judging.citations import given_citations
 from rubriclib.judging.judge import Judge
 
 FACTS = """\
@@ -144,14 +145,33 @@ def test_a_pairwise_judgment_shows_its_examples_in_both_orders(
         assert user.index("## Worked examples") < user.index("## Response A [A]")
 
 
-def test_a_quote_from_an_example_is_not_verified(judge_server: JudgeServer, facts: Rubric) -> None:
-    judge = judge_for(judge_server)
-    cited = {"block": "context", "quote": EXAMPLE_TEXT}
-    judge_server.responder = lambda body: tool_reply(
-        "set_grade_fail", {"reason": "r", "citations": [cited]}
-    )
-    result = judge.grade(facts, "It opened in 1931.", context="The bridge opened in spring.")
-    assert [c["status"] for c in result.details["citations"]] == ["unverified"]
+CITED = [
+    {"block": "context", "quote": "opened in May"},
+    {"block": "context", "quote": EXAMPLE_TEXT},
+]
+CITING = {
+    "holistic": ({}, "set_grade_fail", {"citations": CITED}),
+    "checklist-items": ({"mode": "checklist"}, "answer", {"answer": "yes", "citations": CITED}),
+    "one-call": (
+        {"mode": "checklist", "answers": "one-call"},
+        "answer_checklist",
+        {"invented": "yes", "invented_citations": CITED},
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", CITING)
+def test_a_quote_from_an_example_is_not_verified_and_one_from_the_candidate_is(
+    judge_server: JudgeServer, facts: Rubric, mode: str
+) -> None:
+    settings, tool, arguments = CITING[mode]
+    judge = judge_for(judge_server, **settings)
+    judge_server.responder = lambda body: tool_reply(tool, {"reason": "r", **arguments})
+    result = judge.grade(facts, "It opened in 1931.", context="The bridge opened in May.")
+    assert result.verdict == "fail", result.reason
+    statuses = [(c["quote"], c["status"]) for c in given_citations(result.details)]
+    assert statuses == [("opened in May", "verified"), (EXAMPLE_TEXT, "unverified")]
+    assert "found_in" not in given_citations(result.details)[1]  # in no block at all
 
 
 def test_an_example_is_in_the_digest_and_so_the_cache_key(

@@ -71,6 +71,13 @@ def test_a_finished_rubric_has_no_strict_problems_and_missing_verdicts_are_named
     body = "Pass a polite answer; fail any other."
     finished = rubric.model_copy(update={"description": "Whether it is polite.", "body": body})
     assert strict_problems(finished, goldens) == []
+    unfinished = load_goldens(rubric)[0]  # a scaffold's golden, copied in as a worked example
+    shown = finished.model_copy(update={"examples": [unfinished]})
+    assert {problem.field for problem in strict_problems(shown, goldens)} == {
+        "examples[0].input",
+        "examples[0].output",
+        "examples[0].why",
+    }
     only_pass = [golden for golden in goldens if golden.expected == "pass"]
     assert [problem.message for problem in strict_problems(finished, only_pass)] == [
         "no golden expects fail"
