@@ -182,3 +182,15 @@ def test_every_example_in_the_documentation_is_run_by_a_test() -> None:
     assert unread == []
     names = [name for _, name in found]
     assert len(names) == len(set(names)), "a snippet name is used twice"
+
+
+def test_the_changelog_is_on_the_site_and_the_sitemap_has_addresses(site: Path) -> None:
+    """The changelog page is CHANGELOG.md itself (included at build time), and with `site_url`
+    set the sitemap lists every page's address (it was empty without one)."""
+    page = (site / "changelog" / "index.html").read_text(encoding="utf-8")
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "Unreleased" in page and "--8&lt;--" not in page
+    first = re.search(r"^- \*\*(.+?)\*\*", changelog, re.M)
+    assert first and html.escape(first[1], quote=False) in page
+    sitemap = (site / "sitemap.xml").read_text(encoding="utf-8")
+    assert "<loc>https://rubriclib.readthedocs.io/changelog/</loc>" in sitemap
