@@ -123,3 +123,17 @@ def test_the_frontmatter_table_lists_every_field_a_rubric_accepts() -> None:
     expected = accepted_keys(_Frontmatter, {}, frozenset({"goldens[].transcript"}))
     assert {"checklist[].fail_if", "goldens[].cites", "examples"} <= expected
     assert table_keys("writing-a-rubric.md", "## Frontmatter fields") == expected
+
+
+DEVELOPER_ONLY = ("tests/data/", "make judge-accuracy")
+"""What only a checkout of the repository has: named on the developing page, not on users'."""
+
+
+@pytest.mark.parametrize(
+    "page", sorted(DOCS.rglob("*.md")), ids=lambda page: page.relative_to(DOCS).as_posix()
+)
+def test_user_pages_send_no_one_to_a_developer_only_path(page: Path) -> None:
+    if page.name == "developing.md":
+        return
+    text = page.read_text(encoding="utf-8")
+    assert [path for path in DEVELOPER_ONLY if path in text] == []
