@@ -94,7 +94,7 @@ def builtin_page(rubric: Rubric, goldens: list[Golden]) -> str:
         "",
         rubric.description,
         "",
-        "| | |",
+        "| property | value |",
         "| --- | --- |",
         f"| version | `{rubric.version}` |",
         f"| scale | {scale_text(rubric)} |",

@@ -194,3 +194,12 @@ def test_the_changelog_is_on_the_site_and_the_sitemap_has_addresses(site: Path) 
     assert first and html.escape(first[1], quote=False) in page
     sitemap = (site / "sitemap.xml").read_text(encoding="utf-8")
     assert "<loc>https://rubriclib.readthedocs.io/changelog/</loc>" in sitemap
+
+
+def test_names_in_a_table_s_first_column_do_not_wrap(site: Path) -> None:
+    """Rubric names, checklist ids and options (`--model`) in a table's first column are kept
+    on one line, not broken at their hyphens: every page links the stylesheet that says so."""
+    css = (site / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert re.search(r"td:first-child code[^{]*\{[^}]*white-space: nowrap", css)
+    for page in ("library/index.html", "reference/cli/index.html", "eval-files/index.html"):
+        assert "stylesheets/extra.css" in (site / page).read_text(encoding="utf-8"), page
