@@ -144,7 +144,7 @@ def library_index(library: list[tuple[Rubric, list[Golden]]]) -> str:
         "",
         "Every rubric rubriclib ships, read from `rubrics/*.md` and `goldens/*.yaml` when the site",
         "is built: each page shows the body exactly as the judge is given it, the checklist items",
-        "and every golden with its verdict and why. See [the library in brief](../builtins.md)",
+        "and every golden with its verdict and why. See [The built-in library](../builtins.md)",
         "for when to use which.",
         "",
         "| rubric | version | scale | requires | goldens | description |",

@@ -137,3 +137,32 @@ def test_user_pages_send_no_one_to_a_developer_only_path(page: Path) -> None:
         return
     text = page.read_text(encoding="utf-8")
     assert [path for path in DEVELOPER_ONLY if path in text] == []
+
+
+def page_titles() -> dict[str, set[str]]:
+    """Each page's titles: its name in mkdocs.yml's nav and its first heading."""
+    titles: dict[str, set[str]] = {}
+    config = (DOCS.parent / "mkdocs.yml").read_text(encoding="utf-8")
+    for title, page in re.findall(r"^\s*- ([^:\n]+): ([\w/-]+\.md)$", config, re.M):
+        titles.setdefault(page, set()).add(title)
+    for page in DOCS.rglob("*.md"):
+        first = re.search(r"^# (.+)$", page.read_text(encoding="utf-8"), re.M)
+        if first:
+            titles.setdefault(page.relative_to(DOCS).as_posix(), set()).add(first[1])
+    return titles
+
+
+def test_a_link_named_like_a_title_uses_the_page_s_title() -> None:
+    """A link to a whole page whose label reads as a title (capitalised) says the title the
+    reader will land on ("Reports and comparisons", not "Looking at a run"); a link into a
+    section, or a label that is part of a sentence, may say what it likes."""
+    titles = page_titles()
+    wrong = []
+    for page in sorted(DOCS.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for label, target in re.findall(r"\[([^\]`]+)\]\(([\w/.-]+\.md)\)", text):
+            label = " ".join(label.split())
+            path = (page.parent / target).resolve().relative_to(DOCS.resolve()).as_posix()
+            if label[0].isupper() and label not in titles.get(path, {label}):
+                wrong.append(f"{page.name}: [{label}]({target})")
+    assert wrong == []
