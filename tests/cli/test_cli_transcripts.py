@@ -194,6 +194,7 @@ def test_the_docs_agent_run_examples_are_what_happens(
     blocks = run_blocks(read_transcript(json.loads(sample)), 10**6)[0]
     assert f"{blocks}\n" == snippet("agent-run-blocks")
 
+    write_file("examples/agent-run/run.json", sample)  # as the page reads it
     run = write_file("run.json", sample)
     monkeypatch.chdir(run.parent)
     exec(snippet("agent-run"), {})  # noqa: S102 - the docs' own example, run as written

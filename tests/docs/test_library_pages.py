@@ -47,3 +47,14 @@ def test_a_pairwise_golden_shows_its_winner_and_a_scored_one_its_score() -> None
     assert "**Expected:** winner `" in PAGES["library/preference.md"]
     assert "(score 5)" in PAGES["library/answer-correctness.md"]
     assert "transcript, as the judge is shown it:" in PAGES["library/task-completion.md"]
+
+
+def test_no_table_on_a_builtin_page_has_an_empty_header_row() -> None:
+    """A header row of empty cells renders as a blank bar above the table."""
+    for name, page in PAGES.items():
+        headers = [
+            line
+            for before, line in zip(page.splitlines(), page.splitlines()[1:], strict=False)
+            if line.startswith("| --- |") and not before.replace("|", "").strip()
+        ]
+        assert headers == [], name

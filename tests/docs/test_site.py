@@ -182,3 +182,24 @@ def test_every_example_in_the_documentation_is_run_by_a_test() -> None:
     assert unread == []
     names = [name for _, name in found]
     assert len(names) == len(set(names)), "a snippet name is used twice"
+
+
+def test_the_changelog_is_on_the_site_and_the_sitemap_has_addresses(site: Path) -> None:
+    """The changelog page is CHANGELOG.md itself (included at build time), and with `site_url`
+    set the sitemap lists every page's address (it was empty without one)."""
+    page = (site / "changelog" / "index.html").read_text(encoding="utf-8")
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "Unreleased" in page and "--8&lt;--" not in page
+    first = re.search(r"^- \*\*(.+?)\*\*", changelog, re.M)
+    assert first and html.escape(first[1], quote=False) in page
+    sitemap = (site / "sitemap.xml").read_text(encoding="utf-8")
+    assert "<loc>https://rubriclib.readthedocs.io/changelog/</loc>" in sitemap
+
+
+def test_names_in_a_table_s_first_column_do_not_wrap(site: Path) -> None:
+    """Rubric names, checklist ids and options (`--model`) in a table's first column are kept
+    on one line, not broken at their hyphens: every page links the stylesheet that says so."""
+    css = (site / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert re.search(r"td:first-child code[^{]*\{[^}]*white-space: nowrap", css)
+    for page in ("library/index.html", "reference/cli/index.html", "eval-files/index.html"):
+        assert "stylesheets/extra.css" in (site / page).read_text(encoding="utf-8"), page

@@ -412,6 +412,7 @@ EXAMPLES = Path(__file__).parents[2] / "examples"
         (["support/eval.yaml"], 60),
         (["waza/eval.yaml", "--dataset", "waza/outputs.jsonl"], 16),
         (["letta/suite.yaml"], 14),
+        (["agent-run/eval.yaml"], 9),
     ],
 )
 def test_every_example_runs(
