@@ -118,6 +118,16 @@ def test_every_block_in_the_documentation_is_marked_with_how_it_is_checked() -> 
     assert len(ALL) >= 50
 
 
+def test_a_shown_file_of_the_examples_is_the_file_shipped() -> None:
+    """A page that shows `examples/...` shows what a reader who copies it gets."""
+    shipped = [b for b in ALL if b.kind == "file" and (b.argument or "").startswith("examples/")]
+    assert shipped, "no page shows a shipped example file"
+    differing = [
+        b.where for b in shipped if (ROOT / str(b.argument)).read_text().rstrip("\n") != b.text
+    ]
+    assert differing == []
+
+
 def test_an_illustration_says_why_it_is_not_run() -> None:
     bare = [b.where for b in ALL if b.kind == "illustration" and len(b.argument or "") < 20]
     assert bare == []
