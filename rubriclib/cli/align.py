@@ -17,6 +17,7 @@ from rubriclib.cli.options import (
     MODEL_OPTION,
     NO_CACHE_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
+    TABLE_OR_JSON_OPTION,
     TEMPERATURE_OPTION,
     checklist_options,
     concurrency_setting,
@@ -71,14 +72,7 @@ if TYPE_CHECKING:
     type=click.IntRange(min=1),
     help="Refuse to start when the plan needs more requests than this.",
 )
-@click.option(
-    "--format",
-    "report_format",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="A table for people, JSON for programs.",
-)
+@TABLE_OR_JSON_OPTION
 @MODEL_OPTION
 @TEMPERATURE_OPTION
 @CONCURRENCY_OPTION

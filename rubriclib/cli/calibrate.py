@@ -25,6 +25,7 @@ from rubriclib.cli.options import (
     MODEL_OPTION,
     NO_CACHE_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
+    TABLE_OR_JSON_OPTION,
     checklist_options,
     concurrency_setting,
     file_option,
@@ -52,14 +53,7 @@ if TYPE_CHECKING:
 @MODEL_OPTION
 @CONCURRENCY_OPTION
 @REQUESTS_PER_MINUTE_OPTION
-@click.option(
-    "--format",
-    "report_format",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="A table for people, JSON for programs.",
-)
+@TABLE_OR_JSON_OPTION
 @click.option("--out", help="Write the report here, not stdout (checked before any judge call).")
 @HTML_REPORT_OPTION
 @click.option(

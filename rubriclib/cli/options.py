@@ -173,6 +173,14 @@ FORMAT_OPTION = click.option(
     show_default=True,
     help="A table for people, JSON for programs, JUnit XML for CI.",
 )
+TABLE_OR_JSON_OPTION = click.option(
+    "--format",
+    "report_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="A table for people, JSON for programs.",
+)
 
 
 judged_inputs = [
