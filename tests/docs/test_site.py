@@ -203,3 +203,42 @@ def test_names_in_a_table_s_first_column_do_not_wrap(site: Path) -> None:
     assert re.search(r"td:first-child code[^{]*\{[^}]*white-space: nowrap", css)
     for page in ("library/index.html", "reference/cli/index.html", "eval-files/index.html"):
         assert "stylesheets/extra.css" in (site / page).read_text(encoding="utf-8"), page
+
+
+CODE_BLOCK = re.compile(r'<div class="highlight"><pre><span></span><code>(.*?)</code></pre>', re.S)
+
+
+def copied(block: str) -> str:
+    """What Material's copy button copies from a block's HTML under docs/stylesheets/extra.css:
+    the text without the console lexer's prompts (.gp) and output (.go)."""
+    kept = re.sub(r'<span class="g[po]">.*?</span>', "", block, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", kept)).strip()
+
+
+def test_the_copy_button_copies_commands_only(site: Path) -> None:
+    """Material copies a block's innerText while it carries [data-md-copying]; the stylesheet
+    hides prompts and output then, so a console block copies as commands a shell can run."""
+    style = (site / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert re.search(
+        r"\[data-md-copying\] \.gp,\s*\[data-md-copying\] \.go \{\s*display: none", style
+    )
+    blocks = [
+        (path.relative_to(site), block)
+        for path in site.rglob("*.html")
+        for block in CODE_BLOCK.findall(path.read_text(encoding="utf-8"))
+        if 'class="gp"' in block
+    ]
+    assert len(blocks) > 30
+    for path, block in blocks:
+        text = copied(block)
+        assert not re.search(r"^\$ ", text, re.M), (path, text)
+    judged = [copied(block) for _, block in blocks if "groundedness" in copied(block)]
+    assert judged, "no console block runs rubriclib judge groundedness"
+    assert not any("PASS groundedness" in text for text in judged)
+    output_only = [
+        path
+        for path in site.rglob("*.html")
+        for block in CODE_BLOCK.findall(path.read_text(encoding="utf-8"))
+        if 'class="go"' in block and 'class="gp"' not in block
+    ]
+    assert output_only == [], "a console block with no command copies nothing: give it $ prompts"
