@@ -242,3 +242,36 @@ def test_the_copy_button_copies_commands_only(site: Path) -> None:
         if 'class="go"' in block and 'class="gp"' not in block
     ]
     assert output_only == [], "a console block with no command copies nothing: give it $ prompts"
+
+
+SIGNED = {
+    "assert_rubric": "rubriclib.integrations.testing:assert_rubric",
+    "rubric_scorer": "rubriclib.integrations.inspect:rubric_scorer",
+    "get_assert": "rubriclib.integrations.promptfoo:get_assert",
+    "rubric_grader": "rubriclib.integrations.letta:rubric_grader",
+}
+"""The integrations' entry points whose signatures the integrations page writes by hand."""
+
+
+def test_every_signature_the_integrations_page_writes_is_the_code_s() -> None:
+    """A written signature names every parameter in order with its default (`assert_rubric(rubric,
+    output=None, *, ...)`), or is a call with the required ones alone (`rubric_scorer(rubric)`)."""
+    text = " ".join((DOCS / "integrations.md").read_text(encoding="utf-8").split())
+    written = re.findall(rf"`(?:[\w.]+\.)?({'|'.join(SIGNED)})\(([^`]*)\)`", text)
+    assert {name for name, _ in written} >= {"assert_rubric", "rubric_scorer"}
+    for name, arguments in written:
+        module, _, attribute = SIGNED[name].partition(":")
+        signature = inspect.signature(getattr(importlib.import_module(module), attribute))
+        full = []
+        for parameter in signature.parameters.values():
+            if parameter.kind is parameter.KEYWORD_ONLY and "*" not in full:
+                full.append("*")
+            default = parameter.default
+            full.append(
+                parameter.name if default is parameter.empty else f"{parameter.name}={default!r}"
+            )
+        required = [p for p in full if "=" not in p and p != "*"]
+        shown = [part.strip() for part in arguments.split(",") if part.strip()]
+        assert shown in (full, required), (
+            f"{name}({', '.join(shown)}) is not {name}({', '.join(full)})"
+        )
