@@ -43,16 +43,22 @@ _BlockDumper.add_representer(str, _text)
 
 def example_entry(example: Golden) -> dict[str, Any]:
     """An example as its file writes it: the judged fields given, `expected` (a labels rubric's
-    label name), the 1-5 score, `why`."""
+    label name; a pairwise example's `expected_winner` instead), the 1-5 score, the expected
+    output fields, `why` and `tags`: what it was read from, so an example kept reads back the
+    same."""
     entry: dict[str, Any] = {"name": example.name}
-    for field in ("input", "context", "reference", "output"):
+    for field in ("input", "context", "reference", "output", "baseline"):
         if (value := getattr(example, field)) is not None:
             entry[field] = value
-    entry["expected"] = example.expected_label or example.expected
-    if example.expected_score is not None:
-        entry["expected_score"] = example.expected_score
-    if example.why is not None:
-        entry["why"] = example.why
+    if example.expected_winner is not None:
+        entry["expected_winner"] = example.expected_winner
+    else:
+        entry["expected"] = example.expected_label or example.expected
+    for field in ("expected_score", "expected_output", "why"):
+        if (value := getattr(example, field)) is not None:
+            entry[field] = value
+    if example.tags:
+        entry["tags"] = example.tags
     return entry
 
 

@@ -82,10 +82,16 @@ def test_revising_with_guidelines_only_reads_back_as_the_rubric_with_them(
 def test_each_example_written_reads_back_as_the_same_golden() -> None:
     labelled = Golden.model_validate({"name": "row-3", "output": "p", "expected": "partly-done"})
     scored = Golden(name="row-4", output="ok", expected="pass", expected_score=4, why="fine")
-    revised = revised_text(VALID_RUBRIC, [EXAMPLE, labelled, scored], [])
+    paired = Golden.model_validate(
+        {"name": "row-5", "output": "a", "baseline": "b", "expected_winner": "tie", "tags": ["t"]}
+    )
+    fields = Golden(name="row-6", output="o", expected="fail", expected_output={"severity": "high"})
+    kept = [EXAMPLE, labelled, scored, paired, fields]
+    revised = revised_text(VALID_RUBRIC, kept, [])
     entries = frontmatter.loads(revised)["examples"]
     assert entries[1]["expected"] == "partly-done" and entries[2]["expected_score"] == 4
-    assert [Golden.model_validate(entry) for entry in entries] == [EXAMPLE, labelled, scored]
+    assert "expected" not in entries[3] and entries[3]["expected_winner"] == "tie"
+    assert [Golden.model_validate(entry) for entry in entries] == kept
 
 
 def test_revising_with_examples_reads_back_as_the_rubric_plus_them(
