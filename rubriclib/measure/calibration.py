@@ -75,8 +75,8 @@ def load_labels(path: Path, rubric: Rubric) -> list[LabelledRow]:
         raise EvalError.single(
             str(path),
             "rubric",
-            f"{rubric.name} is a pairwise rubric; calibrate compares pass/fail or 1-5 labels, "
-            "not winners",
+            f"{rubric.name} is a pairwise rubric; a labels file holds pass/fail, 1-5 or label "
+            "names, not winners",
         )
     dataset = Dataset(path, label="labels")
     problems, count = dataset.check()
