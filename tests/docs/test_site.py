@@ -28,8 +28,15 @@ TESTS = Path(__file__).parents[1]
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site, built once as `make docs` builds it (strict), into a temporary folder."""
-    folder = tmp_path_factory.mktemp("site")
+    return built_site(tmp_path_factory.mktemp("site"), {})
+
+
+def built_site(folder: Path, settings: dict[str, str]) -> Path:
+    """The site built strictly into `folder`, with these environment variables besides (and
+    no repository address unless they give one)."""
     environment = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    environment.pop(REPOSITORY, None)
+    environment |= settings
     built = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet"]
         + ["--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(folder)],
@@ -194,6 +201,34 @@ def test_the_changelog_is_on_the_site_and_the_sitemap_has_addresses(site: Path) 
     assert first and html.escape(first[1], quote=False) in page
     sitemap = (site / "sitemap.xml").read_text(encoding="utf-8")
     assert "<loc>https://rubriclib.readthedocs.io/changelog/</loc>" in sitemap
+
+
+REPOSITORY = "RUBRICLIB_REPO_URL"
+ADDRESS = "https://github.com/example-owner/rubriclib"
+
+
+def test_the_site_links_its_repository_and_each_page_s_source_only_when_given_its_address(
+    site: Path, tmp_path: Path
+) -> None:
+    """No repository address is recorded, so `make docs` links none; built with one, the
+    header links it and each page edits its source on main: a built-in's page its rubric file,
+    the changelog page CHANGELOG.md, the generated library index nothing."""
+    for page in ("index.html", "eval-files/index.html", "library/groundedness/index.html"):
+        text = (site / page).read_text(encoding="utf-8")
+        assert "/edit/" not in text and 'class="md-source"' not in text, page
+    linked = built_site(tmp_path, {REPOSITORY: ADDRESS})
+
+    def edit_links(page: str) -> list[str]:
+        text = (linked / page / "index.html").read_text(encoding="utf-8")
+        assert f'href="{ADDRESS}"' in text and 'class="md-source"' in text, page
+        return re.findall(r'href="([^"]*/edit/[^"]*)"', text)
+
+    assert edit_links("eval-files") == [f"{ADDRESS}/edit/main/docs/eval-files.md"]
+    assert edit_links("library/groundedness") == [f"{ADDRESS}/edit/main/rubrics/groundedness.md"]
+    assert edit_links("changelog") == [f"{ADDRESS}/edit/main/CHANGELOG.md"]
+    assert edit_links("library") == []
+    for source in ("docs/eval-files.md", "rubrics/groundedness.md", "CHANGELOG.md"):
+        assert (ROOT / source).is_file()
 
 
 def test_names_in_a_table_s_first_column_do_not_wrap(site: Path) -> None:
