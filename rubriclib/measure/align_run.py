@@ -5,6 +5,7 @@ over every held-out row, and the final revision, its examples chosen from all ro
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -120,6 +121,14 @@ class Alignment:
         return prompt, completion
 
 
+async def _spaced(settings: AlignSettings) -> None:
+    """One requests-per-minute interval, waited before each engine run after the first and
+    each optimizer call: every engine run paces its own starts, so the cap holds between them
+    too."""
+    if settings.requests_per_minute:
+        await asyncio.sleep(60 / settings.requests_per_minute)
+
+
 async def _revision(
     rubric: Rubric,
     training: Sequence[Judged],
@@ -127,7 +136,10 @@ async def _revision(
     propose: Proposer | None,
 ) -> tuple[Revision, Proposal | None]:
     """A revision learned from `training` alone: its examples, and the optimizer's lines."""
-    proposal = await propose(rubric, training) if propose is not None else None
+    proposal = None
+    if propose is not None:
+        await _spaced(settings)
+        proposal = await propose(rubric, training)
     examples = examples_from(training, settings.examples, rubric)
     return revise(rubric, examples, proposal.lines if proposal else []), proposal
 
@@ -168,6 +180,7 @@ async def run_alignment(
         training = [one for one, fold in folded if fold != number]
         held_out = [one for one, fold in folded if fold == number]
         revision, proposal = await _revision(rubric, training, settings, propose)
+        await _spaced(settings)
         after = await judged(revision.rubric, [one.labelled for one in held_out])
         fold = Fold(number + 1, revision, held_out, after.judged, proposal, before.label_names)
         folds.append(fold)

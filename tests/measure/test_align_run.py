@@ -341,3 +341,23 @@ def test_the_accuracy_benchmark_reads_aligns_json_report(project: Path) -> None:
     assert row["after (held out)"].startswith("100% [100%, 100%], kappa +1.00")
     assert row["gain [95%]"].startswith("+42% [+")
     assert row["examples"] == "4 (folds 4-4)" and row["requests"] == "48"
+
+
+def test_a_requests_per_minute_cap_spaces_every_start_across_folds_and_optimizer_calls(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    """Each fold is its own engine run and the optimizer is asked between them: the cap holds
+    across all of them, not only within one run."""
+    arrivals: list[float] = []
+
+    def timed(body: dict[str, Any]) -> Reply:
+        arrivals.append(time.monotonic())
+        return marker_judge(body)
+
+    judge_server.responder = timed
+    arguments = ["--optimizer-model", "strong", "--requests-per-minute", "600", "--no-cache"]
+    result = align(*arguments)  # one start every 0.1 s
+    assert result.exit_code == 0, result.output
+    assert len(arrivals) == judge_server.request_count == 24 + 24 + 6
+    gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)]
+    assert min(gaps[1:]) >= 0.05  # the first request arrives late: it opens the connection
