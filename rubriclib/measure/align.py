@@ -70,9 +70,11 @@ def _rank(judged: Judged) -> tuple[int, int, int]:
 
 
 def choose_examples(judged: Sequence[Judged], limit: int, rubric: Rubric) -> list[Judged]:
-    """At most `limit` rows to show as worked examples: disagreements first, short ones
-    preferred, the best of each human verdict taken first so both are represented. A row with
-    an agent run, or lacking a field the rubric requires, is never one."""
+    """At most `limit` rows to show as worked examples: as many of each human verdict as the
+    limit and the rows allow, taken in turn (the verdict of the best row first), so that
+    neither verdict leads the judge by number or by position; within a verdict,
+    disagreements first, then agreements, then judge errors, shorter first. A row with an agent
+    run, or lacking a field the rubric requires, is never one."""
     usable = sorted(
         (
             one
@@ -82,18 +84,15 @@ def choose_examples(judged: Sequence[Judged], limit: int, rubric: Rubric) -> lis
         ),
         key=_rank,
     )
-    firsts = [
-        next(one for one in usable if one.labelled.label.verdict == verdict)
+    queues = [
+        [one for one in usable if one.labelled.label.verdict == verdict]
         for verdict in ("pass", "fail")
-        if any(one.labelled.label.verdict == verdict for one in usable)
     ]
-    chosen = sorted(firsts[:limit], key=_rank)
-    for one in usable:
-        if len(chosen) >= limit:
-            break
-        if one not in chosen:
-            chosen.append(one)
-    return sorted(chosen, key=_rank)
+    queues = sorted((queue for queue in queues if queue), key=lambda queue: _rank(queue[0]))
+    chosen: list[Judged] = []
+    for turn in range(max(map(len, queues), default=0)):
+        chosen += [queue[turn] for queue in queues if turn < len(queue)]
+    return chosen[:limit]
 
 
 def example_of(labelled: LabelledRow, taken: set[str]) -> Golden:

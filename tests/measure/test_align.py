@@ -71,11 +71,23 @@ def test_examples_put_disagreements_first_short_ones_first_and_both_verdicts_in(
         judged(labelled(6, "fail", "errored", **context), "error"),
     ]
     chosen = [one.labelled.row.number for one in choose_examples(cases, 2, rubric)]
-    assert chosen == [2, 4]  # the shorter disagreement, then the only fail (an agreement)
+    assert chosen == [2, 4]  # the shorter disagreement, then the best fail (an agreement)
     three = [one.labelled.row.number for one in choose_examples(cases, 3, rubric)]
-    assert three == [2, 1, 4]
+    assert three == [2, 4, 1]
     everything = [one.labelled.row.number for one in choose_examples(cases, 10, rubric)]
-    assert everything == [2, 1, 3, 4, 6]  # row 5 lacks the context the rubric requires
+    assert everything == [2, 4, 1, 6, 3]  # row 5 lacks the context the rubric requires
+
+
+def test_examples_hold_as_many_of_each_verdict_as_they_can_in_turn() -> None:
+    """Disagreements all on passing rows still give two fails among four examples, and the
+    verdicts alternate, the one with a disagreement first."""
+    rubric = load_rubric("helpfulness")
+    wrong_passes = [judged(labelled(n, "pass", f"pass {n}", input="q"), "fail") for n in (1, 2, 3)]
+    fails = [judged(labelled(n, "fail", f"fail {n}", input="q"), "fail") for n in (4, 5, 6)]
+    chosen = choose_examples([*wrong_passes, *fails], 4, rubric)
+    assert [one.labelled.row.number for one in chosen] == [1, 4, 2, 5]
+    lone_fail = choose_examples([*wrong_passes, fails[0]], 4, rubric)
+    assert [one.labelled.row.number for one in lone_fail] == [1, 4, 2, 3]  # then passes fill
 
 
 def test_an_example_is_a_golden_named_by_the_row_id_with_the_human_label(scored: Rubric) -> None:
