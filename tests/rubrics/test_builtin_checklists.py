@@ -17,9 +17,6 @@ ANSWERS = yaml.safe_load(
     (Path(__file__).parents[1] / "data" / "checklist_answers.yaml").read_text()
 )
 """Per built-in, per golden: the ids of the items it fails (answered with their `fail_if`)."""
-UNTESTED = {"instruction-following": ["wrong-language-or-persona"]}
-"""Items written from a failure kind that no golden fails (instruction-following's goldens hold
-a required language obeyed, never one broken); goldens are not added to fit a checklist."""
 WITH_CHECKLIST = [name for name in builtin_names() if load_rubric(name).scale in CHECKLIST_SCALES]
 
 
@@ -80,4 +77,4 @@ def test_every_item_decides_some_golden(name: str) -> None:
     rubric = load_rubric(name)
     used = {item for failed in ANSWERS[name].values() for item in failed}
     unused = [item.id for item in rubric.checklist if item.id not in used]
-    assert unused == UNTESTED.get(name, [])
+    assert unused == []
