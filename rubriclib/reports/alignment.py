@@ -16,6 +16,8 @@ from rubriclib.reports.calibration import agreement_json, agreement_lines
 from rubriclib.reports.common import decimal_text, interval_json, one_line, percent_text
 
 _PREVIEW = 80
+_LISTED = 10
+"""Row ids the table lists of those a revision turned right or wrong; JSON has every row."""
 
 
 def revision_diff(alignment: Alignment, destination: str | None = None) -> str:
@@ -85,6 +87,41 @@ def _fold_lines(alignment: Alignment) -> list[str]:
     return lines
 
 
+def row_verdicts(alignment: Alignment) -> list[dict[str, Any]]:
+    """Each held-out row in file order: its number, id, the human's answer, its fold, and the
+    judge's answer before and after (`error` for a judge error)."""
+    rows = [
+        {
+            "row": before.labelled.row.number,
+            "id": before.labelled.row.item.id,
+            "label": before.labelled.label.answer,
+            "fold": fold.number,
+            "before": before.answer,
+            "after": after.answer,
+        }
+        for fold in alignment.folds
+        for before, after in zip(fold.before, fold.after, strict=True)
+    ]
+    return sorted(rows, key=lambda row: row["row"])
+
+
+def _changed_lines(alignment: Alignment) -> list[str]:
+    """The held-out rows the revision turned right or wrong, by id (or row number)."""
+    lines = []
+    for turned, right in (("right", True), ("wrong", False)):
+        names = [
+            printable(str(row["id"] or f"row {row['row']}"))
+            for row in row_verdicts(alignment)
+            if row["before"] != row["after"] and (row["after"] == row["label"]) == right
+        ]
+        if names:
+            shown = ", ".join(names[:_LISTED]) + (
+                f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+            )
+            lines.append(f"  turned {turned} held out ({len(names)}): {shown}")
+    return lines
+
+
 def _revision_lines(alignment: Alignment) -> list[str]:
     final = alignment.final
     if final is None:
@@ -116,6 +153,7 @@ def format_table(alignment: Alignment, destination: str | None = None) -> str:
         *agreement_lines(alignment.agreement_after),
         f"gain  {_gain_text(alignment)}",
         *_fold_lines(alignment),
+        *_changed_lines(alignment),
         *_revision_lines(alignment),
         f"spent {alignment.requests} request(s), {prompt} prompt and {completion} completion "
         "token(s)",
@@ -127,8 +165,9 @@ def format_table(alignment: Alignment, destination: str | None = None) -> str:
 
 
 def to_json(alignment: Alignment, destination: str | None = None) -> dict[str, Any]:
-    """The whole alignment: rubric, labels, numbers before and after, gain, folds, the
-    revision (its examples, guideline lines and diff), requests and tokens."""
+    """The whole alignment: rubric, labels, numbers before and after, gain, folds, each held-out
+    row's answers before and after, the revision (its examples, guideline lines and diff),
+    requests and tokens."""
     comparison, final = alignment.comparison, alignment.final
     prompt, completion = alignment.tokens
     return {
@@ -157,6 +196,7 @@ def to_json(alignment: Alignment, destination: str | None = None) -> dict[str, A
             }
             for fold in alignment.folds
         ],
+        "row_verdicts": row_verdicts(alignment),
         "revision": None
         if final is None
         else {

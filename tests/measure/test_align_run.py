@@ -125,6 +125,9 @@ def test_worked_examples_that_help_held_out_are_accepted_and_written_in_place(
     assert {example.expected for example in rubric.examples} == {"pass", "fail"}
     assert sum(MARKER in example.output for example in rubric.examples) == 2  # two of each verdict
     assert "+examples:\n+- name: late-" in result.output and "ALIGNED: held-out" in result.output
+    late = ", ".join(f"late-{n}" for n in range(10))
+    assert f"  turned right held out (10): {late}\n" in result.output
+    assert "turned wrong" not in result.output
     checked = run("check")
     assert checked.exit_code == 1 and "locked at 1.2.3, now 1.3.0" in checked.output
 
@@ -143,6 +146,12 @@ def test_nothing_is_written_when_no_revision_helps(
     report = json.loads(result.stdout)
     assert report["accepted"] is False and report["gain"] == 0.0
     assert report["gain_interval"] == {"low": 0.0, "high": 0.0}
+    rows = report["row_verdicts"]
+    assert [row["row"] for row in rows] == list(range(1, 25))
+    first = {"row": 1, "id": "ok-0", "label": "pass", "before": "pass", "after": "pass"}
+    assert rows[0] == first | {"fold": rows[0]["fold"]}
+    assert {row["label"] for row in rows[14:]} == {"fail"}
+    assert {row["fold"] for row in rows} == {1, 2, 3, 4, 5}
     assert "not beyond noise: nothing written" in result.stderr
     assert not (project / "house-next.md").exists()
     assert (project / "rubrics" / "house.md").read_text() == HOUSE
