@@ -250,13 +250,14 @@ def goldens_as_labels(name: str, path: Path) -> int:
     return len(goldens)
 
 
-def run_align(name: str, port: int, folder: Path) -> dict[str, str]:
-    """`rubriclib align NAME` over its goldens as labels against the server on `port`; the
-    alignment table's row (a refusal's reason in the `before` column)."""
+def run_align(name: str, port: int, folder: Path, examples: int) -> dict[str, str]:
+    """`rubriclib align NAME --examples EXAMPLES` over its goldens as labels against the server
+    on `port`; the alignment table's row (a refusal's reason in the `before` column)."""
     labels = folder / f"{name}.labels.jsonl"
     goldens_as_labels(name, labels)
     report = folder / f"align-{name}.json"
     command = [RUBRICLIB, "align", name, "--labels", str(labels), "--no-cache"]
+    command += ["--examples", str(examples)]
     command += ["--concurrency", "1", "--format", "json"]
     started = time.monotonic()
     with report.open("w", encoding="utf-8") as out:
@@ -472,6 +473,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8642)
     parser.add_argument("--out", type=Path, default=ROOT / ".judge", help="The JSON reports.")
     parser.add_argument("--citations", help="Policies to compare (off, optional, required).")
+    parser.add_argument("--align-examples", type=int, default=4, help="align's --examples.")
     args = parser.parse_args()
     rubrics = [] if args.rubrics == "all" else args.rubrics.split(",")
     fetch_model(args.model)
@@ -490,7 +492,11 @@ def main() -> None:
             if mode == "probability":
                 by_mode["fitted"] = fitted_rows(report)
         names = rubrics or [path.stem for path in sorted((ROOT / "rubrics").glob("*.md"))]
-        aligned = {name: run_align(name, args.port, args.out) for name in names if "align" in modes}
+        aligned = {
+            name: run_align(name, args.port, args.out, args.align_examples)
+            for name in names
+            if "align" in modes
+        }
     finally:
         server.terminate()
         server.wait(timeout=30)
