@@ -125,6 +125,8 @@ def align(
     if example_count == 0 and optimizer_model is None:
         raise BadInput("--examples 0: nothing to learn without --optimizer-model")
     rubric, rows = _labelled_rows(ref, labels_file, frozen, folds)
+    if optimizer_model is None:
+        _refuse_without_examples(rubric, rows, labels_file or "")
     refuse_without_checklist([rubric], checklist)
     destination = _destination(rubric, out, write)
     budget = plan_budget(rubric, rows, folds, checklist, optimizer_model is not None)
@@ -164,6 +166,20 @@ def _labelled_rows(
     if folds > len(rows):
         raise BadInput(f"--folds: {folds} folds of {len(rows)} row(s) would leave a fold empty")
     return rubric, rows
+
+
+def _refuse_without_examples(rubric: Rubric, rows: list[LabelledRow], labels: str) -> None:
+    """Refused before any request: without an optimizer, a revision is only its worked
+    examples, and no row can be one (every row an agent run, or missing a required field)."""
+    from rubriclib.measure import can_be_example
+
+    if not any(can_be_example(rubric, row) for row in rows):
+        raise BadInput(
+            f"{labels}: no row can be a worked example (an example is shown as text: not an "
+            f"agent run, and with every field {rubric.name} requires: "
+            f"{', '.join(rubric.requires) or 'none'}); pass --optimizer-model for guideline "
+            "lines instead"
+        )
 
 
 def _destination(rubric: Rubric, out: str | None, write: bool) -> Path | None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rubriclib.measure.agreement import paired_difference_interval as paired_difference_interval
     from rubriclib.measure.agreement import wilson_interval as wilson_interval
     from rubriclib.measure.align import Budget as Budget
+    from rubriclib.measure.align import can_be_example as can_be_example
     from rubriclib.measure.align import plan_budget as plan_budget
     from rubriclib.measure.align import too_few_labels as too_few_labels
     from rubriclib.measure.align_guidelines import guidelines_proposer as guidelines_proposer
@@ -86,6 +87,7 @@ _HOMES = {
     "run_goldens": ".goldens",
     "summarise_outputs": ".output_summary",
     "too_few_labels": ".align",
+    "can_be_example": ".align",
     "wilson_interval": ".agreement",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)

@@ -69,21 +69,20 @@ def _rank(judged: Judged) -> tuple[int, int, int]:
     return kind, _length(judged), judged.labelled.row.number
 
 
+def can_be_example(rubric: Rubric, labelled: LabelledRow) -> bool:
+    """Whether a row can be shown as a worked example: not an agent run (an example is shown
+    as text), with every field the rubric requires."""
+    item = labelled.row.item
+    return item.transcript is None and not missing_fields(rubric.requires, item)
+
+
 def choose_examples(judged: Sequence[Judged], limit: int, rubric: Rubric) -> list[Judged]:
     """At most `limit` rows to show as worked examples: as many of each human verdict as the
     limit and the rows allow, taken in turn (the verdict of the best row first), so that
     neither verdict leads the judge by number or by position; within a verdict,
     disagreements first, then agreements, then judge errors, shorter first. A row with an agent
     run, or lacking a field the rubric requires, is never one."""
-    usable = sorted(
-        (
-            one
-            for one in judged
-            if one.labelled.row.item.transcript is None
-            and not missing_fields(rubric.requires, one.labelled.row.item)
-        ),
-        key=_rank,
-    )
+    usable = sorted((one for one in judged if can_be_example(rubric, one.labelled)), key=_rank)
     queues = [
         [one for one in usable if one.labelled.label.verdict == verdict]
         for verdict in ("pass", "fail")

@@ -178,7 +178,7 @@ def test_a_plan_over_max_requests_and_bad_destinations_are_refused_up_front(
     (project / "taken.md").write_text("mine")
     taken = align("--out", "taken.md")
     assert taken.exit_code == 2 and "taken.md exists" in taken.stderr
-    builtin = run("align", "groundedness", "--labels", "labels.jsonl", "--write")
+    builtin = run("align", "harmful-content", "--labels", "labels.jsonl", "--write")
     assert (
         builtin.exit_code == 2
         and "built-in rubric and cannot be written in place" in builtin.stderr
@@ -372,3 +372,21 @@ def test_a_requests_per_minute_cap_spaces_every_start_across_folds_and_optimizer
     assert len(arrivals) == judge_server.request_count == 24 + 24 + 6
     gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)]
     assert min(gaps[1:]) >= 0.05  # the first request arrives late: it opens the connection
+
+
+def test_agent_runs_alone_cannot_give_examples_so_align_refuses_before_any_request(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    run_of = [{"role": "user", "content": "refund?"}, {"role": "assistant", "content": "sent"}]
+    rows = [row | {"transcript": run_of} for row in labelled_rows()]
+    (project / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run("align", "task-completion", "--labels", "runs.jsonl")
+    assert result.exit_code == 2 and judge_server.request_count == 0
+    assert (
+        "runs.jsonl: no row can be a worked example (an example is shown as text: not an agent "
+        "run, and with every field task-completion requires: transcript); pass "
+        "--optimizer-model for guideline lines instead" in result.stderr
+    )
+    guided = ["--optimizer-model", "strong", "--dry-run"]  # guideline lines alone can revise
+    planned = run("align", "task-completion", "--labels", "runs.jsonl", *guided)
+    assert planned.exit_code == 0 and "optimizer calls      6" in planned.output
