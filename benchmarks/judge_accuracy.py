@@ -37,6 +37,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -475,6 +476,7 @@ def main() -> None:
     parser.add_argument("--citations", help="Policies to compare (off, optional, required).")
     parser.add_argument("--align-examples", type=int, default=4, help="align's --examples.")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on the way out
     rubrics = [] if args.rubrics == "all" else args.rubrics.split(",")
     fetch_model(args.model)
     if args.citations:
