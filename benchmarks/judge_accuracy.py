@@ -73,6 +73,7 @@ ALIGN_COLUMNS = (
     "gain [95%]",
     "accepted",
     "examples",
+    "guideline lines",
     "requests",
     "minutes",
 )
@@ -251,14 +252,18 @@ def goldens_as_labels(name: str, path: Path) -> int:
     return len(goldens)
 
 
-def run_align(name: str, port: int, folder: Path, examples: int) -> dict[str, str]:
-    """`rubriclib align NAME --examples EXAMPLES` over its goldens as labels against the server
-    on `port`; the alignment table's row (a refusal's reason in the `before` column)."""
+def run_align(
+    name: str, port: int, folder: Path, examples: int, optimizer: str | None
+) -> dict[str, str]:
+    """`rubriclib align NAME --examples EXAMPLES [--optimizer-model OPTIMIZER]` over its goldens
+    as labels against the server on `port`; the alignment table's row (a refusal's reason in the
+    `before` column)."""
     labels = folder / f"{name}.labels.jsonl"
     goldens_as_labels(name, labels)
     report = folder / f"align-{name}.json"
     command = [RUBRICLIB, "align", name, "--labels", str(labels), "--no-cache"]
     command += ["--examples", str(examples)]
+    command += ["--optimizer-model", optimizer] if optimizer else []
     command += ["--concurrency", "1", "--format", "json"]
     started = time.monotonic()
     with report.open("w", encoding="utf-8") as out:
@@ -286,17 +291,16 @@ def alignment_row(report: dict[str, Any], minutes: float) -> dict[str, str]:
     gain = f"{report['gain']:+.0%}" if report["gain"] is not None else "-"
     if interval is not None:
         gain += f" [{interval['low']:+.0%}, {interval['high']:+.0%}]"
-    revision = report["revision"]
-    per_fold = [len(fold["examples"]) for fold in report["folds"]]
+    examples = [len(fold["examples"]) for fold in report["folds"]]
+    lines = [len(fold["guidelines"]) for fold in report["folds"]]
     return {
         "rows": str(report["rows"]),
         "before": agreement(report["before"]),
         "after (held out)": agreement(report["after"]),
         "gain [95%]": gain,
         "accepted": "yes" if report["accepted"] else "no",
-        "examples": f"{len(revision['examples'])} (folds {min(per_fold)}-{max(per_fold)})"
-        if revision
-        else "-",
+        "examples": f"{min(examples)}-{max(examples)} a fold",
+        "guideline lines": f"{min(lines)}-{max(lines)} a fold",
         "requests": str(report["requests"]),
         "minutes": f"{minutes:.0f}",
     }
@@ -475,6 +479,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / ".judge", help="The JSON reports.")
     parser.add_argument("--citations", help="Policies to compare (off, optional, required).")
     parser.add_argument("--align-examples", type=int, default=4, help="align's --examples.")
+    parser.add_argument(
+        "--align-optimizer",
+        help="align's --optimizer-model (the judge's server answers whatever model is named).",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on the way out
     rubrics = [] if args.rubrics == "all" else args.rubrics.split(",")
@@ -495,7 +503,7 @@ def main() -> None:
                 by_mode["fitted"] = fitted_rows(report)
         names = rubrics or [path.stem for path in sorted((ROOT / "rubrics").glob("*.md"))]
         aligned = {
-            name: run_align(name, args.port, args.out, args.align_examples)
+            name: run_align(name, args.port, args.out, args.align_examples, args.align_optimizer)
             for name in names
             if "align" in modes
         }

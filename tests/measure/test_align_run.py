@@ -351,7 +351,8 @@ def test_the_accuracy_benchmark_reads_aligns_json_report(project: Path) -> None:
     assert row["before"].startswith("58% [") and ", kappa +0.00" in row["before"]
     assert row["after (held out)"].startswith("100% [100%, 100%], kappa +1.00")
     assert row["gain [95%]"].startswith("+42% [+")
-    assert row["examples"] == "4 (folds 4-4)" and row["requests"] == "48"
+    assert row["examples"] == "4-4 a fold" and row["guideline lines"] == "0-0 a fold"
+    assert row["requests"] == "48"
 
 
 def test_a_requests_per_minute_cap_spaces_every_start_across_folds_and_optimizer_calls(
