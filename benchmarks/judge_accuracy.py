@@ -280,7 +280,8 @@ def run_align(
 
 def alignment_row(report: dict[str, Any], minutes: float) -> dict[str, str]:
     """Accuracy and kappa before and after (held out), the gain with its interval, whether
-    align accepted it, the examples its revision shows, requests and minutes."""
+    align accepted it, the examples and guideline lines each fold's revision shows, requests and
+    minutes."""
 
     def agreement(numbers: dict[str, Any]) -> str:
         accuracy = _with_interval(numbers["accuracy"], numbers["accuracy_interval"], "{:.0%}")

@@ -136,7 +136,7 @@ def test_nothing_is_written_when_no_revision_helps(
     project: Path, judge_server: JudgeServer
 ) -> None:
     judge_server.responder = lambda body: (
-        Reply(body=completion([(GUIDELINES_TOOL, {"lines": ["Be fair."]})]))
+        Reply(body=completion([(GUIDELINES_TOOL, {"lines": ["Be fair to every answer."]})]))
         if body["tools"][0]["function"]["name"] == GUIDELINES_TOOL
         else tool_reply("set_grade_pass", {"reason": "always pass"})
     )
@@ -302,10 +302,30 @@ def test_the_optimizer_request_fences_rows_as_data_and_its_reply_is_read_warily(
     body = guidelines_request("strong", rubric, [])
     assert body["tool_choice"]["function"]["name"] == GUIDELINES_TOOL
     assert body["tools"][0]["function"]["parameters"]["properties"]["lines"]["maxItems"] == 3
-    lines = ["  one\nline ", "", "two", "three", "four", 7]
+    lines = ["  One\nline. ", "", "Two!", "Three?", "Four.", 7]
     reply = json.dumps(completion([(GUIDELINES_TOOL, {"lines": lines})])).encode()
     proposal = read_guidelines(reply)
-    assert proposal.lines == ["one line", "two", "three"] and proposal.prompt_tokens == 11
+    assert proposal.lines == ["One line.", "Two!", "Three?"] and proposal.prompt_tokens == 11
+    assert "at most 200 characters" in body["messages"][0]["content"]
+
+
+def test_an_optimizer_line_cut_mid_sentence_keeps_only_its_whole_sentences() -> None:
+    """What the 1.5B judge proposed through llama.cpp, whose grammar cut each line at the
+    schema's 200 characters: the model went on with the sentence, or the schema, in the next."""
+    long = "Fail an answer that states a wrong fact. " + "It is judged on what it says " * 8
+    lines = [
+        long[:200],
+        "it should be considered helpful.",
+        "Pass a terse answer, when it answers all of the request, the way people did",
+        "type",
+        "string",
+        "Ask whether the reply answers the question asked (e.g. the capital), then judge it.",
+    ]
+    reply = json.dumps(completion([(GUIDELINES_TOOL, {"lines": lines})])).encode()
+    assert read_guidelines(reply).lines == [
+        "Fail an answer that states a wrong fact.",
+        "Ask whether the reply answers the question asked (e.g. the capital), then judge it.",
+    ]
     assert read_guidelines(b"not json").lines == []
     assert read_guidelines(json.dumps(completion(content="no tool")).encode()).lines == []
 
