@@ -254,7 +254,7 @@ def _finish(alignment: Alignment, report_format: str, destination: Path | None) 
         say("every row ended in a judge error: nothing measured, nothing written")
         return 3
     if not alignment.accepted or alignment.final is None:
-        say("the revision's held-out gain is not beyond noise: nothing written")
+        say(f"{alignment.rejection}: nothing written")
         return 1
     if destination is None:
         say("accepted; pass --out FILE or --write to write the revision")

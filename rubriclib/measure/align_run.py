@@ -95,8 +95,24 @@ class Alignment:
         return compare(self.before.judged, self.after)
 
     @property
+    def learned(self) -> bool:
+        """Whether the final revision shows the judge anything: an example or a guideline line
+        (an optimizer can answer every row with no usable line)."""
+        return self.final is not None and bool(self.final.examples or self.final.guidelines)
+
+    @property
     def accepted(self) -> bool:
-        return self.interrupted is None and self.final is not None and self.comparison.accepted
+        return self.interrupted is None and self.learned and self.comparison.accepted
+
+    @property
+    def rejection(self) -> str:
+        """Why a finished run writes nothing (when it is not accepted)."""
+        if self.comparison.accepted and not self.learned:
+            return (
+                "the held-out gain is beyond noise, but the revision from every row learned "
+                "nothing (no example chosen, no usable guideline line)"
+            )
+        return "the revision's held-out gain is not beyond noise"
 
     @property
     def proposals(self) -> list[Proposal]:

@@ -70,7 +70,8 @@ def alignment_last_line(alignment: Alignment) -> str:
         return f"INTERRUPTED ({printable(alignment.interrupted)}): nothing written"
     if alignment.accepted and alignment.final is not None:
         return f"ALIGNED: {numbers}, {_gain_text(alignment)}"
-    return f"NOT ALIGNED: {numbers}, {_gain_text(alignment)}: not beyond noise, nothing written"
+    why = "not beyond noise" if not alignment.comparison.accepted else "the revision is empty"
+    return f"NOT ALIGNED: {numbers}, {_gain_text(alignment)}: {why}, nothing written"
 
 
 def _fold_lines(alignment: Alignment) -> list[str]:

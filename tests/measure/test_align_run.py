@@ -157,6 +157,29 @@ def test_nothing_is_written_when_no_revision_helps(
     assert (project / "rubrics" / "house.md").read_text() == HOUSE
 
 
+def test_a_gain_is_not_written_when_the_revision_from_every_row_learned_nothing(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    """The folds' revisions got a line and gained; asked for the final revision, the optimizer
+    answers only a fragment: writing it would bump the version with nothing new."""
+    asked: list[int] = []
+
+    def fragment_at_last(body: dict[str, Any]) -> Reply:
+        if body["tools"][0]["function"]["name"] == GUIDELINES_TOOL:
+            asked.append(1)
+            lines = [GUIDELINE] if len(asked) <= 5 else ["and the customer was told."]
+            return Reply(body=completion([(GUIDELINES_TOOL, {"lines": lines})]))
+        return marker_judge(body)
+
+    judge_server.responder = fragment_at_last
+    result = align("--examples", "0", "--optimizer-model", "strong", "--write")
+    assert len(asked) == 6 and result.exit_code == 1, result.output
+    last = "NOT ALIGNED: held-out agreement 58.3% -> 100.0%, +41.7 points (paired bootstrap"
+    assert last in result.output and ": the revision is empty, nothing written" in result.output
+    assert "beyond noise, but the revision from every row learned nothing" in result.stderr
+    assert (project / "rubrics" / "house.md").read_text() == HOUSE
+
+
 def test_too_few_labels_are_refused_before_any_request(
     project: Path, judge_server: JudgeServer
 ) -> None:
