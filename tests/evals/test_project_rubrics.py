@@ -54,16 +54,16 @@ def test_an_eval_file_is_scanned_without_a_dataset_in_every_shape(project: Path)
     """Only a run reads rows: an eval file to be run with --dataset FILE (ours, waza's,
     letta's) still names the rubrics it uses."""
     evals = project / "evals"
-    (evals / "demo.yaml").write_text(EVAL.replace("rows: [{input: q, context: c, output: o}]\n", ""))
+    (evals / "demo.yaml").write_text(
+        EVAL.replace("rows: [{input: q, context: c, output: o}]\n", "")
+    )
     (evals / "waza.yaml").write_text(
         "name: w\ngraders:\n  - {type: prompt, name: h, config: {rubric: helpfulness}}\n"
     )
     (evals / "suite.yaml").write_text(
         "name: s\ngraders:\n  c: {kind: tool, function: grader.py:../rubrics/house.md}\n"
     )
-    (evals / "grader.py").write_text(
-        "from rubriclib.integrations.letta import graders_for\n"
-    )
+    (evals / "grader.py").write_text("from rubriclib.integrations.letta import graders_for\n")
     used = sorted((rubric.name, rubric.source.split(":")[0]) for rubric in project_rubrics())
     assert used == [("groundedness", "builtin"), ("helpfulness", "builtin"), ("house", "file")]
 
@@ -89,8 +89,9 @@ def test_an_eval_file_that_is_not_yaml_is_reported_not_skipped(project: Path) ->
     with pytest.raises(EvalError) as raised:
         project_rubrics()
     [problem] = raised.value.problems
-    assert str(problem).startswith(f"{project / 'evals' / 'typo.yaml'}")
-    assert "eval file: invalid YAML" in str(problem)
+    assert str(problem).startswith(
+        f"{project / 'evals' / 'typo.yaml'}:3: eval file: invalid YAML: a flow mapping starts here"
+    )
 
 
 def test_a_waza_task_file_is_read_with_its_eval_not_as_an_eval_of_its_own(
