@@ -73,11 +73,18 @@ EXPECTED = {
     "version-missing.md": "version: is required",
     "version-not-semver.md": "version: 'v1.0' is not valid semver",
     "whitespace-body.md": "body: must not be empty",
-    "yaml-bad-mapping.md": "frontmatter: invalid YAML (line 2, column 10): mapping values are not allowed",
-    "yaml-duplicate-key.md": "frontmatter: invalid YAML (line 4, column 1): duplicate key 'version'",
-    "yaml-tab-indent.md": "frontmatter: invalid YAML (line 4, column 1)",
-    "yaml-unhashable-key.md": "frontmatter: invalid YAML (line 2, column 1): found unhashable key",
-    "yaml-unclosed-bracket.md": "frontmatter: invalid YAML (line 3, column 8)",
+    "yaml-bad-mapping.md": "frontmatter: invalid YAML (column 10): mapping values are not allowed",
+    "yaml-duplicate-key.md": "frontmatter: invalid YAML (column 1): duplicate key 'version'",
+    "yaml-tab-indent.md": "frontmatter: invalid YAML (column 1)",
+    "yaml-unhashable-key.md": "frontmatter: invalid YAML (column 1): found unhashable key",
+    "yaml-unclosed-bracket.md": (
+        "frontmatter: invalid YAML: a flow sequence starts here (column 7): did not find "
+        "expected ',' or ']' at line 3, column 8"
+    ),
+    "yaml-unclosed-quote.md": (
+        "frontmatter: invalid YAML: a quoted scalar starts here (column 14) and is never closed: "
+        "found unexpected end of stream at line 10, column 1"
+    ),
 }
 
 

@@ -314,7 +314,7 @@ def new(
       rubriclib new house-style --description "Whether replies follow our style guide."
       rubriclib new strict-groundedness --from groundedness
       rubriclib new house-style --checklist
-      rubriclib new helpfulness --from-docent rubric.json --passing helpful
+      rubriclib new agent-helpfulness --from-docent rubric.json --passing helpful
     """
     from rubriclib.rubrics import load_rubric, new_rubric, project_rubrics_dir
 

@@ -43,7 +43,8 @@ def check(refs: Sequence[str]) -> None:
     Fails (exit 1) whenever a --frozen run would refuse: a rubric the project uses is not in
     the lock, or its version, digest or source differs from it (a changed text without a bump
     names the bump to make; a bump names `rubriclib lock`), or a locked rubric can no longer
-    be found.
+    be found. With REFs, those rubrics are checked as well as every one the project uses (a
+    REF the project scan cannot see: one locked for a command line).
 
     \b
     Example (CI, or the pre-commit hook):
@@ -53,7 +54,8 @@ def check(refs: Sequence[str]) -> None:
     from rubriclib.rubrics import check as check_lock
     from rubriclib.rubrics import read_lock
 
-    report = check_lock(project_rubrics(list(refs)), read_lock())
+    used = project_rubrics() + (project_rubrics(list(refs)) if refs else [])
+    report = check_lock(used, read_lock())
     for line in report.problems:
         click.echo(f"FAIL {line}")
     verdict = "FAILED" if report.problems else "OK"

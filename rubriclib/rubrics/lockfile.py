@@ -28,6 +28,8 @@ HEADER = (
     "# Written by `rubriclib lock`; `rubriclib check` compares the project with it.\n"
 )
 RELOCK = "run `rubriclib lock`"
+FOUND_HERE = ("file:", "builtin:", "pack:")
+"""The sources the registry finds a rubric again by (a rubric on RUBRICLIB_PATH is `file:`)."""
 
 
 @dataclass(frozen=True)
@@ -69,12 +71,14 @@ class CheckReport:
 
 
 def portable_source(source: str, root: Path) -> str:
-    """A file source relative to the project root when it is inside it."""
-    if not source.startswith("file:"):
+    """A file source (`file:PATH`, or another reader's such as `waza-yaml:PATH`) relative to
+    the project root when it is inside it, so the lock means the same in every clone."""
+    scheme, _, location = source.partition(":")
+    path = Path(location)
+    if not path.is_absolute():
         return source
-    path = Path(source.removeprefix("file:"))
     try:
-        return f"file:{path.relative_to(root).as_posix()}"
+        return f"{scheme}:{path.relative_to(root).as_posix()}"
     except ValueError:
         return source
 
@@ -219,6 +223,11 @@ def lock_problem(entry: Locked | None, now: Locked) -> str | None:
 
 
 def _find(entry: Locked, root: Path) -> Locked | None:
+    """The rubric a locked entry resolves to now, or None: a name, a built-in, a pack's or a
+    rubric file, found again; another reader's file (a waza YAML rubric) only by its eval's
+    scan, so never here."""
+    if not entry.source.startswith(FOUND_HERE):
+        return None
     reference = entry.reference
     if entry.source.startswith("file:") and not Path(reference).is_absolute():
         reference = str(root / reference)

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from rubriclib.errors import InputError, RubricError
+from rubriclib.errors import InputError, Problem, RubricError
 
 MAX_FILE_BYTES = 1024 * 1024
 """Rubric and goldens files larger than this are refused unread (1 MiB)."""
@@ -86,20 +86,44 @@ def load_yaml(
     error: type[InputError] = RubricError,
     max_nodes: int = MAX_YAML_NODES,
 ) -> Any:
-    """Safe-load YAML, refusing syntax errors, duplicate keys and documents that expand past
-    `max_nodes` values; problems are raised as `error` (RubricError unless told)."""
+    """Safe-load YAML, refusing syntax errors (`yaml_problem`), duplicate keys and documents
+    that expand past `max_nodes` values; problems are raised as `error` (RubricError unless
+    told). `text` is a whole file, or its start (a rubric's frontmatter), so lines are the
+    file's."""
     try:
         data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as problem:
-        where = getattr(problem, "problem_mark", None)
-        at = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
-        reason = getattr(problem, "problem", None) or "invalid YAML"
-        raise error.single(label, field, f"invalid YAML{at}: {reason}") from None
+        raise error([yaml_problem(problem, label, field)]) from None
     if _exceeds_node_budget(data, max_nodes):
         raise error.single(
             label, field, f"YAML expands to more than {max_nodes} values (alias bomb?)"
         )
     return data
+
+
+def yaml_problem(problem: yaml.YAMLError, label: str, field: str) -> Problem:
+    """A YAML error at the line where what was being read starts (PyYAML's `context_mark`:
+    where an unclosed quote or bracket opens), then what went wrong and where it was found
+    (`problem_mark`, often the end of the text): the one way a YAML error is told."""
+    found = getattr(problem, "problem_mark", None)
+    started = getattr(problem, "context_mark", None)
+    context = getattr(problem, "context", None)
+    reason = getattr(problem, "problem", None) or str(problem)
+    if found is None:
+        return Problem(label, field, f"invalid YAML: {reason}")
+    if started is None or context is None or started.line == found.line:
+        column = found.column + 1
+        return Problem(
+            f"{label}:{found.line + 1}", field, f"invalid YAML (column {column}): {reason}"
+        )
+    thing = context.removeprefix("while ").partition(" ")[2] or context  # "a quoted scalar"
+    unclosed = " and is never closed" if "end of stream" in reason else ""  # the text ended
+    return Problem(
+        f"{label}:{started.line + 1}",
+        field,
+        f"invalid YAML: {thing} starts here (column {started.column + 1}){unclosed}: {reason} "
+        f"at line {found.line + 1}, column {found.column + 1}",
+    )
 
 
 def _exceeds_node_budget(data: Any, budget: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
@@ -9,10 +10,10 @@ from typing import Any
 
 import yaml
 
-from rubriclib.errors import Problem, RubricError
+from rubriclib.errors import InputError, Problem, RubricError
 from rubriclib.files import write_new
 from rubriclib.rubrics.golden import Golden
-from rubriclib.rubrics.registry import load_goldens, load_rubric
+from rubriclib.rubrics.registry import builtin_dir, builtin_names, load_goldens, load_rubric
 from rubriclib.rubrics.rubric import (
     LABEL_TOOL,
     PAIRWISE_TOOL,
@@ -25,6 +26,8 @@ from rubriclib.rubrics.rubric import (
     verdict_tool_names,
 )
 from rubriclib.validation import NAME_PATTERN
+
+logger = logging.getLogger("rubriclib")
 
 PASS_FAIL_VERDICT = """\
 ## Verdict
@@ -155,7 +158,34 @@ def write_rubric(
         write_new(path, text)
     except FileExistsError:
         raise RubricError.single(str(path), "file", "already exists; not overwritten") from None
+    if (note := shadowing(name, path)) is not None:
+        logger.warning("%s", note)
     return path
+
+
+def shadowing(name: str, path: Path) -> str | None:
+    """When the rubric file at `path` has a built-in's name: which of the two the name now
+    resolves to (asked of the registry, whose folders all come before the built-ins), and how
+    to reach the other one; None for any other name."""
+    if name not in builtin_names():
+        return None
+    builtin = load_rubric(builtin_dir() / f"{name}.md")  # by its path: whatever shadows it
+    try:
+        resolved: Path | None = load_rubric(name).path
+    except InputError:
+        resolved = None
+    same = f"{path} has the name of the built-in rubric {name}@{builtin.version}"
+    if resolved is not None and resolved.resolve() == path.resolve():
+        return (
+            f"{same}, and takes its place: the name {name!r} now resolves to this file (rubric "
+            f"folders are searched before the built-ins); a pin, {name}@{builtin.version}, "
+            "still reaches the built-in. Choose another name unless you mean to replace it"
+        )
+    other = "the built-in" if resolved == builtin.path else (resolved or "another rubric")
+    return (
+        f"{same}, but the name {name!r} still resolves to {other}: refer to this file by its "
+        "path, or choose another name"
+    )
 
 
 def _example_checklist(scale: str, requires: list[str]) -> list[dict[str, Any]]:

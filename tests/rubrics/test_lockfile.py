@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from conftest import VALID_RUBRIC
+from conftest import RUBRICLIB, VALID_RUBRIC
 from judge_server import JudgeServer, tool_reply
 
 from rubriclib.cli import main
 
+REPOSITORY = Path(__file__).parents[2]
 HOUSE = VALID_RUBRIC.replace("name: tiny", "name: house")
 EVAL = """\
 name: demo
@@ -124,10 +128,72 @@ def test_frozen_runs_refuse_a_rubric_that_moved(
 
 
 def test_the_pre_commit_hook_runs_check() -> None:
-    hooks = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
+    hooks = yaml.safe_load((REPOSITORY / ".pre-commit-hooks.yaml").read_text())
     [hook] = hooks
     assert hook["id"] == "rubriclib-check" and hook["entry"] == "rubriclib check"
     assert hook["pass_filenames"] is False and hook["language"] == "python"
+
+
+def pre_commit_hook(folder: Path) -> subprocess.CompletedProcess[str]:
+    """The command the shipped pre-commit hook runs, run as pre-commit runs it: in `folder`."""
+    [hook] = yaml.safe_load((REPOSITORY / ".pre-commit-hooks.yaml").read_text())
+    program, *arguments = shlex.split(hook["entry"])
+    assert program == "rubriclib"
+    command = [RUBRICLIB, *arguments]
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of this repository's files as a fresh clone holds them (what git tracks)."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPOSITORY, capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, tracked.split("\0")):
+        source, copy = REPOSITORY / name, tmp_path / "clone" / name
+        if source.is_file():
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, copy)
+    monkeypatch.chdir(tmp_path / "clone")
+    return tmp_path / "clone"
+
+
+def test_lock_and_check_pass_in_a_fresh_clone_of_this_repository(clone: Path) -> None:
+    """Its waza example names no dataset (waza's runs give one): the scan needs none."""
+    locked = run("lock")
+    assert locked.exit_code == 0, locked.output
+    entries = yaml.safe_load((clone / "rubriclib.lock").read_text())["rubrics"]
+    sources = {entry["source"] for entry in entries}
+    assert "file:examples/support/rubrics/house-style.md" in sources
+    assert "waza-yaml:examples/waza/rubrics/intent_resolution.yaml" in sources  # portable
+    assert run("check").exit_code == 0
+    assert run("lock", "groundedness").exit_code == 0
+    checked = run("check", "groundedness")
+    assert checked.exit_code == 0, checked.output
+    hook = pre_commit_hook(clone)
+    assert hook.returncode == 0, hook.stderr
+    assert hook.stdout == f"OK: {len(entries)} unchanged, 0 problem(s)\n"
+
+
+def test_a_project_holding_only_a_waza_eval_locks_and_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    shutil.copyfile(REPOSITORY / "examples" / "waza" / "eval.yaml", tmp_path / "eval.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert pre_commit_hook(tmp_path).returncode == 2  # no lock yet: says so
+    assert run("lock").output == f"Locked 1 rubric(s) in {tmp_path / 'rubriclib.lock'}\n"
+    entries = yaml.safe_load((tmp_path / "rubriclib.lock").read_text())["rubrics"]
+    assert [(e["name"], e["source"]) for e in entries] == [("helpfulness", "builtin:helpfulness")]
+    assert run("check").exit_code == 0
+    hook = pre_commit_hook(tmp_path)
+    assert (hook.returncode, hook.stdout) == (0, "OK: 1 unchanged, 0 problem(s)\n")
+    ran = run("eval", "eval.yaml")  # a run still needs the rows
+    assert ran.exit_code == 2
+    assert ran.stderr == (
+        f"rubriclib: error: {tmp_path / 'eval.yaml'}: dataset: is required: a file, or rows "
+        "(waza: --dataset FILE)\n"
+    )
 
 
 def test_check_fails_a_bumped_rubric_the_lock_still_holds_at_its_old_version(

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import KEYWORD_RUBRIC, VALID_RUBRIC
+from conftest import KEYWORD_RUBRIC, RUBRICLIB, VALID_RUBRIC
 from judge_server import JudgeServer, tool_reply
 
 from rubriclib import RubricError, load_rubric
@@ -70,6 +71,50 @@ def test_one_broken_file_does_not_hide_the_others(project: Path) -> None:
     assert result.exit_code == 1
     assert "good " in result.output and "groundedness" in result.output
     assert "broken.md" in result.stderr and result.stderr.startswith("rubriclib: error: ")
+
+
+def rubriclib(*arguments: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """The command line in a process of its own, so its warnings reach its stderr."""
+    command = [RUBRICLIB, *arguments]
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=60)
+
+
+def test_new_with_a_builtins_name_warns_which_one_the_name_now_reaches(project: Path) -> None:
+    builtin = load_rubric("groundedness")
+    made = rubriclib("new", "groundedness", folder=project)
+    assert made.returncode == 0 and made.stdout.startswith("Wrote rubrics/groundedness.md\n")
+    assert made.stderr == (
+        "rubriclib: warning: rubrics/groundedness.md has the name of the built-in rubric "
+        f"groundedness@{builtin.version}, and takes its place: the name 'groundedness' now "
+        "resolves to this file (rubric folders are searched before the built-ins); a pin, "
+        f"groundedness@{builtin.version}, still reaches the built-in. Choose another name "
+        "unless you mean to replace it\n"
+    )
+    shown = rubriclib("show", "groundedness", "--json", folder=project)  # what it said holds
+    assert json.loads(shown.stdout)["source"] == f"file:{project / 'rubrics' / 'groundedness.md'}"
+    pinned = rubriclib("show", f"groundedness@{builtin.version}", "--json", folder=project)
+    assert json.loads(pinned.stdout)["source"] == "builtin:groundedness"
+
+
+def test_new_with_a_builtins_name_elsewhere_warns_that_the_name_still_reaches_it(
+    project: Path,
+) -> None:
+    docent = Path(__file__).parents[1] / "data" / "docent" / "helpfulness.json"
+    arguments = ["--dir", "drafts", "--from-docent", str(docent), "--passing", "helpful"]
+    made = rubriclib("new", "helpfulness", *arguments, folder=project)
+    assert made.returncode == 0 and (project / "drafts" / "helpfulness.md").is_file()
+    version = load_rubric("helpfulness").version
+    assert made.stderr == (
+        "rubriclib: warning: drafts/helpfulness.md has the name of the built-in rubric "
+        f"helpfulness@{version}, but the name 'helpfulness' still resolves to the built-in: "
+        "refer to this file by its path, or choose another name\n"
+    )
+
+
+def test_new_with_a_fresh_name_warns_of_nothing(project: Path) -> None:
+    made = rubriclib("new", "house-style", folder=project)
+    assert (made.returncode, made.stderr) == (0, "")
+    assert (project / "rubrics" / "house-style.md").is_file()
 
 
 def test_new_writes_nothing_invalid(project: Path) -> None:

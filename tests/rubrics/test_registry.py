@@ -246,7 +246,7 @@ def test_goldens_file_accepts_a_goldens_mapping(write_file: Callable[..., Path])
         ),
         ("- {name: extra, expected: pass}\n", "goldens[0].output: is required"),
         ("name: x\n", "goldens: must be a list of goldens"),
-        ("- [unclosed\n", "invalid YAML (line 2"),
+        ("- [unclosed\n", ":1: goldens: invalid YAML: a flow sequence starts here (column 3)"),
     ],
 )
 def test_bad_goldens_file_names_file_and_field(

@@ -2,6 +2,8 @@
 read into one `Eval`: a dataset, graders (a rubric and judge settings), gate conditions.
 
 Every problem of a file is reported at once, naming the file, the line and the field.
+`eval_rubrics` reads a file only for the rubrics its graders use (what `lock` and `check`
+scan), so it asks nothing of the rows: no dataset, and none read.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rubriclib.errors import EvalError, Problem
+from rubriclib.evals.datasets import Dataset
 from rubriclib.evals.formats import letta, ours, waza
 from rubriclib.evals.formats.model import (
     Condition,
@@ -21,7 +24,9 @@ from rubriclib.evals.formats.model import (
     Metric,
     PanelSettings,
 )
-from rubriclib.rubrics import load_yaml, read_text
+from rubriclib.evals.formats.sources import NOT_READ
+from rubriclib.evals.formats.waza_tasks import task_files
+from rubriclib.rubrics import Rubric, load_yaml, read_text
 from rubriclib.settings import JudgeSettings
 from rubriclib.validation import LineFinder, problems_from_validation
 
@@ -32,15 +37,30 @@ __all__ = [
     "JudgeSettings",
     "Metric",
     "PanelSettings",
+    "eval_rubrics",
     "load_eval",
+    "task_files",
 ]
 
-Reader = Callable[[dict[str, Any], Path, Path | None, list[Problem]], Eval | None]
+Reader = Callable[[dict[str, Any], Path, Dataset | None, list[Problem]], Eval | None]
 
 
 def load_eval(path: str | Path, dataset: str | Path | None = None) -> Eval:
     """Read an eval file in any of the three shapes; `dataset` (a file) replaces its rows.
     Raises EvalError (or RubricError for a bad rubric) with every problem found."""
+    override = Dataset(path=Path(dataset).expanduser().absolute()) if dataset is not None else None
+    return _read_eval(path, override)
+
+
+def eval_rubrics(path: str | Path) -> list[Rubric]:
+    """The rubrics an eval file's graders judge by, read as `load_eval` reads them but for the
+    rows: the file may name no dataset (one given at run time), and none is read. Raises
+    EvalError for every problem of the file itself, a bad rubric reference among them."""
+    return [grader.rubric for grader in _read_eval(path, NOT_READ).graders]
+
+
+def _read_eval(path: str | Path, override: Dataset | None) -> Eval:
+    """An eval file read, its rows `override` when given (see `dataset_source`)."""
     eval_path = Path(path).expanduser().absolute()
     label = str(eval_path)
     text = read_text(eval_path, label)
@@ -48,7 +68,6 @@ def load_eval(path: str | Path, dataset: str | Path | None = None) -> Eval:
     if not isinstance(data, dict):
         raise EvalError.single(label, "eval file", "must be a mapping of keys")
     lines = LineFinder(text, label)
-    override = Path(dataset).expanduser().absolute() if dataset is not None else None
     reader, spec = _shape_of(data)
     problems: list[Problem] = []
     try:

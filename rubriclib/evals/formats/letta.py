@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rubriclib.errors import InputError, Problem
+from rubriclib.evals.datasets import Dataset
 from rubriclib.evals.formats.model import Condition, Eval, GraderEntry, Metric, Strict
 from rubriclib.evals.formats.sources import dataset_source, grader_rubric
 from rubriclib.evals.letta.extractors import Extractor
@@ -82,7 +83,7 @@ _AGENT_ONLY = {
 
 
 def read(
-    data: dict[str, Any], path: Path, override: Path | None, problems: list[Problem]
+    data: dict[str, Any], path: Path, override: Dataset | None, problems: list[Problem]
 ) -> Eval | None:
     """letta-evals' suite.yaml: model-judge graders are judged with letta's own prompt, and so
     are `tool` graders that name a rubric through rubriclib's letta grader file; the rest is

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from rubriclib.errors import Problem
+from rubriclib.evals.datasets import Dataset
 from rubriclib.evals.formats.model import Condition, Eval, GraderEntry, PanelSettings, Strict
 from rubriclib.evals.formats.sources import (
     dataset_problems,
@@ -81,7 +82,7 @@ class EvalSpec(Strict):
 
 
 def read(
-    data: dict[str, Any], path: Path, override: Path | None, problems: list[Problem]
+    data: dict[str, Any], path: Path, override: Dataset | None, problems: list[Problem]
 ) -> Eval | None:
     """Our shape; a file that fails validation is still checked as far as its valid parts go
     (each grader's rubric, the gate's names, the dataset's rows), so every problem comes at

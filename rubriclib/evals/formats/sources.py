@@ -9,6 +9,10 @@ from rubriclib.errors import InputError, Problem
 from rubriclib.evals.datasets import Dataset
 from rubriclib.rubrics import Rubric, load_rubric, rubric_from_prompt
 
+NOT_READ = Dataset(inline=[], label="rows (not read: the eval file is scanned for its rubrics)")
+"""The rows of an eval file only scanned for the rubrics its graders use (`lock`, `check`):
+none, so the file needs no dataset, nor its dataset to exist, as only a run reads them."""
+
 
 def grader_rubric(
     ref: str | None,
@@ -35,12 +39,14 @@ def dataset_source(
     dataset: str | None,
     rows: list[Any] | None,
     path: Path,
-    override: Path | None,
+    override: Dataset | None,
     problems: list[Problem],
     hint: str = "",
 ) -> Dataset | None:
+    """The eval's rows: `override` when given (a --dataset file, or NOT_READ), else the file's
+    own `dataset` or `rows`, exactly one of which it must give."""
     if override is not None:
-        return Dataset(path=override)
+        return override
     if dataset is not None and rows is not None:
         problems.append(Problem(str(path), "dataset", "give dataset or rows, not both"))
     elif dataset is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import InputError, Problem
+from rubriclib.evals.datasets import Dataset
 from rubriclib.evals.formats.model import Eval, GraderEntry
 from rubriclib.evals.formats.sources import dataset_source, duplicate_graders
 from rubriclib.evals.formats.waza_rubric import is_waza_rubric_path, load_waza_rubric, unknown_keys
@@ -84,7 +85,7 @@ class Place:
 
 
 def read(
-    data: dict[str, Any], path: Path, override: Path | None, problems: list[Problem]
+    data: dict[str, Any], path: Path, override: Dataset | None, problems: list[Problem]
 ) -> Eval | None:
     """waza's eval.yaml: prompt graders are judged, other grader types are listed as not run;
     waza's tasks run an agent, so the outputs come from `--dataset` (recorded outputs)."""

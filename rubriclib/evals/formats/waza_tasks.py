@@ -88,6 +88,14 @@ def read_tasks(value: Any, path: Path, problems: list[Problem], skipped: list[st
     return tasks
 
 
+def task_files(value: Any, path: Path) -> list[Path]:
+    """The task files the glob patterns of `tasks:` in the eval file `path` match, unread."""
+    if not isinstance(value, list):
+        return []
+    patterns = [entry for entry in value if isinstance(entry, str) and entry.strip()]
+    return [file for pattern in patterns for file in _matches(pattern, path, "tasks", [], [])]
+
+
 def _matches(
     pattern: str, path: Path, where: str, problems: list[Problem], skipped: list[str]
 ) -> list[Path]:
