@@ -218,7 +218,7 @@ def _aligned(
     from rubriclib.judging import EndpointError, interruptible, redact
     from rubriclib.measure import guidelines_proposer, run_alignment
 
-    propose = guidelines_proposer(judge.transport, optimizer_model) if optimizer_model else None
+    propose = guidelines_proposer(judge, optimizer_model) if optimizer_model else None
     with interruptible() as interrupt:
 
         def run(progress: Progress | None) -> Coroutine[Any, Any, Alignment]:

@@ -4,10 +4,11 @@ In pipeline order: `prompt/` (the messages) -> `asking/` (pure request building 
 reading) -> `result` (what every judgment yields) -> `judgments/` (one judgment as steps:
 retries, quirks, the corrective turn, `cache`; an item's votes in the Judge's mode) ->
 `combining` (votes, checklist items, profiles and a panel's members into one result) ->
-`judge` (the front, run by `steps`' drivers over an `endpoints/` transport, paced by its
-pacer) -> `panel` (several judges as one) -> `engine` (many judgments: bounded, paced,
-interruptible). `grader` is the Protocol the engine drives, `grading` the
-grade/agrade/grade_many both Graders share, `target` the model that writes a candidate.
+`judge` (the front, run by `steps`' drivers over an `endpoints/` transport, each request
+waiting on its run's pacer for the endpoint) -> `panel` (several judges as one) -> `engine`
+(many judgments: bounded, paced by the run's `Pacing`, interruptible). `grader` is the
+Protocol the engine drives, `grading` the grade/agrade/grade_many both Graders share, `target`
+the model that writes a candidate.
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
 This room imports only the root leaves and `rubrics`.
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from rubriclib.judging.endpoints.failures import from_sdk as from_sdk
     from rubriclib.judging.endpoints.failures import redact as redact
     from rubriclib.judging.endpoints.failures import status_error as status_error
+    from rubriclib.judging.endpoints.pacer import Pacing as Pacing
+    from rubriclib.judging.endpoints.pacer import RunPacing as RunPacing
     from rubriclib.judging.endpoints.transport import Transport as Transport
     from rubriclib.judging.endpoints.transport import display_url as display_url
     from rubriclib.judging.engine import Interrupted as Interrupted
@@ -88,10 +91,12 @@ _HOMES = {
     "Interrupted": ".engine",
     "Job": ".engine",
     "Judge": ".judge",
+    "Pacing": ".endpoints.pacer",
     "Panel": ".panel",
     "Profile": ".profile",
     "Rule": ".combining",
     "RunInfo": ".engine",
+    "RunPacing": ".endpoints.pacer",
     "Target": ".target",
     "TargetSettings": ".target",
     "Transport": ".endpoints.transport",

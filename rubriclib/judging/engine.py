@@ -1,11 +1,13 @@
 """Many judgments: one lazy, bounded stream that every multi-judgment path uses.
 
 `judge_stream` pulls jobs from an iterator as workers free up (memory holds the work in flight,
-not the work pending), yields `(index, result)` as each judgment finishes, and shares one
-`Pacer` between all requests of the run: a 429 slows the whole run, and an endpoint that cannot
-serve the run at all (bad key, unknown model, nothing listening) stops it, every job not yet
-judged getting an error result at once. `interruptible` turns SIGINT/SIGTERM into a clean stop
-and a report written whole, however many signals come.
+not the work pending), yields `(index, result)` as each judgment finishes, and makes every
+request of the run wait on the run's one `Pacer` for its endpoint and key (`Pacing`), whichever
+grader, panel member, vote or checklist item sends it: a 429 slows everything the run sends
+there, and an endpoint that cannot serve the run at all (bad key, unknown model, nothing
+listening) stops it, every job for it not yet judged getting an error result at once.
+`interruptible` turns SIGINT/SIGTERM into a clean stop and a report written whole, however many
+signals come.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
-    Hashable,
     Iterable,
     Iterator,
     Mapping,
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rubriclib.item import Item, ItemError, NoOutput, as_item
-from rubriclib.judging.endpoints.pacer import Pacer
+from rubriclib.judging.endpoints.pacer import Pacing, RunPacing
 from rubriclib.judging.grader import Grader
 from rubriclib.judging.result import GradeResult, not_judged
 from rubriclib.rubrics import Rubric, load_rubric
@@ -53,21 +54,19 @@ async def judge_stream(
     *,
     concurrency: int = 8,
     requests_per_minute: float | None = None,
+    pacing: Pacing | None = None,
 ) -> AsyncIterator[tuple[int, GradeResult]]:
-    """Judge every job, `concurrency` at once, yielding `(index, result)` as each finishes.
+    """Judge every job, `concurrency` judgments at once, yielding `(index, result)` as each
+    finishes; the requests to each endpoint and key wait on `pacing`'s pacer for it (by default
+    the run's own: `concurrency` requests in flight, `requests_per_minute` starts a minute). A
+    caller running several streams as one run (align's folds) passes one `pacing` to each.
 
     Exactly one result per job, whatever fails; jobs are pulled lazily from `jobs`. Closing the
     stream early (or cancelling its consumer) cancels the judgments in flight.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
-    pacers: dict[Hashable, Pacer] = {}  # by Grader.pace_key: its own pace and fail-fast
-
-    def pacer_of(asked: Grader) -> Pacer:
-        if asked.pace_key not in pacers:
-            pacers[asked.pace_key] = Pacer(concurrency, requests_per_minute)
-        return pacers[asked.pace_key]
-
+    run_pacing = pacing or RunPacing(concurrency, requests_per_minute)
     source: Iterator[tuple[int, Job]] = enumerate(jobs)
     finished: asyncio.Queue[tuple[int, GradeResult] | BaseException | None] = asyncio.Queue(
         maxsize=concurrency
@@ -76,7 +75,7 @@ async def judge_stream(
     async def work() -> None:
         for index, job in source:  # next() never awaits, so workers share the iterator safely
             asked = job.judge or grader
-            await finished.put((index, await _judge_one(asked, job, pacer_of(asked))))
+            await finished.put((index, await _judge_one(asked, job, run_pacing)))
 
     async def run_workers() -> None:
         try:
@@ -123,15 +122,20 @@ async def judge_all(
     requests_per_minute: float | None = None,
     on_judgment: Callable[[], None] | None = None,
     interrupt: Interrupted | None = None,
+    pacing: Pacing | None = None,
 ) -> tuple[dict[int, GradeResult], RunInfo]:
-    """Every job's result by its index, through `judge_stream`, and the run's RunInfo (`planned`
-    jobs). When `interrupt` records a signal, the run stops and what was judged until then
-    comes back (goldens and calibration runs)."""
+    """Every job's result by its index, through `judge_stream` (paced by `pacing` when given),
+    and the run's RunInfo (`planned` jobs). When `interrupt` records a signal, the run stops and
+    what was judged until then comes back (goldens and calibration runs)."""
     results: dict[int, GradeResult] = {}
     started = time.time()
     try:
         stream = judge_stream(
-            grader, jobs, concurrency=concurrency, requests_per_minute=requests_per_minute
+            grader,
+            jobs,
+            concurrency=concurrency,
+            requests_per_minute=requests_per_minute,
+            pacing=pacing,
         )
         async for index, result in stream:
             results[index] = result
@@ -187,12 +191,12 @@ async def agrade_many(
     return ordered
 
 
-async def _judge_one(grader: Grader, job: Job, pacer: Pacer) -> GradeResult:
-    if pacer.dead is not None:
-        return not_judged(job.rubric, grader.model, pacer.dead)
+async def _judge_one(grader: Grader, job: Job, pacing: Pacing) -> GradeResult:
+    if (dead := pacing.pacer(grader.pace_key).dead) is not None:
+        return not_judged(job.rubric, grader.model, dead)
     try:
         item = job.item if isinstance(job.item, Item) else await job.item()
-        return await grader.agrade_item(job.rubric, item, trial=job.trial, pacer=pacer)
+        return await grader.agrade_item(job.rubric, item, trial=job.trial, pacing=pacing)
     except NoOutput as error:
         return not_judged(job.rubric, grader.model, f"no output: {error}")
     except Exception as error:  # never lose a judgment, whatever went wrong

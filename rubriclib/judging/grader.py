@@ -7,7 +7,7 @@ from collections.abc import Hashable
 from typing import Protocol
 
 from rubriclib.item import Item
-from rubriclib.judging.endpoints.pacer import Pacer
+from rubriclib.judging.endpoints.pacer import Pacing
 from rubriclib.judging.result import GradeResult
 from rubriclib.rubrics import Rubric
 from rubriclib.settings import AnswerMode
@@ -16,9 +16,10 @@ from rubriclib.settings import AnswerMode
 class Grader(Protocol):
     """Judges one Item at a time for the engine.
 
-    A dead endpoint is signalled through the run's `Pacer`: once it stops the run,
-    `pacer.acquire` raises `failures.EndpointUnusable` and `pacer.dead` says why, and
-    `agrade_item` turns that into an error result (it never raises for a failed judgment)."""
+    Every request waits on the run's `Pacer` for its endpoint and key (`pacing.pacer`). A dead
+    endpoint is signalled through it: once it stops the run, `pacer.acquire` raises
+    `failures.EndpointUnusable` and `pacer.dead` says why, and `agrade_item` turns that into an
+    error result (it never raises for a failed judgment)."""
 
     @property
     def model(self) -> str:
@@ -39,9 +40,9 @@ class Grader(Protocol):
 
     @property
     def pace_key(self) -> Hashable:
-        """Which requests share one Pacer (one pace, one fail-fast) in the engine: a Judge's
+        """Which requests share one Pacer (one pace, one fail-fast) in a run: a Judge's
         endpoint and key (two keys at one endpoint have their own quotas, and one dead key
-        must not stop the other); never printed."""
+        must not stop the other); a Panel's names its members'. Never printed."""
         ...
 
     @property
@@ -50,9 +51,10 @@ class Grader(Protocol):
         ...
 
     async def agrade_item(
-        self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
+        self, rubric: Rubric, item: Item, *, trial: int = 1, pacing: Pacing | None = None
     ) -> GradeResult:
-        """Judge one Item; every request waits for `pacer` (the engine's) when one is given."""
+        """Judge one Item; every request waits on the run's pacer for its endpoint and key
+        (`pacing`'s) when a run is given."""
         ...
 
     async def aclose(self) -> None:

@@ -14,9 +14,7 @@ from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
 from rubriclib.judging.cache import VerdictCache
 from rubriclib.judging.endpoints.endpoint import Endpoint, Limits
-from rubriclib.judging.endpoints.failures import (
-    SignalKind,
-)
+from rubriclib.judging.endpoints.failures import EndpointError, EndpointUnusable
 from rubriclib.judging.endpoints.transport import (
     SdkTransport,
     Transport,
@@ -26,12 +24,12 @@ from rubriclib.judging.endpoints.transport import (
 from rubriclib.judging.grading import ManyJudgments
 from rubriclib.judging.judgments.modes import Modes, Remembered
 from rubriclib.judging.result import GradeResult
-from rubriclib.judging.steps import Steps, adrive, drive, run_to_end
+from rubriclib.judging.steps import Send, Steps, adrive, drive, run_to_end, send
 from rubriclib.rubrics import Rubric
 from rubriclib.settings import ANSWER_MODES, AnswerMode, JudgeSettings
 
 if TYPE_CHECKING:
-    from rubriclib.judging.endpoints.pacer import Pacer
+    from rubriclib.judging.endpoints.pacer import Pacer, Pacing
 
 
 def checked_modes(votes: Any, mode: Any, answers: Any) -> None:
@@ -288,15 +286,17 @@ class Judge(ManyJudgments):
         )
 
     async def agrade_item(
-        self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
+        self, rubric: Rubric, item: Item, *, trial: int = 1, pacing: Pacing | None = None
     ) -> GradeResult:
         """Judge one Item (`trial` numbers independent samples of it, each cached apart; each
-        trial casts `votes` votes, one after another); every request waits for `pacer` (the
-        engine's) when one is given. Without one (an ad-hoc `agrade`), the transport's
-        connections close when the last judgment running ends: nothing is left open when the
-        caller's event loop ends. An engine run keeps them until its `aclose`."""
+        trial casts `votes` votes, one after another); every request waits on the run's pacer
+        for this endpoint and key (`pacing`'s) when a run is given. Without one (an ad-hoc
+        `agrade`), the transport's connections close when the last judgment running ends:
+        nothing is left open when the caller's event loop ends. A run keeps them until its
+        `aclose`."""
         self._in_flight += 1
-        self._run_open = self._run_open or pacer is not None
+        self._run_open = self._run_open or pacing is not None
+        pacer = pacing.pacer(self.pace_key) if pacing is not None else None
         try:
             steps = self._item_steps(rubric, item, trial, pacer)
             return await adrive(steps, self.transport, pacer, self._at.signal)
@@ -322,7 +322,25 @@ class Judge(ManyJudgments):
         )
         return modes.item_steps(rubric, item, trial, pacer)
 
-    def endpoint_signal(self, reply: Any) -> tuple[SignalKind, Any]:
-        """What a request's outcome says about the endpoint, for the engine's pacer
-        (`Endpoint.signal`)."""
-        return self._at.signal(reply)
+    async def asend(
+        self,
+        body: dict[str, Any],
+        *,
+        timeout: float,
+        custom_id: str,
+        pacing: Pacing | None = None,
+    ) -> bytes:
+        """One request that is not a judgment (align's optimizer) through this judge's
+        transport, waiting on the run's pacer for its endpoint and key (`pacing`'s) as a
+        judgment's requests do: the reply's bytes.
+
+        Raises:
+            EndpointError: The request failed, or the run has stopped sending to the endpoint.
+        """
+        pacer = pacing.pacer(self.pace_key) if pacing is not None else None
+        reply = await send(Send(body, timeout, custom_id), self.transport, pacer, self._at.signal)
+        if isinstance(reply, EndpointUnusable):
+            raise EndpointError(str(reply))
+        if isinstance(reply, BaseException):
+            raise reply
+        return bytes(reply)

@@ -1,22 +1,23 @@
 """A judge panel: several judge models on one item, their verdicts combined by a rule.
 
 Each member judges every item (votes compose: a member with votes=K gives its own majority);
-the members answer concurrently, and a member that errors is left out and named. Each member
-keeps its own pace and fail-fast: a member whose key is dead stops that member, not the panel.
+the members answer concurrently, and a member that errors is left out and named. In a run, each
+member's requests wait on the run's pacer for its endpoint and key, shared with every other
+request the run sends there: members on one endpoint and key share one pace and one fail-fast,
+and a member whose key is dead stops only the members using that key, not the panel.
 """
 
 from __future__ import annotations
 
 import asyncio
-import weakref
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
 from rubriclib.judging.citations import given_citations
 from rubriclib.judging.combining import RULES, Rule, combine_panel
-from rubriclib.judging.endpoints.pacer import Pacer
+from rubriclib.judging.endpoints.pacer import Pacing
 from rubriclib.judging.grading import ManyJudgments, unjudgeable
 from rubriclib.judging.judge import Judge
 from rubriclib.judging.result import GradeResult, not_judged
@@ -33,7 +34,9 @@ class Panel(ManyJudgments):
         judges: The members, each a `Judge` with its own model, endpoint, key and votes.
         aggregate: "majority" (a tie fails), "unanimous" (pass only if every judge passed) or
             "any" (pass if any judge passed).
-        requests_per_minute: Each member's own cap on request starts a minute (None: none).
+        requests_per_minute: The cap on request starts a minute at each endpoint in this
+            panel's own `grade_many` and `agrade_many` runs when they are given none (None: no
+            cap). An eval run's cap is the eval's.
 
     Raises:
         JudgeConfigError: No judges, a member that is not a Judge, or an unknown rule.
@@ -61,10 +64,9 @@ class Panel(ManyJudgments):
         self.judges = members
         self.aggregate: Rule = aggregate
         self.requests_per_minute = requests_per_minute
-        """Each member's own cap on request starts a minute (None: none)."""
+        """The cap a run of this panel's own gets per endpoint when it is given none."""
         self.labels = _labels(members)
         """How the reasons name each member: its model, made unique where two share one."""
-        self._pacers: weakref.WeakKeyDictionary[Pacer, list[Pacer]] = weakref.WeakKeyDictionary()
 
     @property
     def model(self) -> str:
@@ -80,7 +82,7 @@ class Panel(ManyJudgments):
 
     @property
     def endpoint(self) -> str:
-        """A name of its own for the engine's pacer: `panel:` and each member's endpoint."""
+        """`panel:` and each member's endpoint."""
         return "panel:" + ",".join(judge.endpoint for judge in self.judges)
 
     @property
@@ -90,7 +92,8 @@ class Panel(ManyJudgments):
 
     @property
     def pace_key(self) -> Hashable:
-        """Its own, after its members': a panel's judgments keep their own pace."""
+        """Its members' (a panel sends nothing itself: each member waits on its own endpoint's
+        pacer)."""
         return ("panel", *(judge.pace_key for judge in self.judges))
 
     def __repr__(self) -> str:
@@ -113,17 +116,41 @@ class Panel(ManyJudgments):
         for judge in {id(judge): judge for judge in self.judges}.values():
             await judge.aclose()
 
+    def grade_many(
+        self,
+        rubric: Rubric | str,
+        items: Iterable[Item | Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        requests_per_minute: float | None = None,
+    ) -> list[GradeResult]:
+        """`Judge.grade_many`, capped at the panel's `requests_per_minute` when given none."""
+        limit = requests_per_minute or self.requests_per_minute
+        return super().grade_many(rubric, items, concurrency=concurrency, requests_per_minute=limit)
+
+    async def agrade_many(
+        self,
+        rubric: Rubric | str,
+        items: Iterable[Item | Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        requests_per_minute: float | None = None,
+    ) -> list[GradeResult]:
+        """The async form of `grade_many`."""
+        limit = requests_per_minute or self.requests_per_minute
+        return await super().agrade_many(
+            rubric, items, concurrency=concurrency, requests_per_minute=limit
+        )
+
     async def agrade_item(
-        self, rubric: Rubric, item: Item, *, trial: int = 1, pacer: Pacer | None = None
+        self, rubric: Rubric, item: Item, *, trial: int = 1, pacing: Pacing | None = None
     ) -> GradeResult:
-        """Every member judges one Item at once, each through its own pacer for the run that
-        `pacer` (the engine's, for the panel) belongs to; the verdicts combined."""
+        """Every member judges one Item at once, each waiting on the run's pacer for its own
+        endpoint and key (`pacing`'s); the verdicts combined."""
         if cause := unjudgeable(rubric, item, self.model):
             return cause
-        pacers = self._member_pacers(pacer)
         asked = [
-            judge.agrade_item(rubric, item, trial=trial, pacer=member_pacer)
-            for judge, member_pacer in zip(self.judges, pacers, strict=True)
+            judge.agrade_item(rubric, item, trial=trial, pacing=pacing) for judge in self.judges
         ]
         answers = await asyncio.gather(*asked, return_exceptions=True)
         results = [
@@ -133,18 +160,6 @@ class Panel(ManyJudgments):
             for judge, answer in zip(self.judges, answers, strict=True)
         ]
         return self.combine(rubric, results)
-
-    def _member_pacers(self, pacer: Pacer | None) -> list[Pacer | None]:
-        """Each member's pacer for the run `pacer` belongs to, made on first use with the run's
-        concurrency and requests-per-minute cap (else the panel's own): a member's 429 slows,
-        and its dead key stops, only that member. The panel never reports to `pacer` itself,
-        so no member's failure can stop the panel."""
-        if pacer is None:
-            return [None] * len(self.judges)
-        if pacer not in self._pacers:
-            limit = pacer.requests_per_minute or self.requests_per_minute
-            self._pacers[pacer] = [Pacer(pacer.ceiling, limit) for _ in self.judges]
-        return list(self._pacers[pacer])
 
     def combine(self, rubric: Rubric, results: list[GradeResult]) -> GradeResult:
         """One result from each member's (in order): the verdict `aggregate` gives over those

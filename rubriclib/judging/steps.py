@@ -135,16 +135,17 @@ async def _areply(
             adrive(judgment, transport, pacer, signal) for judgment in step.judgments
         ]
         return list(await asyncio.gather(*together))
-    return await _send(step, transport, pacer, signal)
+    return await send(step, transport, pacer, signal)
 
 
-async def _send(
+async def send(
     step: Send,
     transport: Transport,
     pacer: Pacer | None,
     signal: Callable[[Any], tuple[SignalKind, Any]],
 ) -> Any:
-    """One request's reply (bytes) or the exception, paced."""
+    """One request's reply (bytes) or the exception, waiting on `pacer` when given and telling
+    it what the outcome says about the endpoint (`signal`)."""
     try:
         if pacer is not None:
             await pacer.acquire()

@@ -16,7 +16,7 @@ from rubriclib.measure.calibration import Judged
 from rubriclib.rubrics import Rubric
 
 if TYPE_CHECKING:
-    from rubriclib.judging import Transport
+    from rubriclib.judging import Judge, Pacing
 
 GUIDELINES_TOOL = "propose_guidelines"
 MAX_LINES = 3
@@ -107,15 +107,18 @@ def read_guidelines(raw: bytes) -> Proposal:
     return Proposal(kept, 1, usage["prompt_tokens"], usage["completion_tokens"])
 
 
-def guidelines_proposer(transport: Transport, model: str) -> Proposer:
-    """A Proposer asking `model` through `transport` (the judge's: its endpoint and key); an
-    endpoint failure raises `EndpointError`, which ends the run."""
+def guidelines_proposer(judge: Judge, model: str) -> Proposer:
+    """A Proposer asking `model` through `judge` (its endpoint and key), waiting on the run's
+    pacer for that endpoint and key as the judgments do; an endpoint failure raises
+    `EndpointError`, which ends the run."""
 
-    async def propose(rubric: Rubric, training: Sequence[Judged]) -> Proposal:
+    async def propose(rubric: Rubric, training: Sequence[Judged], pacing: Pacing) -> Proposal:
         if not any(one.disagrees for one in training):
             return Proposal([])
         body = guidelines_request(model, rubric, training)
-        raw = await transport.post(body, timeout=OPTIMIZER_TIMEOUT, custom_id="align-guidelines")
+        raw = await judge.asend(
+            body, timeout=OPTIMIZER_TIMEOUT, custom_id="align-guidelines", pacing=pacing
+        )
         return read_guidelines(raw)
 
     return propose

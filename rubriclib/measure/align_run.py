@@ -1,11 +1,11 @@
 """`align`'s run on the engine: every labelled row judged with the rubric as it is (through
 `run_calibration`, so the verdict cache serves rows judged before), then per fold a revision
 built from the other folds' rows alone and judged on the fold it never saw; the paired gain
-over every held-out row, and the final revision, its examples chosen from all rows."""
+over every held-out row, and the final revision, its examples chosen from all rows. Every
+engine run and optimizer call of an alignment is one run: one pacer per endpoint and key."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,11 +17,12 @@ from rubriclib.measure.label_rows import LabelledRow
 from rubriclib.rubrics import Revision, Rubric, revise
 
 if TYPE_CHECKING:
-    from rubriclib.judging import Grader, Interrupted
+    from rubriclib.judging import Grader, Interrupted, Pacing
 
-Proposer = Callable[[Rubric, Sequence[Judged]], Awaitable["Proposal"]]
+Proposer = Callable[[Rubric, Sequence[Judged], "Pacing"], Awaitable["Proposal"]]
 """What proposes guideline lines from a revision's training rows (their disagreements and the
-judge's reasons): an optimizer model, asked once per fold and once for the final revision."""
+judge's reasons): an optimizer model, asked once per fold and once for the final revision,
+its request waiting on the alignment's pacing."""
 
 
 @dataclass(frozen=True)
@@ -137,25 +138,17 @@ class Alignment:
         return prompt, completion
 
 
-async def _spaced(settings: AlignSettings) -> None:
-    """One requests-per-minute interval, waited before each engine run after the first and
-    each optimizer call: every engine run paces its own starts, so the cap holds between them
-    too."""
-    if settings.requests_per_minute:
-        await asyncio.sleep(60 / settings.requests_per_minute)
-
-
 async def _revision(
     rubric: Rubric,
     training: Sequence[Judged],
     settings: AlignSettings,
     propose: Proposer | None,
+    pacing: Pacing,
 ) -> tuple[Revision, Proposal | None]:
     """A revision learned from `training` alone: its examples, and the optimizer's lines."""
     proposal = None
     if propose is not None:
-        await _spaced(settings)
-        proposal = await propose(rubric, training)
+        proposal = await propose(rubric, training, pacing)
     examples = examples_from(training, settings.examples, rubric)
     return revise(rubric, examples, proposal.lines if proposal else []), proposal
 
@@ -174,6 +167,9 @@ async def run_alignment(
     """Judge every row as the rubric is, then each fold with a revision learned from the other
     folds; the final revision from every row. Stops (`interrupted` set, no final revision)
     at the first signal `interrupt` records, and judges no fold when every row was an error."""
+    from rubriclib.judging import RunPacing
+
+    pacing = RunPacing(settings.concurrency, settings.requests_per_minute)
 
     async def judged(revision: Rubric, judged_rows: list[LabelledRow]) -> Calibration:
         return await run_calibration(
@@ -182,9 +178,9 @@ async def run_alignment(
             judged_rows,
             labels,
             concurrency=settings.concurrency,
-            requests_per_minute=settings.requests_per_minute,
             on_judgment=on_judgment,
             interrupt=interrupt,
+            pacing=pacing,
         )
 
     before = await judged(rubric, rows)
@@ -195,12 +191,11 @@ async def run_alignment(
     for number in range(settings.folds):
         training = [one for one, fold in folded if fold != number]
         held_out = [one for one, fold in folded if fold == number]
-        revision, proposal = await _revision(rubric, training, settings, propose)
-        await _spaced(settings)
+        revision, proposal = await _revision(rubric, training, settings, propose, pacing)
         after = await judged(revision.rubric, [one.labelled for one in held_out])
         fold = Fold(number + 1, revision, held_out, after.judged, proposal, before.label_names)
         folds.append(fold)
         if after.interrupted is not None:
             return Alignment(before, folds, interrupted=after.interrupted)
-    final, final_proposal = await _revision(rubric, before.judged, settings, propose)
+    final, final_proposal = await _revision(rubric, before.judged, settings, propose, pacing)
     return Alignment(before, folds, final, final_proposal)

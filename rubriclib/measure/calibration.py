@@ -36,7 +36,7 @@ from rubriclib.measure.label_rows import Label, LabelledRow, read_labels
 from rubriclib.rubrics import Rubric
 
 if TYPE_CHECKING:
-    from rubriclib.judging import Grader, Interrupted, RunInfo
+    from rubriclib.judging import Grader, Interrupted, Pacing, RunInfo
 
 
 @dataclass(frozen=True)
@@ -264,10 +264,12 @@ async def run_calibration(
     requests_per_minute: float | None = None,
     on_judgment: Callable[[], None] | None = None,
     interrupt: Interrupted | None = None,
+    pacing: Pacing | None = None,
 ) -> Calibration:
     """Judge every labelled row through the engine (a row lacking a field the rubric requires
-    is an error result, with no request). When `interrupt` records a signal, the run stops and
-    the calibration holds what was judged until then."""
+    is an error result, with no request), paced by `pacing` when it is part of a longer run.
+    When `interrupt` records a signal, the run stops and the calibration holds what was judged
+    until then."""
     from rubriclib.judging import Job, judge_all
 
     jobs = (Job(rubric, labelled.row.item) for labelled in rows)
@@ -279,6 +281,7 @@ async def run_calibration(
         requests_per_minute=requests_per_minute,
         on_judgment=on_judgment,
         interrupt=interrupt,
+        pacing=pacing,
     )
     judged = [Judged(rows[index], results[index]) for index in sorted(results)]
     return Calibration(rubric, labels, rows, judged, info)

@@ -1,12 +1,14 @@
-"""The pace a run shares between its requests: how many may be in flight, when to pause, and
-when to stop sending to an endpoint that cannot serve the run (see `engine`)."""
+"""The pace a run keeps per endpoint: how many requests may be in flight, when to pause, and
+when to stop sending to an endpoint that cannot serve the run (`Pacer`), and the run's registry
+of them, one per endpoint and key (`Pacing`, `RunPacing`; see `engine`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import time
-from typing import Any
+from collections.abc import Hashable
+from typing import Any, Protocol
 
 from rubriclib.judging.endpoints.failures import EndpointUnusable, SignalKind
 
@@ -29,8 +31,7 @@ class Pacer:
         self.in_flight = 0
         self.dead: str | None = None
         self.requests_per_minute = requests_per_minute
-        """The run's cap on request starts a minute (None: none); a Panel gives it to the
-        pacers of its members for that run."""
+        """The run's cap on request starts a minute at this endpoint (None: none)."""
         self._interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
         self._next_start = 0.0
         self._paused_until = 0.0
@@ -55,7 +56,7 @@ class Pacer:
 
     async def release(self, signal: tuple[SignalKind, Any]) -> None:
         """Give back a slot and learn from what the request got back: the sender's reading of
-        its outcome (`Judge.endpoint_signal`: the kind, with the seconds to pause for
+        its outcome (`Endpoint.signal`: the kind, with the seconds to pause for
         `rate_limited`, or the cause for `unusable` and `connection`)."""
         kind, detail = signal
         async with self._changed:
@@ -79,3 +80,31 @@ class Pacer:
     def _stop(self, cause: str) -> None:
         if self.dead is None:
             self.dead = cause
+
+
+class Pacing(Protocol):
+    """Who a run's requests wait on: one Pacer per endpoint and key (`Grader.pace_key`), the
+    same for every request the run sends there, whichever grader, panel member, vote, checklist
+    item or optimizer call sends it. The seam a run on several machines replaces with one
+    limiter its workers share."""
+
+    def pacer(self, key: Hashable) -> Pacer:
+        """The one Pacer of the endpoint and key `key` names, for the whole run."""
+        ...
+
+
+class RunPacing:
+    """A run's Pacing in one process: each endpoint and key gets, on first use, a Pacer allowing
+    `concurrency` requests in flight and `requests_per_minute` starts a minute."""
+
+    def __init__(self, concurrency: int, requests_per_minute: float | None = None) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.concurrency = concurrency
+        self.requests_per_minute = requests_per_minute
+        self._pacers: dict[Hashable, Pacer] = {}
+
+    def pacer(self, key: Hashable) -> Pacer:
+        if key not in self._pacers:
+            self._pacers[key] = Pacer(self.concurrency, self.requests_per_minute)
+        return self._pacers[key]
