@@ -56,7 +56,7 @@ class EvalChoice:
             self.dataset,
             frozen=frozen,
             batch=batch,
-            checklist=self.checklist is not None,
+            checklist=self.checklist,
         )
 
     def ready(
