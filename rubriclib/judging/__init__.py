@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.endpoints.failures import describe as describe
     from rubriclib.judging.endpoints.failures import from_sdk as from_sdk
     from rubriclib.judging.endpoints.failures import redact as redact
+    from rubriclib.judging.endpoints.failures import refused_key as refused_key
     from rubriclib.judging.endpoints.failures import status_error as status_error
     from rubriclib.judging.endpoints.transport import Transport as Transport
     from rubriclib.judging.endpoints.transport import display_url as display_url
@@ -122,6 +123,7 @@ _HOMES = {
     "profile_text": ".profile",
     "read_citation": ".citations",
     "redact": ".endpoints.failures",
+    "refused_key": ".endpoints.failures",
     "render": ".prompt.render",
     "run_blocks": ".prompt.agent_run",
     "shifted": ".profile",
