@@ -220,20 +220,22 @@ def credential(variable: str, *, named_by: str | None = None) -> str | None:
     return check_header_value(variable, value) if value else None
 
 
-def judge_key(api_key: str | None, base_url: str | None) -> str:
-    """The key a Judge sends: `api_key` if given (checked as a header value), else
-    $OPENAI_API_KEY; "not-needed" for an endpoint named by `base_url` that takes none. With
-    neither a key nor a base URL, a JudgeConfigError (OpenAI's own API needs a key)."""
+def judge_key(api_key: str | None, base_url: str | None) -> Setting:
+    """The key a Judge sends and where it came from (named when an endpoint refuses it, never
+    the key): `api_key` if given (checked as a header value; origin `api_key`), else
+    $OPENAI_API_KEY (`env OPENAI_API_KEY`); "not-needed" for an endpoint named by `base_url`
+    that takes none (`default`). With neither a key nor a base URL, a JudgeConfigError (OpenAI's
+    own API needs a key)."""
     if api_key:
-        key: str | None = check_header_value("api_key", api_key)
         check_environment_headers()
-    else:
-        key = credential("OPENAI_API_KEY")
-    if not key and base_url is None:
+        return Setting(check_header_value("api_key", api_key), "api_key")
+    if key := credential("OPENAI_API_KEY"):
+        return Setting(key, "env OPENAI_API_KEY")
+    if base_url is None:
         raise JudgeConfigError(
             "no API key: set OPENAI_API_KEY, or OPENAI_BASE_URL for a server that needs none"
         )
-    return key or "not-needed"
+    return Setting("not-needed", "default")
 
 
 def check_environment_headers() -> None:

@@ -23,6 +23,12 @@ ANSWER_MODES: tuple[AnswerMode, ...] = ("tool", "probability", "one-call")
 one word read as a probability, or all of them in one tool call."""
 
 
+def checklist_flag(answers: AnswerMode) -> str:
+    """The command-line flag that asks for checklist mode with items answered as `answers`, as
+    the user typed it (a refusal names it): `--checklist`, or `--checklist-answers one-call`."""
+    return "--checklist" if answers == "tool" else f"--checklist-answers {answers}"
+
+
 class JudgeSettings(BaseModel):
     """A judge's settings; None leaves a field to the next layer down. Layers merge by one rule,
     flag > eval file > config > default: `merge` lays one layer over another, and

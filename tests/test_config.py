@@ -253,14 +253,14 @@ def test_a_base_url_in_an_eval_file_is_refused_with_its_line(
 def test_the_judge_key_is_the_given_one_then_the_environments_then_none_needed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from rubriclib.config import judge_key
+    from rubriclib.config import Setting, judge_key
     from rubriclib.errors import JudgeConfigError
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-environment")
-    assert judge_key("sk-given", None) == "sk-given"
-    assert judge_key(None, None) == "sk-environment"
+    assert judge_key("sk-given", None) == Setting("sk-given", "api_key")
+    assert judge_key(None, None) == Setting("sk-environment", "env OPENAI_API_KEY")
     monkeypatch.delenv("OPENAI_API_KEY")
-    assert judge_key(None, "http://127.0.0.1:8000/v1") == "not-needed"
+    assert judge_key(None, "http://127.0.0.1:8000/v1") == Setting("not-needed", "default")
     with pytest.raises(JudgeConfigError, match="no API key: set OPENAI_API_KEY"):
         judge_key("", None)
     with pytest.raises(JudgeConfigError, match="api_key"):

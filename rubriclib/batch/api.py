@@ -38,6 +38,7 @@ from rubriclib.judging import (
     display_url,
     from_sdk,
     redact,
+    refused_key,
 )
 
 if TYPE_CHECKING:
@@ -250,15 +251,18 @@ class BatchTransport:
         if isinstance(answer, dict):
             answer = answer.get("message") or answer
         first_line = (str(answer).strip().splitlines() or ["(empty)"])[0][:200]
+        question = f"does this endpoint support the Batch API? ({display_url(self.base_url)})"
+        if converted.status == 401:
+            question = refused_key(f"env {self.api_key_env}")
         self.refused = redact(
             f"the endpoint refused the batch upload (HTTP {converted.status}: {first_line}): "
-            f"does this endpoint support the Batch API? ({display_url(self.base_url)})",
+            f"{question}",
             self._api_key,
         )
         return EndpointUnusable(self.refused)
 
     def _failure(self, error: BaseException) -> EndpointError:
-        converted = from_sdk(error)
+        converted = from_sdk(error, display_url(self.base_url))
         if isinstance(converted, EndpointError):
             converted.message = redact(converted.message, self._api_key)
             converted.args = (converted.message,)
@@ -339,7 +343,9 @@ async def refresh(state: BatchState, *, cancel: bool = False) -> list[dict[str, 
                 else:
                     update(batch, await client.batches.retrieve(batch["id"]))
             except Exception as error:
-                batch["last_error"] = redact(describe(from_sdk(error)), key)
+                failure = from_sdk(error, display_url(identity[0]))
+                origin = f"env {batch.get('api_key_env') or 'OPENAI_API_KEY'}"
+                batch["last_error"] = redact(describe(failure, origin), key)
             state.save()
     finally:
         for client in clients.values():

@@ -56,7 +56,7 @@ class EvalChoice:
             self.dataset,
             frozen=frozen,
             batch=batch,
-            checklist=self.checklist is not None,
+            checklist=self.checklist,
         )
 
     def ready(
@@ -217,7 +217,7 @@ def _dry_run(
     from rubriclib.evals import plan_eval
 
     plan = plan_eval(ev, chosen.limit)
-    _print_plan(ev, plan, chosen.votes, show_prompts)
+    _print_plan(ev, plan, chosen, show_prompts)
     if use_batch or prices[0] is not None:
         _print_estimate(ev, plan, chosen.votes, *prices)
 
@@ -265,9 +265,11 @@ LISTED_PROBLEMS = 10
 """Rows with a problem the dry run lists under each heading; the rest are counted."""
 
 
-def _print_plan(ev: Eval, plan: Plan, votes: int | None, show_prompts: bool) -> None:
-    """`eval --dry-run`: the graders, the rows that would be errors, the prompts when asked,
-    and last the plan itself (rows x graders, tokens, rows with problems)."""
+def _print_plan(ev: Eval, plan: Plan, chosen: EvalChoice, show_prompts: bool) -> None:
+    """`eval --dry-run`: the graders (each with the model it would send), the rows that would
+    be errors, the prompts when asked, and last the plan itself (rows x graders, tokens, rows
+    with problems)."""
+    votes = chosen.votes
     click.echo(f"{ev.name} ({ev.shape} eval)")
     for grader in ev.graders:
         rubric = grader.rubric
@@ -278,7 +280,7 @@ def _print_plan(ev: Eval, plan: Plan, votes: int | None, show_prompts: bool) -> 
             for line in grader.panel.plan_lines(plan.by_grader[grader.name], votes, pairwise):
                 click.echo(f"    {line}")
             continue
-        model = grader.judge.model or "(default judge model)"
+        model = grader.judge_model(chosen.model)
         asked = votes or grader.judge.votes or 1
         each = f", {asked} votes per judgment (up to {asked}x the requests)" if asked > 1 else ""
         click.echo(f"  {identity}, {model}{each}")

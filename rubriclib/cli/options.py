@@ -329,14 +329,18 @@ def refuse_unlocked(rubrics: list[Rubric]) -> None:
         raise RubricError(problems)
 
 
-def refuse_without_checklist(rubrics: list[Rubric], checklist: str | None) -> None:
-    """With --checklist: exit 2, one line per rubric checklist mode cannot judge (no checklist,
-    or output fields), before any key is read or request sent."""
+def refuse_without_checklist(rubrics: list[Rubric], checklist: AnswerMode | None) -> None:
+    """With --checklist or --checklist-answers: exit 2, one line per rubric checklist mode
+    cannot judge so (`checklist_refused`), naming the flag as typed, before any key is read or
+    request sent."""
     from rubriclib.judging import checklist_refused
+    from rubriclib.settings import checklist_flag
 
-    refusals = [why for r in rubrics if (why := checklist_refused(r)) is not None]
-    if checklist and refusals:
-        raise BadInput(*(f"--checklist: {refusal}" for refusal in refusals))
+    if checklist is None:
+        return
+    refusals = [why for r in rubrics if (why := checklist_refused(r, checklist)) is not None]
+    if refusals:
+        raise BadInput(*(f"{checklist_flag(checklist)}: {refusal}" for refusal in refusals))
 
 
 def flag_judge(

@@ -18,7 +18,7 @@ from rubriclib.evals.judgments import letta_row_checker, row_rubric
 from rubriclib.evals.plan import max_prompt_tokens
 from rubriclib.evals.results import read_resumable
 from rubriclib.judging import checklist_refused
-from rubriclib.settings import AnswerMode
+from rubriclib.settings import AnswerMode, checklist_flag
 
 if TYPE_CHECKING:
     from rubriclib.batch import BatchRun
@@ -83,13 +83,14 @@ def prepare(
     *,
     frozen: bool = False,
     batch: str | None = None,
-    checklist: bool = False,
+    checklist: AnswerMode | None = None,
 ) -> Prepared:
     """Load an eval (with `dataset` for its rows) and check it whole before any key is read,
     request sent or state file touched: with `frozen`, RubricError when a rubric differs from
     rubriclib.lock; EvalError for every bad row; with `batch` (what judges through batches,
     named in each reason), BatchRefused when the eval asks what a batch cannot do; with
-    `checklist` (--checklist), EvalError naming each grader whose rubric has no checklist."""
+    `checklist` (the answers --checklist or --checklist-answers asked for), EvalError naming
+    each grader whose rubric checklist mode cannot judge so, and the flag."""
     from rubriclib.evals.formats import load_eval  # looked up at each call (tests replace it)
 
     return check_eval(
@@ -98,7 +99,11 @@ def prepare(
 
 
 def check_eval(
-    ev: Eval, *, frozen: bool = False, batch: str | None = None, checklist: bool = False
+    ev: Eval,
+    *,
+    frozen: bool = False,
+    batch: str | None = None,
+    checklist: AnswerMode | None = None,
 ) -> Prepared:
     """An eval already loaded, checked as `prepare` checks one (`run_eval` is given these)."""
     if frozen:
@@ -108,15 +113,11 @@ def check_eval(
         if problems := frozen_problems(locked):
             raise RubricError(problems)
     problems, rows = check_dataset(ev)
-    if checklist:
+    if checklist is not None:
         problems = [
-            Problem(
-                str(ev.path),
-                f"graders.{grader.name}",
-                f"--checklist: {why}",
-            )
+            Problem(str(ev.path), f"graders.{grader.name}", f"{checklist_flag(checklist)}: {why}")
             for grader in ev.graders
-            if (why := checklist_refused(grader.rubric)) is not None
+            if (why := checklist_refused(grader.rubric, checklist)) is not None
         ] + problems
     if problems:
         raise EvalError(problems)

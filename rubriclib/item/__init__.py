@@ -68,7 +68,9 @@ class ItemError(TypeError):
 
 
 def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
-    """`value` as an Item; a TypeError naming `where` and the field when it cannot be one."""
+    """`value` as an Item; when it cannot be one, a TypeError naming `where` and the field, or,
+    when only its run cannot be read, a TranscriptError naming each message
+    (`grade.transcript[1]`)."""
     if isinstance(value, Item):
         return value
     if not isinstance(value, Mapping):
@@ -77,6 +79,7 @@ def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
         return Item.model_validate(dict(value))
     except ValidationError as error:
         problems: list[str] = []
+        run_problems: list[tuple[str, str]] = []
         for problem in error.errors():
             field = ".".join(str(part) for part in problem["loc"]) or "item"
             if problem["type"] == "extra_forbidden":
@@ -89,12 +92,15 @@ def as_item(value: Item | Mapping[str, Any], where: str = "item") -> Item:
             elif problem["type"] == "value_error":
                 error = problem["ctx"]["error"]
                 if isinstance(error, TranscriptError):
-                    problems.extend(f"{where}.{place}: {why}" for place, why in error.problems)
+                    run_problems.extend((f"{where}.{place}", why) for place, why in error.problems)
                     continue
                 message = str(error)
             else:
                 message = f"must be {_expected(field)}, not {type(problem['input']).__name__}"
             problems.append(f"{where}.{field}: {message}")
+        if not problems:
+            raise TranscriptError(run_problems) from None
+        problems += [f"{place}: {why}" for place, why in run_problems]
         raise TypeError("; ".join(problems)) from None
 
 

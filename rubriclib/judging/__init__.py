@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.endpoints.failures import describe as describe
     from rubriclib.judging.endpoints.failures import from_sdk as from_sdk
     from rubriclib.judging.endpoints.failures import redact as redact
+    from rubriclib.judging.endpoints.failures import refused_key as refused_key
     from rubriclib.judging.endpoints.failures import status_error as status_error
     from rubriclib.judging.endpoints.pacer import Pacing as Pacing
     from rubriclib.judging.endpoints.pacer import RunPacing as RunPacing
@@ -127,6 +128,7 @@ _HOMES = {
     "profile_text": ".profile",
     "read_citation": ".citations",
     "redact": ".endpoints.failures",
+    "refused_key": ".endpoints.failures",
     "render": ".prompt.render",
     "run_blocks": ".prompt.agent_run",
     "shifted": ".profile",

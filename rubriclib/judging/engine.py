@@ -27,7 +27,7 @@ from collections.abc import (
 from dataclasses import dataclass
 from typing import Any
 
-from rubriclib.item import Item, ItemError, NoOutput, as_item
+from rubriclib.item import Item, ItemError, NoOutput, TranscriptError, as_item
 from rubriclib.judging.endpoints.pacer import Pacing, RunPacing
 from rubriclib.judging.grader import Grader
 from rubriclib.judging.result import GradeResult, not_judged
@@ -168,13 +168,13 @@ async def agrade_many(
     order (what `Judge.agrade_many` and `Panel.agrade_many` do). Items are pulled lazily; a bad
     one stops the pulling, the items before it finish, and an ItemError carries their results."""
     resolved = load_rubric(rubric) if isinstance(rubric, str) else rubric
-    bad: list[TypeError] = []
+    bad: list[TypeError | TranscriptError] = []
 
     def jobs() -> Iterator[Job]:  # pulled as workers free up: a generator stays lazy
         for index, item in enumerate(items):
             try:
                 checked = as_item(item, f"items[{index}]")
-            except TypeError as error:
+            except (TypeError, TranscriptError) as error:
                 bad.append(error)  # no item after it is pulled; those before finish
                 return
             yield Job(resolved, checked)

@@ -52,6 +52,9 @@ class ManyJudgments:
         Raises:
             RubricError: A bad reference.
             TypeError: An output (or another field) that is not text.
+            rubriclib.item.TranscriptError: A run that cannot be read (a tool result answering
+                no call, LangChain message objects rather than their `messages_to_dict`
+                dicts), naming each message (`grade.transcript[1]: ...`).
         """
         rubric, item = prepare_item(rubric, output, input, context, reference, baseline, transcript)
         return self.grade_item(rubric, item)
@@ -89,8 +92,8 @@ class ManyJudgments:
             requests_per_minute: At most this many request starts a minute (None: no cap).
 
         Raises:
-            rubriclib.item.ItemError: A bad item (a TypeError naming it); the results of the
-                items before it are on the error.
+            rubriclib.item.ItemError: A bad item (a TypeError naming it, its run's messages
+                too); the results of the items before it are on the error.
         """
 
         return asyncio.run(
@@ -135,8 +138,8 @@ def prepare_item(
     transcript: Any = None,
 ) -> tuple[Rubric, Item]:
     """The rubric (resolved when given as a reference) and the fields as an Item; a RubricError
-    for a bad reference, a TypeError for a field that is not text or a run that cannot be
-    read."""
+    for a bad reference, a TypeError for a field that is not text, a TranscriptError for a run
+    that cannot be read."""
     fields = {
         "output": output,
         "input": input,

@@ -159,9 +159,10 @@ class Judge(ManyJudgments):
         remembered = None
         if capabilities is not False:
             remembered = VerdictCache.beside(self.cache, capabilities)
-        key = judge_key(api_key, self.base_url)
+        found = judge_key(api_key, self.base_url)
+        key = str(found.value)
         url = display_url(self.base_url)
-        self._at = Endpoint(url, self.model, key, limits, remembered)
+        self._at = Endpoint(url, self.model, key, limits, remembered, key_origin=found.origin)
         self.transport = chosen_transport(transport, self.base_url, key)
         sdk = transport in ("auto", "sdk")
         self._sync = SdkTransport(self.base_url, key) if sdk else None
@@ -265,8 +266,9 @@ class Judge(ManyJudgments):
         line's): fields left None take the environment, rubriclib.toml or the Judge's defaults.
         The key is `api_key` if given, else `settings.api_key_env`'s (which must be set: its
         place in the user's file is `named_by`), else OPENAI_API_KEY."""
-        if api_key is None and settings.api_key_env:
-            api_key = credential(settings.api_key_env, named_by=named_by)
+        variable = settings.api_key_env if api_key is None else None
+        if variable:
+            api_key = credential(variable, named_by=named_by)
         options = settings.judge_settings().model_dump(
             exclude_none=True,
             exclude={"model", "base_url", "api_key_env", "checklist", "checklist_answers"},
@@ -275,7 +277,7 @@ class Judge(ManyJudgments):
             options["mode"] = "checklist" if settings.asks_checklist else "holistic"
         if settings.checklist_answers is not None:
             options["answers"] = settings.checklist_answers
-        return cls(
+        judge = cls(
             settings.model,
             settings.base_url,
             api_key,
@@ -284,6 +286,9 @@ class Judge(ManyJudgments):
             max_prompt_tokens=max_prompt_tokens,
             **options,
         )
+        if variable:  # a refused key is named by its variable, not as `api_key`
+            judge._at.key_origin = f"env {variable}"
+        return judge
 
     async def agrade_item(
         self, rubric: Rubric, item: Item, *, trial: int = 1, pacing: Pacing | None = None

@@ -37,6 +37,8 @@ class Target:
         if not key and base_url is None:
             raise JudgeConfigError(f"no API key for the target: set {variable}")
         self._key = key or "not-needed"
+        self._key_origin = f"env {variable}" if key else "default"
+        self._url = base_url
         import openai  # only a run that generates outputs needs the SDK
 
         self._client = openai.AsyncOpenAI(api_key=self._key, base_url=base_url, max_retries=2)
@@ -61,8 +63,10 @@ class Target:
             )
         except Exception as error:  # every failure becomes the row's reason
             from rubriclib.judging.endpoints.failures import describe, from_sdk, redact
+            from rubriclib.judging.endpoints.transport import display_url
 
-            raise NoOutput(redact(describe(from_sdk(error)), self._key)) from None
+            failure = from_sdk(error, display_url(self._url))
+            raise NoOutput(redact(describe(failure, self._key_origin), self._key)) from None
         try:
             text = json.loads(raw)["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):

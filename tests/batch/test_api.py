@@ -135,6 +135,19 @@ def test_a_refused_upload_stops_every_request_with_one_cause_and_no_key(
     assert SECRET_KEY not in batch.refused and server.submissions == []
 
 
+def test_a_refused_key_at_upload_names_the_variable_that_holds_it(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    server.refuse_uploads = (401, b'{"error": {"message": "Incorrect API key provided"}}')
+    batch = transport(server, state_for(tmp_path), api_key_env="JUDGE_KEY")
+    failures = ask(batch, {"a": request("qa")})
+    assert all(isinstance(failure, EndpointUnusable) for failure in failures)
+    assert batch.refused == (
+        "the endpoint refused the batch upload (HTTP 401: Incorrect API key provided): check "
+        "the key in JUDGE_KEY"
+    )
+
+
 def test_a_run_starts_every_judgment_of_a_batch_at_once() -> None:
     run = BatchRun({}, [])
     assert [run.in_flight(n) for n in (0, 7, MAX_REQUESTS + 1)] == [1, 7, MAX_REQUESTS]

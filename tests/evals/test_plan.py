@@ -7,7 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from judge_server import JudgeServer
 
+from rubriclib.cli import main
 from rubriclib.evals.formats import load_eval
 from rubriclib.evals.plan import (
     CHARACTERS_PER_TOKEN,
@@ -105,3 +108,89 @@ def test_a_shown_prompt_cuts_long_fields_and_names_their_size(rubric: Rubric) ->
     user = shown_prompt(rubric, item, 128_000)[-1]["content"]
     assert "o" * SHOWN_CHARACTERS + "... [cut: 10,000 characters, about 2,500 tokens]" in user
     assert "o" * (SHOWN_CHARACTERS + 1) not in user and "short question" in user
+
+
+MODELS = """\
+name: models
+{judge}rows:
+  - {{id: a, output: "verdict:pass"}}
+graders:
+  - {{name: plain, rubric: keywords}}
+  - {{name: own, rubric: keywords, judge: {{model: grader-model}}}}
+  - {{name: panel, rubric: keywords, judges: [{{}}, {{model: member-model}}]}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("variables", "config", "eval_model", "flags", "plain", "member"),
+    [
+        ({}, None, None, [], "gpt-4o-mini (default)", "gpt-4o-mini (default)"),
+        (
+            {"RUBRICLIB_MODEL": "env-model"},
+            None,
+            None,
+            [],
+            "env-model (RUBRICLIB_MODEL)",
+            "env-model (RUBRICLIB_MODEL)",
+        ),
+        ({}, "rubriclib.toml", None, [], "toml-model (CONFIG)", "toml-model (CONFIG)"),
+        ({}, "pyproject.toml", None, [], "toml-model (CONFIG [tool.rubriclib])", None),
+        (
+            {"RUBRICLIB_MODEL": "env-model"},
+            "rubriclib.toml",
+            None,
+            [],
+            "env-model (RUBRICLIB_MODEL)",
+            None,
+        ),
+        ({"RUBRICLIB_MODEL": "env-model"}, None, "file-model", [], "file-model", "file-model"),
+        (
+            {"RUBRICLIB_MODEL": "env-model"},
+            "rubriclib.toml",
+            "file-model",
+            ["--model", "flag-model"],
+            "flag-model (--model)",
+            "file-model",
+        ),
+    ],
+)
+def test_the_dry_run_names_the_model_each_grader_sends(
+    library: Path,
+    endpoint: JudgeServer,
+    write_file: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    variables: dict[str, str],
+    config: str | None,
+    eval_model: str | None,
+    flags: list[str],
+    plain: str,
+    member: str | None,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    if config is not None:
+        table = "[tool.rubriclib]\n" if config == "pyproject.toml" else ""
+        write_file(config, f'{table}model = "toml-model"\n')
+        plain = plain.replace("CONFIG", str(tmp_path / config))
+        member = member and member.replace("CONFIG", str(tmp_path / config))
+    judge = f"judge: {{model: {eval_model}}}\n" if eval_model else ""
+    path = str(write_file("models.yaml", MODELS.format(judge=judge)))
+    dry = CliRunner().invoke(main, ["eval", path, "--dry-run", *flags])
+    assert dry.exit_code == 0, dry.output
+    assert f"  plain: keywords@2.1.0 ({library_source(library)}), {plain}\n" in dry.output
+    own = "flag-model (--model)" if flags else "grader-model"
+    assert f"  own: keywords@2.1.0 ({library_source(library)}), {own}\n" in dry.output
+    if member is not None:
+        assert f"    {member}: 1 judgment(s) = 1 request(s)\n" in dry.output
+    assert "(default judge model)" not in dry.output and endpoint.requests == []
+    judged = CliRunner().invoke(main, ["eval", path, "--no-cache", *flags])
+    assert judged.exit_code == 0, judged.output
+    sent = sorted(body["model"] for body in endpoint.requests)
+    shown = [plain, own, member or plain, "member-model"]
+    assert sent == sorted(model.split(" (")[0] for model in shown)  # what the run sent
+
+
+def library_source(library: Path) -> str:
+    return f"file:{library / 'keywords.md'}"

@@ -171,7 +171,7 @@ def test_an_item_judges_a_run_on_its_final_answer_unless_given_an_output() -> No
 
 
 def test_a_bad_run_in_an_item_names_the_message_and_nothing_else() -> None:
-    with pytest.raises(TypeError) as caught:
+    with pytest.raises(TranscriptError) as caught:
         as_item({"transcript": [{"role": "robot", "content": "x"}]}, "items[3]")
     assert str(caught.value) == (
         "items[3].transcript[0].role: unknown role 'robot'; roles here are system, developer, "

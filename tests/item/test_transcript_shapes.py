@@ -236,3 +236,21 @@ def test_a_langchain_call_recorded_without_an_id_gets_one_of_its_own() -> None:
         ("call-M2-1", {}),
         ("call-M2-2", {"n": 2}),
     ]
+
+
+def test_langchain_message_objects_are_refused_with_how_to_pass_them() -> None:
+    objects = sdk_runs.langchain_messages()
+    hint = (
+        "LangChain message objects (SystemMessage, HumanMessage, AIMessage, ToolMessage) are "
+        "read as their dicts: pass langchain_core.messages.messages_to_dict(messages)"
+    )
+    assert problems(objects) == [("transcript", hint)]  # once, not once per message
+    assert problems({"messages": objects[1:2]}) == [
+        ("transcript.messages", hint.replace("SystemMessage, HumanMessage, AIMessage, ToolMessage", "HumanMessage"))
+    ]  # fmt: skip
+    [(where, alone)] = problems(objects[1])
+    assert where == "transcript" and alone.startswith("LangChain message objects (HumanMessage)")
+    assert read_transcript(messages_to_dict(objects)) == read_transcript(langchain_dicts())
+    assert problems([{"role": "user", "content": "hi"}, 3]) == [
+        ("transcript[1]", "must be a message (a mapping), not int")
+    ]  # any other object: as before

@@ -266,7 +266,9 @@ def test_a_rubric_without_a_checklist_is_not_judged(
 ) -> None:
     result = checklist_judge(judge_server).grade(rubric, "fine")
     assert result.verdict == "error" and judge_server.requests == []
-    assert result.reason.startswith(f"not judged: the rubric {rubric.name} has no checklist")
+    assert result.reason.startswith(
+        f"not judged: mode='checklist': the rubric {rubric.name} has no checklist"
+    )
 
 
 def cli(*arguments: str) -> Any:

@@ -59,7 +59,12 @@ def test_the_sdk_exceptions_become_endpoint_errors() -> None:
     assert isinstance(timed_out, EndpointError) and timed_out.timed_out
     refused = from_sdk(openai.APIConnectionError(request=request))
     assert isinstance(refused, EndpointError) and refused.status is None
-    assert refused.message.startswith("cannot connect to the endpoint (")
+    assert refused.message == "cannot connect to the endpoint (Connection error.)"
+    try:
+        raise openai.APIConnectionError(request=request) from ConnectionRefusedError(111, "x")
+    except openai.APIConnectionError as error:
+        named = from_sdk(error, "http://127.0.0.1:9/v1")
+    assert str(named) == "cannot connect to http://127.0.0.1:9/v1 (Connection refused)"
     response = httpx2.Response(503, headers={"Retry-After": "7"}, request=request)
     status = from_sdk(openai.InternalServerError("busy", response=response, body=None))
     assert isinstance(status, EndpointError)
@@ -170,3 +175,21 @@ def test_a_failure_is_described_on_one_short_line() -> None:
         "cannot connect to the endpoint (refused)"
     )
     assert describe(ValueError("bad")) == "ValueError: bad"
+
+
+@pytest.mark.parametrize(
+    ("origin", "told"),
+    [
+        ("env OPENAI_API_KEY", "HTTP 401 (check the key in OPENAI_API_KEY): Error code: 401"),
+        ("env MY_KEY", "HTTP 401 (check the key in MY_KEY): Error code: 401"),
+        ("api_key", "HTTP 401 (check the api_key given): Error code: 401"),
+        ("default", "HTTP 401 (no key was sent: set OPENAI_API_KEY): Error code: 401"),
+        (None, "HTTP 401: Error code: 401"),
+    ],
+)
+def test_a_refused_key_is_told_with_where_it_came_from(origin: str | None, told: str) -> None:
+    refused = EndpointError("Error code: 401", status=401)
+    assert describe(refused, origin) == told
+    assert describe(EndpointError("Error code: 403", status=403), origin) == (
+        "HTTP 403: Error code: 403"
+    )

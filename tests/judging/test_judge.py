@@ -14,6 +14,7 @@ from conftest import SECRET_KEY
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 
 from rubriclib import JudgeConfigError, Rubric, load_rubric
+from rubriclib.item import ItemError, TranscriptError
 from rubriclib.judging.judge import Judge
 
 
@@ -387,11 +388,39 @@ def test_the_cache_key_covers_the_run_not_only_its_final_answer(
     assert judge.grade(rubric, transcript=run).details["judge"]["cached"] is True
 
 
-def test_a_bad_run_given_to_grade_is_a_type_error_naming_the_message(
-    judge: Judge, rubric: Rubric
+def test_a_bad_run_given_to_grade_is_a_transcript_error_naming_the_message(
+    judge: Judge, rubric: Rubric, judge_server: JudgeServer
 ) -> None:
-    with pytest.raises(TypeError, match=r"grade\.transcript\[0\]\.role: unknown role 'robot'"):
+    with pytest.raises(TranscriptError, match=r"grade\.transcript\[0\]\.role: unknown role"):
         judge.grade(rubric, transcript=[{"role": "robot", "content": "x"}])
+    orphan = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "zz"}]
+    with pytest.raises(TranscriptError) as caught:
+        judge.grade(rubric, transcript=orphan)
+    assert caught.value.problems == [
+        ("grade.transcript[1]", "answers call 'zz', which is not earlier in the run")
+    ]
+    with pytest.raises(TypeError, match=r"grade\.output: must be text"):  # more than the run
+        judge.grade(rubric, {"not": "text"}, transcript=orphan)
+    assert judge_server.requests == []
+
+
+def test_langchain_message_objects_given_to_grade_say_how_to_pass_them(
+    judge: Judge, rubric: Rubric, judge_server: JudgeServer
+) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, messages_to_dict
+
+    run = [HumanMessage("Is order A-17 shipped?"), AIMessage("Yes, on 2 May.")]
+    with pytest.raises(TranscriptError) as caught:
+        judge.grade(rubric, transcript=run)
+    assert str(caught.value) == (
+        "grade.transcript: LangChain message objects (HumanMessage, AIMessage) are read as their "
+        "dicts: pass langchain_core.messages.messages_to_dict(messages)"
+    )
+    with pytest.raises(ItemError, match=r"items\[1\]\.transcript: LangChain message objects"):
+        judge.grade_many(rubric, [{"output": "fine"}, {"transcript": run}])
+    judge_server.responder = lambda body: tool_reply("set_grade_pass", {"reason": "shipped"})
+    assert judge.grade(rubric, transcript=messages_to_dict(run)).verdict == "pass"  # the hint
+    assert "Yes, on 2 May." in judge_server.requests[-1]["messages"][1]["content"]
 
 
 def test_the_prompt_limit_a_judge_cuts_runs_to_comes_from_the_config(

@@ -297,7 +297,22 @@ def test_an_item_named_like_a_property_of_the_tool_is_refused(
     rubric = load_rubric(str(write_file("odd.md", text)))
     result = one_call_judge(server).grade(rubric, "fine", input="q", context="c")
     assert result.verdict == "error" and server.requests == []
-    assert "has a checklist item named reason" in result.reason
+    assert result.reason.startswith(
+        "not judged: answers='one-call': the rubric grounded-facts has a checklist item named "
+        "reason, a property the one-call tool already has"
+    )
+
+
+def test_python_names_the_argument_that_asked_for_a_checklist_the_rubric_lacks(
+    server: JudgeServer, rubric: Rubric
+) -> None:
+    one_call = one_call_judge(server).grade(rubric, "fine")
+    assert one_call.verdict == "error" and server.requests == []
+    assert one_call.reason.startswith(
+        f"not judged: answers='one-call': the rubric {rubric.name} has no checklist"
+    )
+    per_item = one_call_judge(server, answers="tool").grade(rubric, "fine")
+    assert per_item.reason.startswith(f"not judged: mode='checklist': the rubric {rubric.name}")
 
 
 def test_each_vote_is_one_request(server: JudgeServer, facts: Rubric) -> None:
@@ -444,3 +459,81 @@ def test_offline_batch_files_carry_one_request_per_row(
     lines = [json.loads(line) for line in results.read_text().splitlines()]
     assert [(line["row"], line["verdict"]) for line in lines] == [("good", "pass"), ("bad", "fail")]
     assert all(line["result"]["details"]["judge"]["answers"] == "one-call" for line in lines)
+
+
+def test_the_command_line_refusal_names_the_flag_typed(
+    endpoint: JudgeServer, write_file: Callable[..., Path], library: Path
+) -> None:
+    no_checklist = "the rubric keywords has no checklist: checklist mode asks"
+    for command in (["judge", "keywords", "--output", "x"], ["test-goldens", "keywords"]):
+        for typed in (["--checklist-answers", "one-call"], ["--checklist-answers", "probability"]):
+            refused = cli(*command, *typed)
+            assert refused.exit_code == 2, refused.output
+            assert refused.output.startswith(f"rubriclib: error: {' '.join(typed)}: {no_checklist}")
+            assert "--checklist:" not in refused.output
+    eval_file = write_file("kw.yaml", EVAL.replace("./facts.md", "keywords"))
+    for command in (
+        ["eval", str(eval_file)],
+        ["batch", "prepare", str(eval_file), "--to", str(eval_file) + ".r"],
+    ):
+        refused = cli(*command, "--checklist-answers", "one-call")
+        assert refused.exit_code == 2, refused.output
+        assert f"graders.facts: --checklist-answers one-call: {no_checklist}" in refused.output
+        assert "--checklist:" not in refused.output
+    assert cli("eval", str(eval_file), "--checklist").output.count("--checklist: the rubric") == 1
+    assert endpoint.requests == []
+
+
+def test_an_item_named_like_the_tools_property_is_refused_before_any_request(
+    endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    odd = str(write_file("facts.md", FACTS.replace("id: answers", "id: reason")))
+    per_item = ["--input", "q", "--context", "c", "--no-cache", "--checklist"]
+    assert cli("judge", odd, "--output", "x", *per_item).exit_code == 0  # asked one by one
+    one_call = ["--checklist-answers", "one-call"]
+    refused = cli("judge", odd, "--output", "x", "--input", "q", "--context", "c", *one_call)
+    assert refused.exit_code == 2, refused.output
+    assert refused.output.startswith(
+        "rubriclib: error: --checklist-answers one-call: the rubric grounded-facts has a "
+        "checklist item named reason"
+    )
+    marked = write_file("marked.yaml", EVAL + "    checklist_answers: one-call\n")
+    in_file = cli("eval", str(marked), "--no-cache")
+    assert in_file.exit_code == 2
+    assert f"{marked}:9: graders[0].checklist_answers: the rubric grounded-facts has a " in (
+        in_file.output
+    )
+    from_flag = cli("eval", str(write_file("plain.yaml", EVAL)), *one_call)
+    assert from_flag.exit_code == 2
+    assert "graders.facts: --checklist-answers one-call: the rubric grounded-facts has" in (
+        from_flag.output
+    )
+    assert len(endpoint.requests) == 2  # the items asked one by one only
+
+
+@pytest.mark.parametrize(
+    ("judge", "grader", "where"),
+    [
+        ("{model: judge-model, checklist_answers: one-call}", "", "2: judge.checklist_answers"),
+        (
+            "{model: judge-model}",
+            "    judge: {checklist_answers: one-call}\n",
+            "9: graders[0].judge",
+        ),
+        ("{model: judge-model, checklist: true}", "", "2: judge.checklist"),
+    ],
+)
+def test_an_eval_file_refusal_is_named_at_the_judge_key_that_asked(
+    endpoint: JudgeServer,
+    write_file: Callable[..., Path],
+    library: Path,
+    judge: str,
+    grader: str,
+    where: str,
+) -> None:
+    text = EVAL.replace("./facts.md", "keywords").replace("{model: judge-model}", judge)
+    marked = write_file("kw.yaml", text + grader)
+    refused = cli("eval", str(marked), "--no-cache")
+    assert refused.exit_code == 2
+    assert f"{marked}:{where}" in refused.output, refused.output
+    assert "the rubric keywords has no checklist" in refused.output and endpoint.requests == []

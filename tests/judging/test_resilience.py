@@ -1,16 +1,23 @@
-"""Endpoint faults and server quirks: retries, backoff, Retry-After, time bounds, fallbacks."""
+"""Endpoint faults and server quirks: retries, backoff, Retry-After, time bounds, fallbacks;
+how a refused key and a closed port are told."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import SECRET_KEY, VALID_RUBRIC
 from judge_server import JudgeServer, Reply, error_reply, tool_reply
 
 from rubriclib import Rubric, load_rubric
+from rubriclib.cli import main
 from rubriclib.judging.judge import Judge
 
 PASS = tool_reply("set_grade_pass", {"reason": "ok"})
@@ -291,3 +298,72 @@ def test_auto_is_never_mistaken_for_a_quirk(
     judge_server.script(LLAMA_CPP_CRASH, PASS)
     assert judge.grade(rubric, "x").verdict == "pass"  # a plain 500 now, retried
     assert judge.quirks == {"no_required_tool_choice", "no_named_tool_choice"}
+
+
+EVAL = """\
+name: refused
+{judge}rows:
+  - {{id: a, output: "x"}}
+  - {{id: b, output: "y"}}
+graders:
+  - {{name: tiny, rubric: ./tiny.md}}
+"""
+OTHER_KEY = "sk-other-SECRET-fedcba9876543210"
+
+
+def judged(eval_file: Path, out: Path) -> tuple[str, list[str]]:
+    """The eval's run on the command line: what it printed and each result's reason."""
+    result = CliRunner().invoke(main, ["eval", str(eval_file), "--out", str(out), "--no-cache"])
+    assert result.exit_code == 3, result.output  # judge errors: undecided
+    reasons = [json.loads(line)["result"]["reason"] for line in out.read_text().splitlines()]
+    return result.output + result.stderr, reasons
+
+
+def test_a_refused_key_is_named_by_the_variable_that_holds_it_never_shown(
+    judge_server: JudgeServer,
+    write_file: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="rubriclib")
+    judge_server.responder = lambda body: error_reply(401, "Incorrect API key provided: sk-te***")
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    monkeypatch.setenv("MY_JUDGE_KEY", OTHER_KEY)
+    write_file("tiny.md", VALID_RUBRIC)
+    printed, reasons = judged(write_file("a.yaml", EVAL.format(judge="")), tmp_path / "a.jsonl")
+    told = "HTTP 401 (check the key in OPENAI_API_KEY): Error code: 401 - Incorrect API key"
+    assert len(reasons) == 2 and all(told in reason for reason in reasons)
+    assert told in printed  # within the first line the report shows of each error
+    named = EVAL.format(judge="judge: {api_key_env: MY_JUDGE_KEY}\n")
+    printed_too, reasons = judged(write_file("b.yaml", named), tmp_path / "b.jsonl")
+    assert all("HTTP 401 (check the key in MY_JUDGE_KEY): " in reason for reason in reasons)
+    given = Judge(base_url=judge_server.url, api_key=OTHER_KEY).grade(
+        load_rubric(str(tmp_path / "tiny.md")), "x"
+    )
+    assert given.reason.startswith("judge request failed after 1 attempt(s): HTTP 401 (check the ")
+    assert "(check the api_key given)" in given.reason
+    written = (tmp_path / "a.jsonl").read_text() + (tmp_path / "b.jsonl").read_text()
+    for text in (printed, printed_too, written, given.reason, caplog.text):
+        assert SECRET_KEY not in text and OTHER_KEY not in text
+
+
+def test_a_closed_port_is_named_by_its_url_without_the_clients_own_words(
+    write_file: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{unused.getsockname()[1]}/v1"  # closed once the block ends
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    write_file("tiny.md", VALID_RUBRIC)
+    printed, reasons = judged(write_file("a.yaml", EVAL.format(judge="")), tmp_path / "a.jsonl")
+    told = f"cannot connect to {url} (Connection refused)"
+    assert all(reason.endswith(told) for reason in reasons) and told in printed
+    rubric = load_rubric(str(tmp_path / "tiny.md"))
+    for transport in ("auto", "sdk"):
+        judge = Judge(base_url=url, api_key=SECRET_KEY, max_retries=0, transport=transport)
+        for result in (judge.grade(rubric, "x"), asyncio.run(judge.agrade(rubric, "x"))):
+            assert result.reason == f"judge request failed after 1 attempt(s): {told}"
+    assert "ssl:default" not in printed and "Errno" not in printed and SECRET_KEY not in printed

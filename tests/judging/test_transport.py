@@ -221,7 +221,7 @@ def test_a_broken_answer_is_a_connection_failure(answer: bytes | None, cause: st
 
 def test_a_closed_port_and_a_silent_server_are_told_apart() -> None:
     refused = failure(lambda url: url.replace(url.split(":")[2].split("/")[0], "9"), RawServer())
-    assert describe(refused).startswith("cannot connect to the endpoint (")
+    assert describe(refused) == "cannot connect to http://127.0.0.1:9/v1 (Connection refused)"
     assert signal_kind(refused) == "connection"
 
     timed_out = failure(lambda url: url, RawServer(b""), timeout=0.2)

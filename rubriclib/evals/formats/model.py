@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from rubriclib.config import resolve
 from rubriclib.evals.datasets import Dataset
 from rubriclib.evals.letta.extractors import Extractor
 from rubriclib.item import Item
@@ -25,6 +26,17 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "==": operator.eq,
 }
+
+
+def model_in_use(model: str | None, *, by_flag: bool = False) -> str:
+    """For `--dry-run`: the model a judge given `model` (the eval file's, or with `by_flag`
+    --model's) sends, resolved as `Judge` resolves it (`config.resolve`), and where it came
+    from when the eval file does not say: `(--model)`, the variable, the config file or
+    `(default)`."""
+    setting = resolve("model", model or None)
+    if setting.origin == "flag":
+        return f"{setting.value} (--model)" if by_flag else str(setting.value)
+    return f"{setting.value} ({setting.origin.removeprefix('env ')})"
 
 
 @dataclass(frozen=True)
@@ -52,7 +64,7 @@ class PanelSettings:
             each += " x 2 orders" if pairwise else ""
             bound = "up to " if asked > 1 else ""
             lines.append(
-                f"{member.model or '(default judge model)'}{where}: {judgments} judgment(s)"
+                f"{model_in_use(member.model)}{where}: {judgments} judgment(s)"
                 f"{each} = {bound}{requests} request(s)"
             )
         return lines
@@ -73,6 +85,12 @@ class GraderEntry:
     this; None judges every row."""
     extractor: Extractor | None = None
     """A letta-evals grader's extractor: what it takes from a row's recorded messages."""
+
+    def judge_model(self, model: str | None = None) -> str:
+        """For `--dry-run`: the model this grader's judge sends, `model` (--model) over the
+        eval file's as a run lays them (`setup.ready_run`), with where it came from
+        (`model_in_use`)."""
+        return model_in_use(self.judge.merge(model=model).model, by_flag=model is not None)
 
     def judges(self, item: Item) -> bool:
         """Whether this grader judges the row `item`."""

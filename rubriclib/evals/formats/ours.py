@@ -18,6 +18,7 @@ from rubriclib.evals.formats.sources import (
     grader_rubric,
 )
 from rubriclib.judging import Rule, TargetSettings, checklist_refused
+from rubriclib.rubrics import Rubric
 from rubriclib.settings import AnswerMode, JudgeSettings, usable_base_url
 from rubriclib.validation import problems_from_validation, valid_parts
 
@@ -143,22 +144,36 @@ def _graders(spec: EvalSpec, path: Path, problems: list[Problem]) -> list[Grader
         rubric = grader_rubric(grader.rubric, grader.prompt, grader.name, path, problems, index)
         if rubric is None:
             continue
-        refused = checklist_refused(rubric) if settings.asks_checklist else None
-        if refused is not None:
-            problems.append(_without_checklist(grader, settings, refused, label, index))
+        if settings.asks_checklist:
+            problems += _checklist_refusals(grader, settings, rubric, label, index)
         graders.append(GraderEntry(grader.name, rubric, settings, panel))
     return graders
 
 
-def _without_checklist(
-    grader: _GraderSpec, settings: JudgeSettings, refused: str, label: str, index: int
-) -> Problem:
-    """A grader asks for checklist mode its rubric cannot take (`refused`: why): the problem,
-    named at the key that asked."""
-    where = "checklist" if grader.checklist else "judge.checklist"
-    if settings.checklist_answers in ("probability", "one-call") and not settings.checklist:
-        where = "checklist_answers" if grader.checklist_answers else "judge.checklist_answers"
-    return Problem(label, f"graders[{index}].{where}", refused)
+def _checklist_refusals(
+    grader: _GraderSpec, settings: JudgeSettings, rubric: Rubric, label: str, index: int
+) -> list[Problem]:
+    """Why a grader's rubric cannot be judged in the checklist mode it asks for, named at
+    the key that asked: checklist mode's refusal at `checklist` (else `checklist_answers`,
+    which implies it), one-call's at `checklist_answers`."""
+    answers = settings.checklist_answers or "tool"
+    if (refused := checklist_refused(rubric)) is not None:
+        key = "checklist" if settings.checklist else "checklist_answers"
+    elif (refused := checklist_refused(rubric, answers)) is not None:
+        key = "checklist_answers"
+    else:
+        return []
+    return [Problem(label, _setting_key(grader, key, index), refused)]
+
+
+def _setting_key(grader: _GraderSpec, key: str, index: int) -> str:
+    """Where a grader's judge setting `key` was set: on the grader, in its own `judge:`, or
+    in the eval's `judge:`."""
+    if getattr(grader, key) is not None:
+        return f"graders[{index}].{key}"
+    if grader.judge is not None and getattr(grader.judge, key) is not None:
+        return f"graders[{index}].judge.{key}"
+    return f"judge.{key}"
 
 
 def _gate(

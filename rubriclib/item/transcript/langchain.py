@@ -25,6 +25,26 @@ CALL_BLOCKS = ("tool_use", "tool_call")
 """Content blocks that are calls: an AIMessage's `tool_calls` hold the same calls."""
 
 
+def langchain_objects(values: list[Any]) -> str | None:
+    """When `values` hold LangChain's message objects (langchain_core's `BaseMessage`, known
+    by its classes' names: LangChain is never imported), the problem saying how to pass them:
+    as `messages_to_dict` writes them, which is read."""
+    names = list(dict.fromkeys(type(v).__name__ for v in values if _is_message_object(v)))
+    if not names:
+        return None
+    return (
+        f"LangChain message objects ({', '.join(names)}) are read as their dicts: pass "
+        "langchain_core.messages.messages_to_dict(messages)"
+    )
+
+
+def _is_message_object(value: Any) -> bool:
+    return any(
+        kind.__name__ == "BaseMessage" and kind.__module__.startswith("langchain_core.")
+        for kind in type(value).__mro__
+    )
+
+
 def langchain_sign(entry: Mapping[str, Any]) -> str | None:
     """What marks `entry` as LangChain's (a message type, a role alias, calls with `args`)."""
     if entry.get("lc") == 1 and entry.get("type") == "constructor":

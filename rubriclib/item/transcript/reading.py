@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from rubriclib.item.transcript.anthropic import ANTHROPIC_BLOCKS, anthropic_message, sdk_message
 from rubriclib.item.transcript.chat import chat_message
-from rubriclib.item.transcript.langchain import langchain_message, langchain_sign
+from rubriclib.item.transcript.langchain import langchain_message, langchain_objects, langchain_sign
 from rubriclib.item.transcript.model import (
     Message,
     Problems,
@@ -126,9 +126,8 @@ def _recorded(
         instructions = None if given is None else (f"{field}.instructions", given)
     if not isinstance(value, list) or not value:
         kind = "an empty list" if value == [] else type(value).__name__
-        raise TranscriptError(
-            [(where, f"must be a non-empty list of messages (an agent run), not {kind}")]
-        )
+        why = f"must be a non-empty list of messages (an agent run), not {kind}"
+        raise TranscriptError([(where, langchain_objects([value]) or why)])
     entries, instructions = spliced(
         [(f"{where}[{index}]", entry) for index, entry in enumerate(value)], instructions, problems
     )
@@ -138,6 +137,9 @@ def _recorded(
             entries = listed + entries
         else:
             system = instructions
+    if objects := langchain_objects([entry for _, entry in entries]):
+        problems.append((where, objects))  # one hint for the whole run, not one per message
+        return start, system, entries
     for place, entry in entries:
         if not isinstance(entry, Mapping):
             problems.append((place, f"must be a message (a mapping), not {type(entry).__name__}"))

@@ -31,17 +31,23 @@ from rubriclib.judging.prompt.render import (
 )
 from rubriclib.judging.result.details import as_written
 from rubriclib.rubrics import ChecklistItem, Rubric
+from rubriclib.settings import AnswerMode
 
 if TYPE_CHECKING:
     from rubriclib.judging.result import GradeResult
 
 ANSWER_TOOL = "answer"
 ANSWERS = ("yes", "no")
+FIXED = ("reason", "citations")
+"""The one-call tool's properties that are not items: an item with one of these ids cannot be
+asked in one call."""
 
 
-def checklist_refused(rubric: Rubric) -> str | None:
-    """Why `rubric` cannot be judged in checklist mode (it has no checklist, or output fields
-    its items would leave unfilled), or None."""
+def checklist_refused(rubric: Rubric, answers: AnswerMode = "tool") -> str | None:
+    """Why `rubric` cannot be judged in checklist mode with its items answered as `answers`
+    (it has no checklist, output fields its items would leave unfilled, or, asked in one call,
+    an item named like a property of the one-call tool), or None. The caller names what asked
+    for that mode: the flag, the eval file's key or the Judge's argument."""
     if not rubric.checklist:
         return (
             f"the rubric {rubric.name} has no checklist: checklist mode asks a rubric's "
@@ -52,6 +58,12 @@ def checklist_refused(rubric: Rubric) -> str | None:
         return (
             f"the rubric {rubric.name} has output fields, which checklist items do not fill: "
             "judge it without checklist mode, where one verdict fills them"
+        )
+    taken = [check.id for check in rubric.checklist if check.id in FIXED]
+    if answers == "one-call" and taken:
+        return (
+            f"the rubric {rubric.name} has a checklist item named {', '.join(taken)}, a property "
+            "the one-call tool already has: rename the item, or ask the items one by one"
         )
     return None
 

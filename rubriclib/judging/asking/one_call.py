@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rubriclib.item import Item
-from rubriclib.judging.asking.checklist_protocol import ANSWERS, about, candidate_parts
+from rubriclib.judging.asking.checklist_protocol import ANSWERS, FIXED, about, candidate_parts
 from rubriclib.judging.asking.protocol import OneToolAsking, ask_again
 from rubriclib.judging.asking.reply import JudgeVerdict, Verdict, tool_call
 from rubriclib.judging.asking.request import Mode, citation_argument
@@ -35,21 +35,6 @@ CHECKLIST_TOOL = "answer_checklist"
 CITED = "_citations"
 """The suffix of an item's own citations property (`invented_citations`): an item id never has
 an underscore, so it never meets another item's id."""
-FIXED = ("reason", "citations")
-"""The tool's properties that are not items: an item with one of these ids cannot be asked in
-one call."""
-
-
-def one_call_refused(rubric: Rubric) -> str | None:
-    """Why `rubric`'s checklist cannot be asked in one call (an item id the tool's own
-    properties take), or None."""
-    taken = [check.id for check in rubric.checklist if check.id in FIXED]
-    if not taken:
-        return None
-    return (
-        f"the rubric {rubric.name} has a checklist item named {', '.join(taken)}, a property "
-        "the one-call tool already has: rename the item, or ask the items one by one"
-    )
 
 
 def one_call_prompts(

@@ -62,6 +62,9 @@ class Endpoint:
     limits: Limits
     capabilities: VerdictCache | None = None
     """Where quirks are remembered across runs; None when they are not."""
+    key_origin: str = "api_key"
+    """Where the key came from (`config.judge_key`: `env NAME`, `api_key`, `default` for none
+    sent): what a refused key's error names."""
     quirks: set[str] = field(default_factory=set)
     """`no_required_tool_choice`, `no_named_tool_choice`, `no_temperature`,
     `max_completion_tokens`, `no_logprobs`: learned so far, kept for every later request."""
@@ -78,6 +81,11 @@ class Endpoint:
     def hidden(self, text: str) -> str:
         """`text` with the key hidden."""
         return redact(text, self.api_key)
+
+    def told(self, failure: BaseException) -> str:
+        """A failed request in one line (`failures.describe`), the key hidden; a refused key
+        named by where it came from."""
+        return self.hidden(describe(failure, self.key_origin))
 
     def learn(self, quirk: str) -> None:
         """Keep `quirk` for later requests, and remember it across runs when capabilities are
@@ -114,5 +122,5 @@ class Endpoint:
         if kind == "rate_limited":
             return kind, self.delay(1, reply)
         if kind in ("unusable", "connection"):
-            return kind, self.hidden(describe(reply))
+            return kind, self.told(reply)
         return kind, None

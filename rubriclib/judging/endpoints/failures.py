@@ -7,7 +7,10 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import json
+import os
 import random
+import socket
+import ssl
 import time
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -56,14 +59,41 @@ def status_error(status: int, headers: Mapping[str, str], raw: bytes) -> Endpoin
     return EndpointError(message, status=status, body=detail, headers=headers)
 
 
-def from_sdk(error: BaseException) -> BaseException:
-    """The openai SDK's exception as an `EndpointError`; anything else unchanged."""
+def connection_error(url: str, error: BaseException) -> EndpointError:
+    """The error for a connection to `url` (as shown: `display_url`) that failed before any
+    answer, saying why as the operating system does (`Connection refused`, `Name or service not
+    known`), not as the client frames it (aiohttp's `ssl:default`, httpx's `[Errno 111]`)."""
+    return EndpointError(f"cannot connect to {url} ({_why_not_connected(error)})")
+
+
+def _why_not_connected(error: BaseException) -> str:
+    """The operating system's reason in `error` (aiohttp's `os_error`) or its causes (the
+    SDK's and httpx's wrap it): a TLS failure as the ssl module says it, a name lookup's or an
+    errno's words; else the first OSError's own text."""
+    cause: BaseException | None = getattr(error, "os_error", None) or error
+    first: OSError | None = None
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return str(cause)
+        if isinstance(cause, socket.gaierror) and cause.strerror:
+            return cause.strerror
+        if isinstance(cause, OSError) and cause.errno and cause.errno > 0:
+            return os.strerror(cause.errno)
+        if first is None and isinstance(cause, OSError):
+            first = cause
+        cause = cause.__cause__ or cause.__context__
+    return str(first or error) or type(error).__name__
+
+
+def from_sdk(error: BaseException, url: str = "the endpoint") -> BaseException:
+    """The openai SDK's exception as an `EndpointError` (a failed connection naming `url`, as
+    shown); anything else unchanged."""
     import openai
 
     if isinstance(error, openai.APITimeoutError):
         return EndpointError("the request timed out", timed_out=True)
     if isinstance(error, openai.APIConnectionError):
-        return EndpointError(f"cannot connect to the endpoint ({error.__cause__ or error})")
+        return connection_error(url, error)
     if isinstance(error, openai.APIStatusError):
         headers = {name.lower(): value for name, value in error.response.headers.items()}
         return EndpointError(
@@ -152,13 +182,29 @@ def retry_after_seconds(error: BaseException) -> float | None:
         return None
 
 
-def describe(error: BaseException) -> str:
-    """One line on what went wrong (the caller redacts the API key: `redact`)."""
+def describe(error: BaseException, key_origin: str | None = None) -> str:
+    """One line on what went wrong (the caller redacts the API key: `redact`); an endpoint
+    that refused the key (HTTP 401) is told with where the key came from, `key_origin`
+    (`refused_key`), first, so a line cut short still says what to fix."""
     if isinstance(error, EndpointError):
         if error.status is None:
             return error.message
-        return f"HTTP {error.status}: {' '.join(error.message.split())[:300]}"
+        status = f"HTTP {error.status}"
+        if error.status == 401 and key_origin is not None:
+            status += f" ({refused_key(key_origin)})"
+        return f"{status}: {' '.join(error.message.split())[:300]}"
     return f"{type(error).__name__}: {error}"
+
+
+def refused_key(key_origin: str) -> str:
+    """What to fix when an endpoint refuses the key a request carried, by where the key came
+    from (`config.judge_key`'s origin: `env NAME`, `api_key`, or `default` for none sent);
+    never the key."""
+    if key_origin.startswith("env "):
+        return f"check the key in {key_origin.removeprefix('env ')}"
+    if key_origin == "api_key":
+        return "check the api_key given"
+    return "no key was sent: set OPENAI_API_KEY"
 
 
 def redact(text: str, secret: str | None) -> str:

@@ -24,7 +24,12 @@ import urllib.request
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from rubriclib._version import __version__
-from rubriclib.judging.endpoints.failures import EndpointError, from_sdk, status_error
+from rubriclib.judging.endpoints.failures import (
+    EndpointError,
+    connection_error,
+    from_sdk,
+    status_error,
+)
 
 if TYPE_CHECKING:
     import aiohttp
@@ -111,7 +116,7 @@ class HttpTransport:
         except TimeoutError:
             raise EndpointError("the request timed out", timed_out=True) from None
         except aiohttp.ClientConnectorError as error:
-            raise EndpointError(f"cannot connect to the endpoint ({_cause(error)})") from None
+            raise connection_error(display_url(self.base_url), error) from None
         except aiohttp.ServerDisconnectedError:
             raise EndpointError("the server closed the connection without answering") from None
         except (aiohttp.ClientError, ValueError) as error:
@@ -181,7 +186,7 @@ class SdkTransport:
                 PATH, body=body, cast_to=bytes, options={"timeout": timeout}
             )
         except Exception as error:
-            raise from_sdk(error) from None
+            raise from_sdk(error, display_url(self.base_url)) from None
 
     async def post(self, body: dict[str, Any], *, timeout: float, custom_id: str = "") -> bytes:
         loop = asyncio.get_running_loop()
@@ -197,7 +202,7 @@ class SdkTransport:
                 PATH, body=body, cast_to=bytes, options={"timeout": timeout}
             )
         except Exception as error:
-            raise from_sdk(error) from None
+            raise from_sdk(error, display_url(self.base_url)) from None
 
     async def aclose(self) -> None:
         client, self._client = self._client, None

@@ -21,7 +21,7 @@ from rubriclib.judging.asking.reply import (
 from rubriclib.judging.asking.request import Mode
 from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
 from rubriclib.judging.endpoints.endpoint import Endpoint
-from rubriclib.judging.endpoints.failures import EndpointUnusable, describe, is_retryable, quirk_in
+from rubriclib.judging.endpoints.failures import EndpointUnusable, is_retryable, quirk_in
 from rubriclib.judging.result import (
     GradeResult,
     judge_details,
@@ -139,10 +139,10 @@ class Judgment:
         if is_retryable(reply) and self.retries < self.endpoint.limits.max_retries:
             self.retries += 1
             delay = min(self.endpoint.delay(self.retries, reply), max(remaining - 0.01, 0))
-            cause = self.endpoint.hidden(describe(reply))
+            cause = self.endpoint.told(reply)
             logger.info("judge request failed (%s); retry %d in %.2fs", cause, self.retries, delay)
             return Wait(delay)
-        why = f"judge request failed after {self.attempts} attempt(s): {describe(reply)}"
+        why = f"judge request failed after {self.attempts} attempt(s): {self.endpoint.told(reply)}"
         return self.finish("error", why)
 
     def _answered(self, reply: Any, mode: Mode) -> GradeResult | None:

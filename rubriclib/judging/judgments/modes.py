@@ -18,7 +18,7 @@ from rubriclib.judging.asking.checklist_protocol import (
     checklist_refused,
     question_prompts,
 )
-from rubriclib.judging.asking.one_call import OneCallAsking, one_call_prompts, one_call_refused
+from rubriclib.judging.asking.one_call import OneCallAsking, one_call_prompts
 from rubriclib.judging.asking.probability_answers import ProbabilityAsking, probability_prompts
 from rubriclib.judging.asking.protocol import Asking, RubricAsking
 from rubriclib.judging.asking.request import estimated_tokens, too_large
@@ -100,11 +100,10 @@ class Modes:
         if cause := unjudgeable(rubric, item, model):
             return cause
         checklist = self.mode == "checklist"
-        if checklist and (refused := checklist_refused(rubric)) is not None:
-            return not_judged(rubric, model, refused)
+        if checklist and (refused := checklist_refused(rubric, self.answers)) is not None:
+            asked = "mode='checklist'" if self.answers == "tool" else f"answers={self.answers!r}"
+            return not_judged(rubric, model, f"{asked}: {refused}")  # as the caller asked it
         one_call = checklist and self.answers == "one-call"
-        if one_call and (refused := one_call_refused(rubric)) is not None:
-            return not_judged(rubric, model, refused)
         prompter = item_prompts
         if checklist:
             prompter = PROMPTERS[self.answers]
