@@ -208,11 +208,8 @@ def open_state(results: Path, resume: bool) -> BatchState:
 
 class Recorder:
     """A transport that sends nothing: it keeps each request (by custom_id, in order) and refuses
-    it, so every vote's first request is recorded and no later turn is ever asked for. A
-    pairwise vote records both orders (`records_only`: the judge asks for the swapped order
-    even though the first was refused)."""
-
-    records_only = True
+    it, so every vote's first request is recorded and no later turn is ever asked for. Its
+    judges are built `records_only` (`batch_judges`), so a pairwise vote records both orders."""
 
     def __init__(self) -> None:
         self.requests: dict[str, dict[str, Any]] = {}

@@ -18,12 +18,16 @@ BATCH_TOTAL_TIMEOUT = 14 * 24 * 3600.0
 
 
 def batch_judges(
-    graders: Mapping[str, Grader], transport: Transport | Callable[[Judge], Transport]
+    graders: Mapping[str, Grader],
+    transport: Transport | Callable[[Judge], Transport],
+    *,
+    records_only: bool = False,
 ) -> dict[str, Judge]:
     """The same graders, each distinct judge built again (once, however many graders share it)
     to send through `transport` (or one made per judge): no retries (a retry would only be
-    another wave) and an overall limit that outlasts a batch's 24h window. A judge panel is
-    refused (JudgeConfigError): the one check, whichever batch path asks."""
+    another wave) and an overall limit that outlasts a batch's 24h window; `records_only` when
+    the transport only records requests (`Judge.with_transport`). A judge panel is refused
+    (JudgeConfigError): the one check, whichever batch path asks."""
     for grader in graders.values():
         if not isinstance(grader, Judge):
             raise JudgeConfigError(
@@ -36,7 +40,10 @@ def batch_judges(
         if id(judge) not in built:
             sender = transport(judge) if callable(transport) else transport
             built[id(judge)] = judge.with_transport(
-                sender, max_retries=0, total_timeout=BATCH_TOTAL_TIMEOUT
+                sender,
+                max_retries=0,
+                total_timeout=BATCH_TOTAL_TIMEOUT,
+                records_only=records_only,
             )
         judges[name] = built[id(judge)]
     return judges

@@ -57,7 +57,7 @@ async def aprepare(ready: ReadyRun) -> Prepared:
     from rubriclib.evals.run import arun_eval
 
     recorder = Recorder()
-    judges = batch_judges(ready.judges, recorder)
+    judges = batch_judges(ready.judges, recorder, records_only=True)
     recording = replace(ready, out=None).through(judges, IN_FLIGHT)
     cached = not_judged = 0
 

@@ -167,6 +167,7 @@ class Judge(ManyJudgments):
         sdk = transport in ("auto", "sdk")
         self._sync = SdkTransport(self.base_url, key) if sdk else None
         self._in_flight, self._run_open = 0, False
+        self._records_only = False
 
     @property
     def endpoint(self) -> str:
@@ -235,9 +236,12 @@ class Judge(ManyJudgments):
         *,
         max_retries: int | None = None,
         total_timeout: float | None = None,
+        records_only: bool = False,
     ) -> Judge:
         """A new Judge like this one that sends through `transport` (a batch's), with other
-        retries and overall limit if given; this one is unchanged. The verdict cache is shared."""
+        retries and overall limit if given; this one is unchanged. The verdict cache is shared.
+        `records_only`: the transport keeps requests and answers none (a batch file), so a
+        pairwise vote asks for its swapped order even though the first order got no answer."""
         judge = copy.copy(self)
         judge.transport = transport
         limits = replace(
@@ -249,6 +253,7 @@ class Judge(ManyJudgments):
         judge._remembered = replace(self._remembered, profiles={})
         judge._sync = None
         judge._in_flight, judge._run_open = 0, False
+        judge._records_only = records_only
         return judge
 
     @classmethod
@@ -312,7 +317,6 @@ class Judge(ManyJudgments):
 
     def _item_steps(self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None) -> Steps:
         """Every step of one item's judgment in this Judge's mode and votes (`modes.Modes`)."""
-        records_only = getattr(self.transport, "records_only", False)
         sampling = (self.temperature, self.max_tokens)
         modes = Modes(
             self._at,
@@ -322,7 +326,7 @@ class Judge(ManyJudgments):
             self.answers,
             self.votes,
             self.max_prompt_tokens,
-            records_only,
+            self._records_only,
             self._remembered,
         )
         return modes.item_steps(rubric, item, trial, pacer)

@@ -60,8 +60,7 @@ def display_url(url: str | None) -> str:
 class Transport(Protocol):
     """Carries a Judge's Chat Completions requests. `custom_id` names the request (the verdict
     cache's key of it: the same request, trial and vote always get the same one; a batch file
-    keys its lines by it); the answer is the reply's body, a failure an `EndpointError`. A
-    transport may also say `records_only = True` (it keeps requests and answers none)."""
+    keys its lines by it); the answer is the reply's body, a failure an `EndpointError`."""
 
     async def post(self, body: dict[str, Any], *, timeout: float, custom_id: str) -> bytes: ...
 
