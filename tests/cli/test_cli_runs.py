@@ -97,8 +97,9 @@ def test_a_goldens_file_error_names_the_index_in_that_file(
     )
     result = CliRunner().invoke(main, ["test-goldens", "keywords", "--goldens", str(extra)])
     assert result.exit_code == 2 and endpoint.requests == []
-    assert f"{extra}: goldens[1].name: keywords already has a golden named 'says-pass'" in (
-        result.stderr
+    assert (
+        f"{extra}:2: goldens[1].name: duplicate golden name 'says-pass' (the rubric's own goldens "
+        "have it)" in result.stderr
     )
 
 

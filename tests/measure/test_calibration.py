@@ -34,7 +34,7 @@ from rubriclib.measure.calibration import (
     agreement,
     confusion_matrix,
 )
-from rubriclib.rubrics.golden import parse_goldens_file
+from rubriclib.rubrics.goldens_file import parse_goldens_file
 from rubriclib.rubrics.rubric import Rubric
 
 

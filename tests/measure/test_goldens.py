@@ -235,7 +235,8 @@ def test_plan_run_names_every_bad_extra_golden_at_once(
     with pytest.raises(RubricError) as raised:
         plan_run(["keywords"], str(extra))
     assert [str(problem) for problem in raised.value.problems] == [
-        f"{extra}: goldens[0].name: keywords already has a golden named 'says-pass'"
+        f"{extra}:1: goldens[0].name: duplicate golden name 'says-pass' (the rubric's own "
+        "goldens have it)"
     ]
     pairwise_only = write_file(
         "pairwise.yaml", "- {name: d, output: x, baseline: y, expected_winner: tie}\n"
