@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from rubriclib.errors import RubricError
 from rubriclib.item import Item
@@ -42,8 +42,18 @@ class RunReport:
     @property
     def ok(self) -> bool:
         """The run finished and every judgment matched its expectation (no judge errors)."""
-        interrupted = self.info is not None and self.info.interrupted is not None
-        return not interrupted and all(report.ok for report in self.rubrics)
+        return self.status == "ok"
+
+    @property
+    def status(self) -> Literal["ok", "regression", "undecided", "interrupted"]:
+        """What the run found: `interrupted` by a signal; else `regression` when a judgment
+        that gave a verdict missed its golden; `undecided` when none did but judge errors kept
+        goldens from being met (an outage, not a regression); `ok` when every judgment met."""
+        if self.info is not None and self.info.interrupted is not None:
+            return "interrupted"
+        if self.misses:
+            return "regression"
+        return "undecided" if self.errors else "ok"
 
 
 @dataclass(frozen=True)

@@ -434,3 +434,16 @@ def test_agent_runs_alone_cannot_give_examples_so_align_refuses_before_any_reque
     guided = ["--optimizer-model", "strong", "--dry-run"]  # guideline lines alone can revise
     planned = run("align", "task-completion", "--labels", "runs.jsonl", *guided)
     assert planned.exit_code == 0 and "optimizer calls      6" in planned.output
+
+
+def test_the_accuracy_benchmark_counts_a_judge_error_as_a_miss(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    extra = write_file("extra.yaml", "- {name: abstains, output: 'verdict:text', expected: pass}\n")
+    ran = CliRunner().invoke(
+        main, ["test-goldens", "keywords", "--goldens", str(extra), "--format", "json"]
+    )
+    report = json.loads(ran.stdout)
+    assert report["rubrics"][0]["accuracy"] == 1.0  # test-goldens leaves the error out
+    row = accuracy_benchmark().per_rubric(report)["keywords"]
+    assert row["accuracy"].startswith("67% [") and row["errors"].startswith("1 (")
