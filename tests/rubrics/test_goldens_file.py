@@ -104,8 +104,7 @@ def test_validate_checks_a_goldens_file_against_the_rubric_it_belongs_to(
     result = CliRunner().invoke(main, ["validate", str(belonging)])
     assert result.exit_code == 1
     assert result.stdout == (
-        f"{belonging}:1: goldens[0].expected: 'pas' is not a label: one of resolved, "
-        "not-resolved\n"
+        f"{belonging}:1: goldens[0].expected: 'pas' is not a label: one of resolved, not-resolved\n"
     )
     belonging.write_text("- {name: fixed, output: x, expected: resolved}\n", encoding="utf-8")
     fixed = CliRunner().invoke(main, ["validate", str(belonging), "--json"])
