@@ -343,7 +343,7 @@ def citation_rows(report: dict[str, Any]) -> dict[str, dict[str, str]]:
         )
         share = f"{verified / len(cited):.0%}" if cited else "-"
         rows[rubric["rubric"]["name"]] = {
-            "accuracy": _with_interval(rubric["accuracy"], rubric["accuracy_interval"], "{:.0%}"),
+            "accuracy": _with_interval(*_accuracy_over_every_judgment(rubric), "{:.0%}"),
             "kappa": f"{rubric['kappa']:+.2f}" if rubric["kappa"] is not None else "-",
             "errors": f"{rubric['counts']['errors']} ({unsupported} unsupported)",
             "citations": f"{verified}/{len(cited)} ({share})",
@@ -370,7 +370,7 @@ def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
         items = [i for r in results for i in r["details"].get("checklist", [])]
         abstained = sum("abstained" in str(i.get("reason")) for i in items)
         rows[rubric["rubric"]["name"]] = {
-            "accuracy": _with_interval(rubric["accuracy"], rubric["accuracy_interval"], "{:.0%}"),
+            "accuracy": _with_interval(*_accuracy_over_every_judgment(rubric), "{:.0%}"),
             "kappa": _with_interval(rubric["kappa"], rubric["kappa_interval"], "{:+.2f}"),
             "false passes": f"{passed}/{len(failing)}",
             "errors": f"{rubric['counts']['errors']} ({abstained} abstained)",
@@ -439,6 +439,23 @@ def fitted_rows(report: dict[str, Any]) -> dict[str, dict[str, str]]:
         "errors": str(errors),
     }
     return rows
+
+
+def _accuracy_over_every_judgment(
+    rubric: dict[str, Any],
+) -> tuple[float | None, dict[str, float] | None]:
+    """A rubric's accuracy over every judgment, a judge error counted as a miss, with its
+    bootstrap interval: `test-goldens` leaves errors out of its accuracy (an outage is not a
+    miss), but a small judge's errors are its own abstentions, and the figures count them."""
+    from rubriclib.measure.agreement import accuracy, bootstrap_interval
+
+    pairs = [
+        (str(golden["expected_winner"] or golden["expected_label"] or golden["expected"]), answer)
+        for golden in rubric["goldens"]
+        for answer in golden["answers"]
+    ]
+    interval = bootstrap_interval(pairs, accuracy)
+    return accuracy(pairs), None if interval is None else {"low": interval[0], "high": interval[1]}
 
 
 def _with_interval(value: float | None, interval: dict[str, float] | None, shape: str) -> str:

@@ -14,6 +14,7 @@ from rubriclib.cli import (  # noqa: F401 - registers commands
     report,
     rubrics,
     runs,
+    validate,
     versions,
 )
 from rubriclib.cli.app import main

@@ -1,19 +1,17 @@
-"""Commands that read rubrics: list, show, validate, render, new. None of them judges."""
+"""Commands that read rubrics: list, show, render, new. None of them judges."""
 
 from __future__ import annotations
 
 import json
 import sys
 import textwrap
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from rubriclib.cli.app import BadInput, main, source_label
 from rubriclib.cli.options import JudgedInputs, with_judged_inputs
-from rubriclib.errors import RubricError
 
 if TYPE_CHECKING:
     from rubriclib.rubrics import Rubric
@@ -159,73 +157,6 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
             f"{click.style('examples:', bold=True)}\n{textwrap.indent(written, '  ')}", nl=False
         )
     click.echo(f"\n{rubric.body}")
-
-
-@main.command()
-@click.argument("refs", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: one entry per REF.")
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="Also fail placeholder text, goldens missing a verdict, unnamed verdict tools.",
-)
-def validate(refs: Sequence[str], as_json: bool, strict: bool) -> None:
-    """Validate rubrics (or goldens YAML files); print every problem as FILE: field: message.
-
-    Exits 0 when every one is valid, 1 when any is not.
-
-    \b
-    Examples:
-      rubriclib validate rubrics/*.md
-      rubriclib validate --strict rubrics/house-style.md goldens/house-style.yaml
-    """
-    entries = [_validation_entry(ref, strict) for ref in refs]
-    if as_json:
-        click.echo(json.dumps(entries, indent=2))
-    else:
-        for entry in entries:
-            click.echo(_validation_lines(entry))
-    sys.exit(0 if all(entry["valid"] for entry in entries) else 1)
-
-
-def _validation_entry(ref: str, strict: bool) -> dict[str, Any]:
-    """One REF's verdict: a rubric (with its goldens) or, for a .yaml file, a goldens list."""
-    from rubriclib.rubrics import (
-        load_goldens,
-        load_rubric,
-        parse_goldens_file,
-        shown_goldens,
-        strict_problems,
-    )
-
-    try:
-        if ref.endswith((".yaml", ".yml")):
-            goldens = parse_goldens_file(Path(ref), ref)
-            return {"ref": ref, "valid": True, "goldens": len(goldens)}
-        rubric = load_rubric(ref)
-        goldens = load_goldens(rubric)
-        for warning in shown_goldens(rubric.name, rubric.examples, goldens):
-            click.echo(f"rubriclib: warning: {warning}", err=True)
-        if strict and (unfinished := strict_problems(rubric, goldens)):
-            raise RubricError(unfinished)
-    except RubricError as error:
-        problems = [
-            {"source": p.source, "field": p.field, "message": " ".join(p.message.split())}
-            for p in error.problems
-        ]
-        return {"ref": ref, "valid": False, "problems": problems}
-    return {"ref": ref, "valid": True, "rubric": rubric.identity, "goldens": len(goldens)}
-
-
-def _validation_lines(entry: dict[str, Any]) -> str:
-    count = entry.get("goldens", 0)
-    goldens = f"{count} golden{'' if count == 1 else 's'}"
-    if entry["valid"] and "rubric" in entry:
-        rubric = f"{entry['rubric']['name']}@{entry['rubric']['version']}"
-        return f"{entry['ref']}: ok ({rubric}, {goldens})"
-    if entry["valid"]:
-        return f"{entry['ref']}: ok ({goldens})"
-    return "\n".join(f"{p['source']}: {p['field']}: {p['message']}" for p in entry["problems"])
 
 
 @main.command("render")

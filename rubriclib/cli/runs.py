@@ -248,14 +248,12 @@ def _finish(run: RunReport, report_format: str, reports: ReportFiles) -> None:
 
 
 def _exit_code(run: RunReport) -> int:
-    """130/143 when interrupted, 1 when a judged golden missed, 3 when only judge errors kept
-    goldens from agreeing, 0 when every judgment matched."""
+    """130/143 when interrupted, 1 when a judged golden missed (a regression), 3 when only judge
+    errors kept goldens from agreeing (undecided), 0 when every judgment matched."""
     if run.info is not None and run.info.interrupted is not None:
         judged = sum(report.judgments for report in run.rubrics)
         return interrupted_exit(run.info.interrupted, f"{judged} of {run.info.planned}")
-    if run.misses:
-        return 1
-    return 3 if run.errors else 0
+    return {"regression": 1, "undecided": 3}.get(run.status, 0)
 
 
 @main.group()

@@ -7,12 +7,14 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from rubriclib.judging import GradeResult, cite_matches
 from rubriclib.measure.agreement import Interval, Pair, accuracy, bootstrap_interval, cohen_kappa
 from rubriclib.measure.citations import CitationCounts, count_citations, verified_citations
 from rubriclib.rubrics import Golden, Rubric
+
+GoldenStatus = Literal["ok", "miss", "error", "not judged"]
 
 WINNER_ORDER = {
     "output": ("output", "tie", "baseline"),
@@ -84,6 +86,18 @@ class GoldenOutcome:
     def flaky(self) -> bool:
         """The judgments did not all give the same verdict (pairwise: winner)."""
         return len(set(self.answers)) > 1
+
+    @property
+    def status(self) -> GoldenStatus:
+        """`ok`: every judgment met it; `miss`: a judgment that gave a verdict did not (a
+        regression); `error`: none missed, but a judge error kept it from being met (an outage
+        measures nothing); `not judged`: no judgment was made (an interrupt)."""
+        if not self.results:
+            return "not judged"
+        judged = zip(self.answers, self.met, strict=True)
+        if any(not met and answer != "error" for answer, met in judged):
+            return "miss"
+        return "error" if "error" in self.answers else "ok"
 
 
 @dataclass(frozen=True)
@@ -224,9 +238,15 @@ class RubricReport:
         ]
 
     @property
+    def judged(self) -> int:
+        """Judgments that gave a verdict (pairwise: a winner), what accuracy is over."""
+        return len(self._judged_pairs)
+
+    @property
     def accuracy(self) -> float | None:
-        """Share of all judgments that matched; a judge error counts as a miss."""
-        return accuracy(self.pairs)
+        """Share of the judgments that gave a verdict that matched (judge errors are counted
+        apart, `errors`, and left out, as from kappa); None when none did."""
+        return accuracy(self._judged_pairs)
 
     @property
     def kappa(self) -> float | None:
@@ -236,7 +256,7 @@ class RubricReport:
     @cached_property
     def accuracy_interval(self) -> Interval | None:
         """The bootstrap 95% interval of `accuracy` (see rubriclib.measure.agreement)."""
-        return bootstrap_interval(self.pairs, accuracy)
+        return bootstrap_interval(self._judged_pairs, accuracy)
 
     @cached_property
     def kappa_interval(self) -> Interval | None:

@@ -7,9 +7,9 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from rubriclib.errors import Problem, RubricError
+from rubriclib.errors import RubricError
 from rubriclib.item import Item
 from rubriclib.measure.golden_stats import GoldenOutcome, RubricReport
 from rubriclib.rubrics import Golden, Rubric
@@ -42,8 +42,18 @@ class RunReport:
     @property
     def ok(self) -> bool:
         """The run finished and every judgment matched its expectation (no judge errors)."""
-        interrupted = self.info is not None and self.info.interrupted is not None
-        return not interrupted and all(report.ok for report in self.rubrics)
+        return self.status == "ok"
+
+    @property
+    def status(self) -> Literal["ok", "regression", "undecided", "interrupted"]:
+        """What the run found: `interrupted` by a signal; else `regression` when a judgment
+        that gave a verdict missed its golden; `undecided` when none did but judge errors kept
+        goldens from being met (an outage, not a regression); `ok` when every judgment met."""
+        if self.info is not None and self.info.interrupted is not None:
+            return "interrupted"
+        if self.misses:
+            return "regression"
+        return "undecided" if self.errors else "ok"
 
 
 @dataclass(frozen=True)
@@ -62,54 +72,31 @@ class RunPlan:
 def plan_run(refs: Sequence[str], goldens_file: str | None = None, trials: int = 1) -> RunPlan:
     """The goldens of each rubric named (every resolvable one when none is), with the extra
     goldens of `goldens_file` added to the rubrics they fit (those with expected_winner to
-    pairwise rubrics, the others to the rest). Every problem at once, before any request:
-    RubricError (an extra golden named like one of a rubric's own, one that fits no rubric,
-    a pairwise golden without a winner)."""
+    pairwise rubrics, the others to the rest), each checked for its rubric exactly as the
+    rubric's own goldens are. Every problem at once, before any request: RubricError (a label
+    that is not one, a value outside an output field's enum, an extra golden named like one of
+    a rubric's own, one that fits no rubric...)."""
     from rubriclib.rubrics import (
-        duplicate_name_problems,
+        GoldensFile,
         list_rubrics,
         load_goldens,
         load_rubric,
-        pairwise_golden_problems,
-        parse_goldens_file,
         shown_goldens,
     )
 
-    extra = parse_goldens_file(Path(goldens_file), goldens_file) if goldens_file else []
-    problems = duplicate_name_problems(extra, goldens_file or "", "goldens")
-    plan = []
-    fitted = 0
-    for ref in refs or [rubric.name for rubric in list_rubrics()]:
-        rubric = load_rubric(ref)
-        own = load_goldens(rubric)
-        names = {golden.name for golden in own}
-        problems += [
-            Problem(
-                str(goldens_file),
-                f"goldens[{index}].name",
-                f"{rubric.name} already has a golden named {golden.name!r}",
-            )
-            for index, golden in enumerate(extra)
-            if golden.name in names
-        ]
-        problems += pairwise_golden_problems(rubric.scale, own, rubric.source, "goldens")
-        pairwise = rubric.scale == "pairwise"
-        fitting = [golden for golden in extra if (golden.expected_winner is not None) == pairwise]
-        fitted += len(fitting)
-        plan.append((rubric, own + fitting))
-        for warning in shown_goldens(rubric.name, rubric.examples, own + fitting):
+    rubrics = [load_rubric(ref) for ref in refs or [rubric.name for rubric in list_rubrics()]]
+    owns = [load_goldens(rubric) for rubric in rubrics]
+    added: list[list[Golden]] = [[] for _ in rubrics]
+    if goldens_file:
+        extra = GoldensFile.read(Path(goldens_file), goldens_file)
+        taken = [{golden.name for golden in own} for own in owns]
+        added, problems = extra.added_to(list(zip(rubrics, taken, strict=True)))
+        if problems:
+            raise RubricError(problems)
+    plan = [(rubric, own + more) for rubric, own, more in zip(rubrics, owns, added, strict=True)]
+    for rubric, goldens in plan:
+        for warning in shown_goldens(rubric.name, rubric.examples, goldens):
             logger.warning(warning)
-    if extra and not fitted:
-        problems.append(
-            Problem(
-                str(goldens_file),
-                "goldens",
-                "fit no rubric in the run (goldens with expected_winner go to pairwise rubrics, "
-                "the others to pass-fail and 1-5 rubrics)",
-            )
-        )
-    if problems:
-        raise RubricError(problems)
     return RunPlan(plan, trials)
 
 

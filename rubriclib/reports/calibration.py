@@ -32,6 +32,7 @@ from rubriclib.reports.common import (
     one_line,
     percent_text,
     run_json,
+    unjudged_text,
 )
 
 _REASON_WIDTH = 120
@@ -120,7 +121,8 @@ def _case_line(one: Judged) -> str:
 
 
 def calibration_last_line(calibration: Calibration) -> str:
-    """The report's summary line: CALIBRATED or INTERRUPTED, with the headline numbers."""
+    """The report's summary line: CALIBRATED, UNDECIDED (every row ended in a judge error: an
+    outage measures nothing) or INTERRUPTED, with the headline numbers."""
     numbers = calibration.overall
     kappa = "undefined" if numbers.kappa is None else decimal_text(numbers.kappa)
     if numbers.kappa is not None:
@@ -130,7 +132,10 @@ def calibration_last_line(calibration: Calibration) -> str:
         f"verdict(s); {numbers.disagreements} disagreement(s), {numbers.errors} judge error(s)"
     )
     if calibration.interrupted is None:
-        return f"CALIBRATED: {tally}"
+        if calibration_status(calibration) == "calibrated":
+            return f"CALIBRATED: {tally}"
+        rows, errors = len(calibration.rows), len(calibration.errors)
+        return f"UNDECIDED: {unjudged_text(errors, rows, 'row', errors)}; nothing measured"
     return (
         f"INTERRUPTED ({printable(calibration.interrupted)}): judged {len(calibration.judged)} of "
         f"{len(calibration.rows)} row(s); {tally}"
@@ -209,11 +214,20 @@ def _case_json(one: Judged) -> dict[str, Any]:
     }
 
 
+def calibration_status(calibration: Calibration) -> str:
+    """The summary line's word: `calibrated`, `undecided` (every row a judge error) or
+    `interrupted`."""
+    if calibration.interrupted is not None:
+        return "interrupted"
+    return "undecided" if calibration.all_errors else "calibrated"
+
+
 def to_json(calibration: Calibration) -> dict[str, Any]:
     """The whole calibration: rubric identity, run, numbers, tags, disagreements, errors."""
     info, results = calibration.info, [one.result for one in calibration.judged]
     return {
         "rubric": calibration.rubric.identity,
+        "status": calibration_status(calibration),
         "labels": calibration.labels,
         "run": {
             **run_json(info, results),

@@ -167,3 +167,9 @@ def junit_text(root: ElementTree.Element) -> str:
     """A JUnit document as indented XML text, with its declaration."""
     ElementTree.indent(root)
     return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+def unjudged_text(unjudged: int, total: int, noun: str, errors: int) -> str:
+    """What judge errors kept from being measured, as the goldens and calibration summaries say
+    it: `3 of 15 golden(s) could not be judged (4 judge error(s))`."""
+    return f"{unjudged} of {total} {noun}(s) could not be judged ({errors} judge error(s))"

@@ -1,49 +1,38 @@
-"""Reports of a golden run: a table for people, JSON for programs, JUnit XML for CI."""
+"""Reports of a golden run: a table for people, JSON for programs (JUnit XML for CI is
+`goldens_junit`'s)."""
 
 from __future__ import annotations
 
 import json
-import sys
-import xml.etree.ElementTree as ElementTree
+from collections import Counter
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from rubriclib.errors import printable
-from rubriclib.item import Transcript
 from rubriclib.judging import (
     GradeResult,
     failed_items,
     failed_items_text,
-    fence,
     pairwise_stats,
-    run_blocks,
 )
-from rubriclib.measure import GoldenOutcome, RubricReport, RunReport, answer_of, kappa_band
+from rubriclib.measure import GoldenOutcome, RubricReport, RunReport, kappa_band
 from rubriclib.reports.common import (
     citations_json,
     citations_text,
     decimal_text,
     interval_json,
     interval_text,
-    junit_text,
-    junit_totals,
-    latency_seconds,
     one_line,
     pairwise_text,
     percent_text,
     quotes_text,
     run_json,
-    xml_element,
-    xml_properties,
+    unjudged_text,
 )
+from rubriclib.reports.goldens_junit import format_junit, interrupted_signal
 
 _REASON_WIDTH = 160
 _QUOTE_WIDTH = 80
-
-
-def _interrupted(run: RunReport) -> str | None:
-    return run.info.interrupted if run.info is not None else None
 
 
 def _results(run: RunReport) -> list[GradeResult]:
@@ -60,7 +49,7 @@ def _summary_line(report: RubricReport) -> str:
     rubric = report.rubric
     summary = (
         f"{printable(rubric.name)}@{printable(rubric.version)}  "
-        f"accuracy {percent_text(report.accuracy)}"
+        f"accuracy {percent_text(report.accuracy)}{_judged_text(report)}"
         f"{interval_text(report.accuracy_interval, percent_text)}"
         f"  kappa {decimal_text(report.kappa)}"
         f"{f' {kappa_band(report.kappa)}' if report.kappa is not None else ''}"
@@ -82,6 +71,14 @@ def _summary_line(report: RubricReport) -> str:
     if report.rubric.scale == "pairwise":
         summary += f"  {pairwise_text(pairwise_stats(_rubric_results(report)))}"
     return summary
+
+
+def _judged_text(report: RubricReport) -> str:
+    """What accuracy is over when judge errors were left out of it: ` of 13 judged (2 judge
+    error(s) left out)`; nothing when every judgment gave a verdict."""
+    if not report.errors:
+        return ""
+    return f" of {report.judged} judged ({report.errors} judge error(s) left out)"
 
 
 def _rubric_results(report: RubricReport) -> list[GradeResult]:
@@ -118,29 +115,42 @@ def _verdicts_text(counts: dict[str, Any]) -> str:
 def _outcome_lines(report: RubricReport, trials: int) -> list[str]:
     names = [printable(outcome.golden.name) for outcome in report.outcomes]
     width = max(map(len, names), default=0)
+    marks = [_MARKS[outcome.status] for outcome in report.outcomes]
+    mark_width = max(4, *map(len, marks))
     lines = []
-    for name, outcome in zip(names, report.outcomes, strict=True):
+    for name, outcome, mark in zip(names, report.outcomes, marks, strict=True):
         expected = f"{name:<{width}}  expected {outcome.expected_answer}"
+        mark = f"{mark:<{mark_width}}"
         if not outcome.results:
-            lines.append(f"  --   {expected}  -- not judged")
+            lines.append(f"  {mark} {expected}  -- not judged")
             continue
-        mark = "ok  " if outcome.agreed else "MISS"
         flaky = "  FLAKY" if outcome.flaky else ""
         partial = f"  (judged {len(outcome.results)} of {trials})"
         partial = partial if len(outcome.results) < trials else ""
         lines.append(f"  {mark} {expected}  got {', '.join(outcome.answers)}{flaky}{partial}")
         if not outcome.agreed:
-            lines.append(f"       {_miss_text(outcome)}")
+            lines.append(f"{' ' * (mark_width + 3)}{_miss_text(outcome)}")
     return lines
 
 
+_MARKS = {"ok": "ok", "miss": "MISS", "error": "ERROR", "not judged": "--"}
+"""A golden's mark: met, missed (a regression), kept from being met by a judge error (an
+outage, not a miss), or not judged (an interrupt); a rubric's marks are padded alike."""
+
+
 def _miss_text(outcome: GoldenOutcome) -> str:
-    """Why a golden was missed, from its first judgment that missed: the judge's reason when
-    the verdict was wrong, else the quotes of `cites` it did not cite."""
-    result, answer = next(
-        (result, answer)
-        for result, answer, met in zip(outcome.results, outcome.answers, outcome.met, strict=True)
-        if not met
+    """Why a golden was not met, from its first judgment that missed (else its first judge
+    error): the judge's reason when the verdict was wrong or none came, else the quotes of
+    `cites` it did not cite or the output fields it got wrong."""
+    result, answer = min(
+        (
+            (result, answer)
+            for result, answer, met in zip(
+                outcome.results, outcome.answers, outcome.met, strict=True
+            )
+            if not met
+        ),
+        key=lambda judged: judged[1] == "error",
     )
     if answer != outcome.expected_answer:
         return one_line(result.reason, _REASON_WIDTH)
@@ -150,19 +160,27 @@ def _miss_text(outcome: GoldenOutcome) -> str:
 
 
 def goldens_last_line(run: RunReport) -> str:
-    """The report's summary line: OK, REGRESSION or INTERRUPTED, with the run's tally."""
-    outcomes = [outcome for report in run.rubrics for outcome in report.outcomes]
-    missed = sum(bool(outcome.results) and not outcome.agreed for outcome in outcomes)
-    not_judged = sum(not outcome.results for outcome in outcomes)
+    """The report's summary line: OK, REGRESSION (a judged golden missed), UNDECIDED (judge
+    errors alone kept goldens from being met: no regression measured) or INTERRUPTED, with the
+    run's tally, where goldens missed and goldens a judge error kept from being judged are
+    counted apart."""
+    statuses = Counter(o.status for report in run.rubrics for o in report.outcomes)
+    goldens = statuses.total()
     tally = (
-        f"{len(run.rubrics)} rubric(s), {len(outcomes)} golden(s) x {run.trials} trial(s); "
-        f"{missed} golden(s) missed, {run.errors} judge error(s)"
+        f"{len(run.rubrics)} rubric(s), {goldens} golden(s) x {run.trials} trial(s); "
+        f"{statuses['miss']} golden(s) missed, "
     )
-    if not_judged:
-        tally += f", {not_judged} golden(s) not judged"
-    interrupted = _interrupted(run)
+    if statuses["error"]:
+        tally += unjudged_text(statuses["error"], goldens, "golden", run.errors)
+    else:
+        tally += f"{run.errors} judge error(s)"
+    if statuses["not judged"]:
+        tally += f", {statuses['not judged']} golden(s) not judged"
+    interrupted = interrupted_signal(run)
     if interrupted is None:
-        return f"{'OK' if run.ok else 'REGRESSION'}: {tally}"
+        verdict = {"ok": "OK", "regression": "REGRESSION", "undecided": "UNDECIDED"}[run.status]
+        measured = "; no regression measured" if run.status == "undecided" else ""
+        return f"{verdict}: {tally}{measured}"
     judged = len(_results(run))
     return (
         f"INTERRUPTED ({printable(interrupted)}): judged {judged} of {_planned(run)} "
@@ -171,7 +189,8 @@ def goldens_last_line(run: RunReport) -> str:
 
 
 def format_table(run: RunReport) -> str:
-    """A report for people; the last line is the verdict (OK, REGRESSION or INTERRUPTED)."""
+    """A report for people; the last line is the verdict (OK, REGRESSION, UNDECIDED or
+    INTERRUPTED)."""
     lines: list[str] = []
     for report in run.rubrics:
         lines.append(_summary_line(report))
@@ -192,7 +211,7 @@ def _run_json(run: RunReport) -> dict[str, Any]:
         **run_json(run.info, results),
         "planned": _planned(run),
         "judged": len(results),
-        "interrupted": _interrupted(run),
+        "interrupted": interrupted_signal(run),
     }
 
 
@@ -202,6 +221,7 @@ def _golden_json(outcome: GoldenOutcome) -> dict[str, Any]:
         "verdicts": outcome.verdicts,
         "answers": outcome.answers,
         "agreed": outcome.agreed,
+        "status": outcome.status,
         "met": outcome.met,
         "uncited": [outcome.uncited(result) for result in outcome.results],
         "unmatched": [outcome.unmatched(result) for result in outcome.results],
@@ -215,6 +235,8 @@ def _rubric_json(report: RubricReport) -> dict[str, Any]:
         "rubric": report.rubric.identity,
         "counts": report.counts,
         "judgments": report.judgments,
+        "judged": report.judged,
+        "errors": report.errors,
         "corrected": report.corrected,
         "misses": report.misses,
         "uncited": report.uncited,
@@ -241,6 +263,7 @@ def to_json(run: RunReport) -> dict[str, Any]:
     """The whole run, every GradeResult included, text exactly as received."""
     return {
         "ok": run.ok,
+        "status": run.status,
         "trials": run.trials,
         "run": _run_json(run),
         "rubrics": [_rubric_json(report) for report in run.rubrics],
@@ -250,125 +273,6 @@ def to_json(run: RunReport) -> dict[str, Any]:
 def format_json(run: RunReport) -> str:
     """`to_json` as ASCII JSON: control characters and lone surrogates escaped as \\uXXXX."""
     return json.dumps(to_json(run), indent=2)
-
-
-def _system_out(outcome: GoldenOutcome, result: GradeResult) -> str:
-    """What a CI reader needs to see why a case failed: the golden's fields and the reason."""
-    golden = outcome.golden
-    fields = {
-        "input": golden.input,
-        "context": golden.context,
-        "reference": golden.reference,
-        "agent run": run_text(golden.transcript),
-        "output": golden.output,
-        "baseline": golden.baseline,
-        "why": golden.why,
-        "judge reason": result.reason,
-    }
-    return "\n".join(
-        f"--- {label} ---\n{text}" for label, text in fields.items() if text is not None
-    )
-
-
-def run_text(transcript: Transcript | None) -> str | None:
-    """A golden's run as the judge is shown it (blocks [M1] on), for a CI reader."""
-    if transcript is None:
-        return None
-    return fence(run_blocks(transcript, budget=sys.maxsize)[0])
-
-
-def _case(
-    suite: ElementTree.Element,
-    classname: str,
-    outcome: GoldenOutcome,
-    trial: int,
-    result: GradeResult | None,
-    skip_message: str,
-) -> None:
-    """One testcase: skipped when not judged, else passed, or a failure or error with its story."""
-    case = xml_element(
-        suite,
-        "testcase",
-        classname=classname,
-        name=f"{outcome.golden.name} [trial {trial}]",
-        time=f"{latency_seconds(result) if result else 0:.3f}",
-    )
-    if result is None:
-        xml_element(case, "skipped", message=skip_message)
-        return
-    if result.details.judge.corrected:
-        xml_properties(case, {"corrected": "true"})
-    expected, got = outcome.expected_answer, answer_of(outcome.golden, result)
-    if result.verdict == "error":
-        xml_element(case, "error", result.reason, message="judge error")
-    elif got != expected:
-        message = f"expected {expected}, got {got}"
-        xml_element(case, "failure", result.reason, message=message)
-    elif uncited := outcome.uncited(result):
-        quoted = ", ".join(f'"{quote}"' for quote in uncited)
-        message = f"expected {expected}, got {got} but did not cite {quoted}"
-        xml_element(case, "failure", f"not cited: {quoted}\n{result.reason}", message=message)
-    elif unmatched := outcome.unmatched(result):
-        fields = "; ".join(unmatched)
-        message = f"expected {expected}, got {got} but output fields differ: {fields}"
-        xml_element(case, "failure", f"{fields}\n{result.reason}", message=message)
-    else:
-        return
-    xml_element(case, "system-out", _system_out(outcome, result))
-
-
-def _suite(root: ElementTree.Element, report: RubricReport, run: RunReport) -> ElementTree.Element:
-    """One testsuite per rubric: its totals as attributes, its identity as properties."""
-    rubric = report.rubric
-    interrupted = _interrupted(run)
-    suite = xml_element(root, "testsuite", name=f"{rubric.name}@{rubric.version}")
-    properties = {"version": rubric.version, "digest": rubric.digest}
-    properties["corrected"] = str(report.corrected)
-    if interrupted is not None:
-        properties["interrupted"] = interrupted
-    xml_properties(suite, properties)
-    # Jenkins splits a classname at its last dot into package and class: `name@1.0.0` would
-    # file every case under class `0` and start a new history on each version bump. A rubric
-    # name is kebab-case (no dots) and stays the same across versions; dots are replaced anyway.
-    classname = rubric.name.replace(".", "_")
-    skip_message = "not judged: interrupted" if interrupted is not None else "not judged"
-    for outcome in report.outcomes:
-        for trial in range(1, max(run.trials, len(outcome.results)) + 1):
-            result = outcome.results[trial - 1] if trial <= len(outcome.results) else None
-            _case(suite, classname, outcome, trial, result, skip_message)
-    skipped = sum(max(run.trials - len(outcome.results), 0) for outcome in report.outcomes)
-    junit_totals(
-        suite,
-        tests=report.judgments + skipped,
-        failures=report.misses,
-        errors=report.errors,
-        skipped=skipped,
-        time=sum(
-            latency_seconds(result) for outcome in report.outcomes for result in outcome.results
-        ),
-    )
-    if run.info is not None:  # UTC, without an offset, as the Ant JUnit schema wants
-        started = datetime.fromtimestamp(run.info.started, UTC)
-        suite.set("timestamp", started.strftime("%Y-%m-%dT%H:%M:%S"))
-    return suite
-
-
-def format_junit(run: RunReport) -> str:
-    """JUnit XML: a testsuite per rubric, a testcase per golden and trial (`<golden> [trial N]`),
-    every text through `xml_safe`; totals on <testsuites>, whose time is the run's wall time."""
-    root = ElementTree.Element("testsuites", name="rubriclib test-goldens")
-    interrupted = _interrupted(run)
-    if interrupted is not None:
-        xml_properties(root, {"interrupted": interrupted})
-    suites = [_suite(root, report, run) for report in run.rubrics]
-
-    def total(name: str) -> int:
-        return sum(int(suite.get(name, "0")) for suite in suites)
-
-    info = run.info
-    time = info.finished - info.started if info else sum(float(s.get("time", 0)) for s in suites)
-    junit_totals(root, total("tests"), total("failures"), total("errors"), total("skipped"), time)
-    return junit_text(root)
 
 
 GOLDENS_FORMATTERS: dict[str, Callable[[RunReport], str]] = {

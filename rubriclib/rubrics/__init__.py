@@ -27,11 +27,10 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.docent import new_from_docent as new_from_docent
     from rubriclib.rubrics.docent import read_docent as read_docent
     from rubriclib.rubrics.golden import Golden as Golden
-    from rubriclib.rubrics.golden import duplicate_name_problems as duplicate_name_problems
-    from rubriclib.rubrics.golden import pairwise_golden_problems as pairwise_golden_problems
-    from rubriclib.rubrics.golden import parse_goldens_file as parse_goldens_file
     from rubriclib.rubrics.golden import shown_example as shown_example
     from rubriclib.rubrics.golden import shown_goldens as shown_goldens
+    from rubriclib.rubrics.goldens_file import GoldensFile as GoldensFile
+    from rubriclib.rubrics.goldens_file import parse_goldens_file as parse_goldens_file
     from rubriclib.rubrics.lockfile import check as check
     from rubriclib.rubrics.lockfile import frozen_problems as frozen_problems
     from rubriclib.rubrics.lockfile import lock_entries as lock_entries
@@ -64,6 +63,7 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.rubric import Rubric as Rubric
     from rubriclib.rubrics.rubric import judged_digest as judged_digest
     from rubriclib.rubrics.rubric import parse_rubric_text as parse_rubric_text
+    from rubriclib.rubrics.scaffold import checked_goldens_file as checked_goldens_file
     from rubriclib.rubrics.scaffold import new_pack as new_pack
     from rubriclib.rubrics.scaffold import new_rubric as new_rubric
     from rubriclib.rubrics.scaffold import strict_problems as strict_problems
@@ -74,6 +74,7 @@ _HOMES = {
     "DocentRubric": ".docent",
     "GUIDELINES_HEADING": ".revision",
     "Golden": ".golden",
+    "GoldensFile": ".goldens_file",
     "ItemAnswer": ".checklist",
     "LABEL_TOOL": ".rubric",
     "MAX_FILE_BYTES": ".reading",
@@ -87,7 +88,6 @@ _HOMES = {
     "builtin_names": ".registry",
     "check": ".lockfile",
     "checklist_verdict": ".checklist",
-    "duplicate_name_problems": ".golden",
     "frozen_problems": ".lockfile",
     "judged_digest": ".rubric",
     "list_rubrics": ".registry",
@@ -96,12 +96,12 @@ _HOMES = {
     "load_yaml": ".reading",
     "lock_entries": ".lockfile",
     "new_from_docent": ".docent",
+    "checked_goldens_file": ".scaffold",
     "new_pack": ".scaffold",
     "new_rubric": ".scaffold",
     "next_minor": ".revision",
     "not_utf8": ".reading",
-    "pairwise_golden_problems": ".golden",
-    "parse_goldens_file": ".golden",
+    "parse_goldens_file": ".goldens_file",
     "parse_rubric_text": ".rubric",
     "project_root": ".registry",
     "project_rubrics_dir": ".registry",

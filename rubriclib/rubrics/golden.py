@@ -1,11 +1,11 @@
 """Parse and validate goldens: worked examples with the verdict a rubric must give them, in a
-rubric's frontmatter or a goldens file, and the checks a golden needs its rubric for."""
+rubric's frontmatter or a goldens file (`goldens_file` reads one), and the checks a golden
+needs its rubric for."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import (
@@ -13,15 +13,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
-from rubriclib.errors import Problem, RubricError
+from rubriclib.errors import Problem
 from rubriclib.item import Transcript, read_transcript, with_final_answer
-from rubriclib.rubrics.reading import load_yaml, read_text
-from rubriclib.validation import NAME_PATTERN, LineFinder, problems_from_validation, valid_parts
+from rubriclib.validation import NAME_PATTERN
 
 
 def _kebab(text: str) -> bool:
@@ -101,31 +99,6 @@ class Golden(BaseModel):
                     f"{self.expected_winner} (pass means the output wins; leave expected out)"
                 )
         return self
-
-
-def parse_goldens_file(path: Path, label: str) -> list[Golden]:
-    """Read a goldens YAML file: a list of goldens, or a mapping with a `goldens` list."""
-    text = read_text(path, label)
-    data = raw = load_yaml(text, label, "goldens")
-    if isinstance(data, dict) and set(data) == {"goldens"}:
-        data = data["goldens"]
-    if not isinstance(data, list):
-        raise RubricError.single(label, "goldens", "must be a list of goldens")
-    goldens: list[Golden] = []
-    problems: list[Problem] = []
-    for index, item in enumerate(data):
-        try:
-            goldens.append(Golden.model_validate(item))
-        except ValidationError as error:
-            problems.extend(problems_from_validation(error, label, Golden, f"goldens[{index}]"))
-            goldens.append(valid_parts(Golden, item))  # its name still counts for duplicates
-    found = {problem.field for problem in problems}
-    duplicates = duplicate_name_problems(goldens, label, "goldens")
-    problems.extend(problem for problem in duplicates if problem.field not in found)
-    if problems:
-        lines = LineFinder(text, label, root="" if isinstance(raw, dict) else "goldens")
-        raise RubricError(lines.in_file_order(problems))
-    return goldens
 
 
 def pairwise_golden_problems(
@@ -247,6 +220,10 @@ class GoldenRules(Protocol):
     def requires(self) -> Sequence[str]: ...
     @property
     def citations(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def output(self) -> Mapping[str, Any] | None: ...
 
 
 def checked_goldens(

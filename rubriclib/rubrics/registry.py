@@ -14,15 +14,8 @@ from typing import TYPE_CHECKING, Literal
 
 from rubriclib.config import find_project, search_paths
 from rubriclib.errors import Problem, RubricError
-from rubriclib.rubrics.golden import (
-    Golden,
-    cites_problems,
-    labelled_goldens,
-    pairwise_golden_problems,
-    parse_goldens_file,
-    required_field_problems,
-)
-from rubriclib.rubrics.output_fields import expected_output_problems
+from rubriclib.rubrics.golden import Golden
+from rubriclib.rubrics.goldens_file import GoldensFile
 from rubriclib.rubrics.rubric import Rubric, judged_digest, parse_rubric
 from rubriclib.validation import NAME_PATTERN
 
@@ -170,33 +163,24 @@ def scan_rubrics(all_versions: bool = False) -> tuple[list[Rubric], list[Problem
 
 
 def load_goldens(rubric: Rubric) -> list[Golden]:
-    """The rubric's frontmatter goldens plus those in `<its folder>/../goldens/NAME.yaml`."""
-    path = rubric.path.parent.parent / "goldens" / f"{rubric.name}.yaml"
+    """The rubric's frontmatter goldens plus those in `<its folder>/../goldens/NAME.yaml`,
+    checked exactly as the frontmatter's are (`GoldensFile.checked_for`)."""
+    path = goldens_path(rubric)
     if not path.exists():
         return list(rubric.goldens)
     label = (
         f"builtin:goldens/{rubric.name}.yaml" if rubric.source.startswith("builtin:") else str(path)
     )
-    extra, problems = labelled_goldens(parse_goldens_file(path, label), rubric.labels, label)
-    goldens = list(rubric.goldens) + extra
-    own = {golden.name for golden in rubric.goldens}  # the file's own: parse_goldens_file
-    problems += [
-        Problem(
-            label,
-            f"goldens[{index}].name",
-            f"duplicate golden name {golden.name!r} (the rubric's own goldens have it)",
-        )
-        for index, golden in enumerate(extra)
-        if golden.name in own
-    ]
-    problems += required_field_problems(extra, rubric.requires, label)
-    problems += pairwise_golden_problems(rubric.scale, extra, label)
-    problems += cites_problems(extra, rubric.citations, label)
-    expected = [golden.expected_output for golden in extra]
-    problems += expected_output_problems(expected, rubric.output, label)
+    own = {golden.name for golden in rubric.goldens}
+    extra, problems = GoldensFile.read(path, label).checked_for(rubric, taken=own)
     if problems:
         raise RubricError(problems)
-    return goldens
+    return list(rubric.goldens) + extra
+
+
+def goldens_path(rubric: Rubric) -> Path:
+    """Where a rubric's goldens file sits: `<its folder>/../goldens/NAME.yaml`."""
+    return rubric.path.parent.parent / "goldens" / f"{rubric.name}.yaml"
 
 
 def _lookup_order() -> list[tuple[Path, str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import yaml
 from rubriclib.errors import InputError, Problem, RubricError
 from rubriclib.files import write_new
 from rubriclib.rubrics.golden import Golden
+from rubriclib.rubrics.goldens_file import GoldensFile
 from rubriclib.rubrics.registry import builtin_dir, builtin_names, load_goldens, load_rubric
 from rubriclib.rubrics.rubric import (
     LABEL_TOOL,
@@ -294,6 +296,37 @@ def strict_problems(rubric: Rubric, goldens: list[Golden]) -> list[Problem]:
             )
         )
     return problems
+
+
+def checked_goldens_file(
+    path: Path, label: str, refs: Sequence[str]
+) -> tuple[list[Golden], list[Rubric]]:
+    """A goldens file `validate` was given, checked against the rubrics `refs` name, as
+    `test-goldens --goldens` adds it to them; with none, against the rubric it belongs to
+    (`_owning_rubric`), as `load_goldens` reads it. The rubrics it was checked against (none:
+    it was read alone) beside its goldens, or a RubricError naming every problem."""
+    read = GoldensFile.read(path, label)
+    if refs:
+        rubrics = [load_rubric(ref) for ref in refs]
+        taken = [{golden.name for golden in load_goldens(rubric)} for rubric in rubrics]
+        _, problems = read.added_to(list(zip(rubrics, taken, strict=True)))
+    elif (owner := _owning_rubric(path)) is not None:
+        rubrics = [owner]
+        _, problems = read.checked_for(owner, {golden.name for golden in owner.goldens})
+    else:
+        rubrics, problems = [], []
+    if problems:
+        raise RubricError(problems)
+    return read.goldens, rubrics
+
+
+def _owning_rubric(path: Path) -> Rubric | None:
+    """The rubric whose goldens file `path` is: `goldens/NAME.yaml` beside `rubrics/NAME.md`."""
+    owner = path.parent.parent / "rubrics" / f"{path.stem}.md"
+    if path.parent.name != "goldens" or not owner.is_file():
+        return None
+    rubric = load_rubric(str(owner))
+    return rubric if rubric.name == path.stem else None
 
 
 def foreign_tools(rubric: Rubric) -> list[str]:

@@ -1,7 +1,7 @@
 """The pages `--report FILE.html` writes, in a real headless Chromium: an eval's gate and the
 exact messages a judgment sent (hostile row text staying text), pairwise numbers and the
 disagreements filter, the goldens view (accuracy, kappa, confusion, misses and flaky goldens
-with their why) and the calibration view (disagreements with both labels)."""
+with their why; an outage's judge errors apart from misses) and the calibration view (disagreements with both labels)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ if (reason := why_unavailable()) is not None:
     pytest.skip(f"browser tests skipped: {reason}", allow_module_level=True)
 
 from click.testing import CliRunner
-from judge_server import JudgeServer
+from judge_server import JudgeServer, error_reply
 from results_lines import results_line, write_results
 
 from rubriclib.cli import main
@@ -144,6 +144,24 @@ def test_the_goldens_page_shows_agreement_misses_and_flaky_goldens(
     expected = [counts[k] for k in ("true_pass", "false_fail", "false_pass", "true_fail")]
     assert confusion == [str(count) for count in expected]
     assert page.locator("#matrix-section").is_hidden() and page.locator("b").count() == 0
+    assert page.errors == []
+
+
+def test_the_goldens_page_of_an_outage_lists_judge_errors_apart_from_misses(
+    page: Any, endpoint: JudgeServer, library: Path, tmp_path: Path
+) -> None:
+    endpoint.responder = lambda body: error_reply(401, "Incorrect API key provided")
+    report = tmp_path / "outage.html"
+    ran = rubriclib("test-goldens", "keywords", "--report", str(report))
+    assert ran.returncode == 3, ran.stderr
+    open_report(page, report)
+    box = "#agreement .rubric[data-rubric=keywords]"
+    assert page.text_content(f"{box} dd[data-fact='missed goldens']") == "0"
+    assert page.text_content(f"{box} dd[data-fact='goldens with judge errors']") == "2"
+    errored = page.locator(f"{box} h4:text-is('Goldens with judge errors (2)') + table tbody tr")
+    assert errored.count() == 2
+    assert "Incorrect API key provided" in page.text_content(f"{box} tr[data-golden=says-pass]")
+    assert "undecided" in page.text_content("#goldens-status")
     assert page.errors == []
 
 

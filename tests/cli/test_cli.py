@@ -246,8 +246,14 @@ def test_goldens_disagreement_and_error_exit_1(
         "false_fail": 0,
         "errors": 1,
     }
-    assert rubric["accuracy"] == 0.5  # the judge error counts as a miss, never as agreement
+    # over the three judgments with a verdict: the judge error is counted apart, never as
+    # agreement nor as a miss
+    assert rubric["accuracy"] == pytest.approx(2 / 3)
+    assert rubric["judged"] == 3 and rubric["errors"] == 1 and rubric["misses"] == 1
+    assert report["status"] == "regression"
     goldens = {golden["name"]: golden for golden in rubric["goldens"]}
+    assert goldens["wrongly-passed"]["status"] == "miss"
+    assert goldens["judge-breaks"]["status"] == "error"
     assert (
         goldens["judge-breaks"]["verdicts"] == ["error"] and not goldens["judge-breaks"]["agreed"]
     )

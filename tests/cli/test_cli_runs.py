@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import signal
 import time
+import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import keyword_responder, start, wait_for_requests
-from judge_server import JudgeServer
+from judge_server import JudgeServer, error_reply
 
 from rubriclib.cli import main
 
@@ -97,8 +98,9 @@ def test_a_goldens_file_error_names_the_index_in_that_file(
     )
     result = CliRunner().invoke(main, ["test-goldens", "keywords", "--goldens", str(extra)])
     assert result.exit_code == 2 and endpoint.requests == []
-    assert f"{extra}: goldens[1].name: keywords already has a golden named 'says-pass'" in (
-        result.stderr
+    assert (
+        f"{extra}:2: goldens[1].name: duplicate golden name 'says-pass' (the rubric's own goldens "
+        "have it)" in result.stderr
     )
 
 
@@ -201,3 +203,58 @@ def test_two_signals_close_together_still_write_the_report(
     assert process.returncode == 130, stderr
     assert "Aborted!" not in stderr and "interrupted by SIGINT: judged " in stderr
     assert json.loads(out.read_text())["run"]["interrupted"] == "SIGINT"
+
+
+def test_a_dead_key_reads_as_an_outage_not_a_regression(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    endpoint.responder = lambda body: error_reply(401, "Incorrect API key provided")
+    extra = goldens_file(write_file, ["verdict:pass"] * 13, "pass")
+    arguments = ["test-goldens", "keywords", "--goldens", str(extra)]
+    table = CliRunner().invoke(main, arguments)
+    assert table.exit_code == 3, table.output
+    lines = table.stdout.splitlines()
+    assert "accuracy n/a of 0 judged (15 judge error(s) left out)" in lines[0]
+    assert lines[1].startswith("  ERROR says-pass  expected pass  got error")
+    assert "MISS" not in table.stdout and "REGRESSION" not in table.stdout
+    assert lines[-1] == (
+        "UNDECIDED: 1 rubric(s), 15 golden(s) x 1 trial(s); 0 golden(s) missed, 15 of 15 "
+        "golden(s) could not be judged (15 judge error(s)); no regression measured"
+    )
+    report = json.loads(CliRunner().invoke(main, [*arguments, "--format", "json"]).stdout)
+    [rubric] = report["rubrics"]
+    assert report["status"] == "undecided" and report["ok"] is False
+    assert rubric["accuracy"] is None and rubric["judged"] == 0 and rubric["errors"] == 15
+    assert rubric["misses"] == 0
+    assert {golden["status"] for golden in rubric["goldens"]} == {"error"}
+    junit = CliRunner().invoke(main, [*arguments, "--format", "junit"])
+    root = ElementTree.fromstring(junit.stdout)
+    assert junit.exit_code == 3
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("15", "0", "15")
+    assert len(root.findall(".//testcase/error")) == 15 and root.find(".//failure") is None
+
+
+def test_misses_and_judge_errors_are_reported_as_both(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    extra = goldens_file(write_file, ["verdict:text", "verdict:fail", "verdict:pass"], "pass")
+    result = CliRunner().invoke(main, ["test-goldens", "keywords", "--goldens", str(extra)])
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert "accuracy 75.0% of 4 judged (1 judge error(s) left out)" in lines[0]
+    marks = {
+        line.split()[1]: line.split()[0]
+        for line in lines
+        if line.startswith("  ") and "expected" in line
+    }
+    assert marks == {
+        "says-pass": "ok",
+        "says-fail": "ok",
+        "extra-0": "ERROR",
+        "extra-1": "MISS",
+        "extra-2": "ok",
+    }
+    assert lines[-1] == (
+        "REGRESSION: 1 rubric(s), 5 golden(s) x 1 trial(s); 1 golden(s) missed, 1 of 5 "
+        "golden(s) could not be judged (1 judge error(s))"
+    )

@@ -453,3 +453,16 @@ def test_requests_per_minute_holds_over_every_fold_and_optimizer_call(
     assert result.exit_code == 0, result.output
     assert len(arrivals) == 54  # one start every 0.05 s at the most: 53 gaps, 2.65 s at least
     assert (max(arrivals) - min(arrivals)) / 53 >= 0.045
+
+
+def test_the_accuracy_benchmark_counts_a_judge_error_as_a_miss(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    extra = write_file("extra.yaml", "- {name: abstains, output: 'verdict:text', expected: pass}\n")
+    ran = CliRunner().invoke(
+        main, ["test-goldens", "keywords", "--goldens", str(extra), "--format", "json"]
+    )
+    report = json.loads(ran.stdout)
+    assert report["rubrics"][0]["accuracy"] == 1.0  # test-goldens leaves the error out
+    row = accuracy_benchmark().per_rubric(report)["keywords"]
+    assert row["accuracy"].startswith("67% [") and row["errors"].startswith("1 (")

@@ -34,7 +34,7 @@ from rubriclib.measure.calibration import (
     agreement,
     confusion_matrix,
 )
-from rubriclib.rubrics.golden import parse_goldens_file
+from rubriclib.rubrics.goldens_file import parse_goldens_file
 from rubriclib.rubrics.rubric import Rubric
 
 
@@ -343,7 +343,16 @@ def test_min_kappa_gates_and_all_errors_exit_3(
     broken = jsonl(write_file, [{"output": "verdict:text", "label": "pass"}] * 2, "broken.jsonl")
     result = calibrate("--labels", str(broken), "--format", "json")
     assert result.exit_code == 3
-    assert json.loads(result.stdout)["judge_errors"] == 2
+    report = json.loads(result.stdout)
+    assert report["judge_errors"] == 2 and report["status"] == "undecided"
+    table = calibrate("--labels", str(broken))
+    assert table.stdout.splitlines()[-1] == (
+        "UNDECIDED: 2 of 2 row(s) could not be judged (2 judge error(s)); nothing measured"
+    )
+    assert (
+        json.loads(calibrate("--labels", str(labels), "--format", "json").stdout)["status"]
+        == "calibrated"
+    )
 
 
 def test_an_interrupted_calibration_reports_what_it_judged(

@@ -108,3 +108,36 @@ def test_the_goldens_page_notes_a_golden_met_but_for_its_fields(
         "triage: golden wrong got its expected answer with other output fields: severity: "
         "expected 'high', got 'low'" in notes
     )
+
+
+TALLIED = """\
+- {name: met, output: "severity:low fine", expected: resolved, expected_output: {severity: low}}
+- {name: field-wrong, output: "severity:low fine", expected: resolved,
+   expected_output: {severity: high}}
+- {name: label-wrong, output: "severity:high fine", expected: not-resolved}
+- {name: refused, output: "severity:low bad", expected: not-resolved}
+"""
+"""Met; the label right but a field wrong (a miss, tallied by its label's verdict: a true pass);
+a false pass; a true fail."""
+
+
+@pytest.mark.parametrize("given", ["--goldens", "the rubric's goldens file"])
+def test_every_judged_golden_is_tallied_by_verdict_once(
+    endpoint: JudgeServer, write_file: Callable[..., Path], given: str
+) -> None:
+    path = write_file("project/rubrics/triage.md", HEADER + BODY)
+    arguments = ["test-goldens", str(path)]
+    if given == "--goldens":
+        arguments += ["--goldens", str(write_file("more.yaml", TALLIED))]
+    else:
+        write_file("project/goldens/triage.yaml", TALLIED)
+    endpoint.responder = triage_judge  # type: ignore[assignment]
+    ran = CliRunner().invoke(main, [*arguments, "--format", "json"])
+    assert ran.exit_code == 1, ran.output
+    [report] = json.loads(ran.stdout)["rubrics"]
+    tally = report["counts"]["verdicts"]
+    assert tally == {"true_pass": 2, "false_pass": 1, "true_fail": 1, "false_fail": 0}
+    assert sum(tally.values()) == report["judgments"] == 4
+    assert report["misses"] == 2 and report["unmatched"] == 1
+    table = CliRunner().invoke(main, arguments).stdout
+    assert "by verdict: true pass 2, false pass 1, true fail 1, false fail 0" in table

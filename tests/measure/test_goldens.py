@@ -55,7 +55,17 @@ def test_errors_are_counted_apart_and_never_as_agreement(rubric: Rubric) -> None
         rubric, [outcome(rubric, "pass", "pass"), outcome(rubric, "fail", "error")]
     )
     assert report.counts["errors"] == 1 and report.counts["true_fail"] == 0
-    assert report.accuracy == 0.5 and not report.ok
+    assert report.errors == 1 and report.judged == 1 and report.misses == 0
+    assert report.accuracy == 1.0 and not report.ok  # over the judged: the error is apart
+    assert [one.status for one in report.outcomes] == ["ok", "error"]
+
+
+def test_a_golden_is_a_miss_when_any_judgment_with_a_verdict_missed(rubric: Rubric) -> None:
+    assert outcome(rubric, "pass", "error", "fail").status == "miss"
+    assert outcome(rubric, "pass", "pass", "error").status == "error"
+    assert outcome(rubric, "pass", "pass", "pass").status == "ok"
+    unjudged = Golden(name="unjudged", output="o", expected="pass")
+    assert GoldenOutcome(unjudged, []).status == "not judged"
 
 
 def test_kappa_is_undefined_when_chance_agreement_is_certain(rubric: Rubric) -> None:
@@ -235,7 +245,8 @@ def test_plan_run_names_every_bad_extra_golden_at_once(
     with pytest.raises(RubricError) as raised:
         plan_run(["keywords"], str(extra))
     assert [str(problem) for problem in raised.value.problems] == [
-        f"{extra}: goldens[0].name: keywords already has a golden named 'says-pass'"
+        f"{extra}:1: goldens[0].name: duplicate golden name 'says-pass' (the rubric's own "
+        "goldens have it)"
     ]
     pairwise_only = write_file(
         "pairwise.yaml", "- {name: d, output: x, baseline: y, expected_winner: tie}\n"

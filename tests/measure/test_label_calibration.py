@@ -17,7 +17,8 @@ from labels_eval import SUPPORT, label_responder
 
 from rubriclib.cli import main
 from rubriclib.rubrics import load_rubric
-from rubriclib.rubrics.golden import labelled_goldens, parse_goldens_file
+from rubriclib.rubrics.golden import labelled_goldens
+from rubriclib.rubrics.goldens_file import parse_goldens_file
 
 LABELLED = [
     {"id": "a", "output": "Refunded. label:resolved", "label": "resolved"},

@@ -71,11 +71,14 @@ def test_table_never_passes_control_characters_to_the_terminal(rubric: Rubric) -
     table = format_table(hostile_run(rubric, HOSTILE))
     assert unsafe_characters(table) == set()
     lines = table.splitlines()
-    # summary, missed + its reason, broken + its reason, agreed, blank, last line
+    # summary, missed + its reason, broken + its reason, agreed, blank, last line; the marks
+    # padded to ERROR's width, the reasons under the names
     assert len(lines) == 8
-    assert lines[2].startswith("       \\x1b[31mred\\x1b[0m \\x1b]0;owned\\x07 NUL\\x00")
+    assert lines[1].startswith("  MISS  missed  expected pass  got fail")
+    assert lines[2].startswith("        \\x1b[31mred\\x1b[0m \\x1b]0;owned\\x07 NUL\\x00")
     assert "\\ud800 " in lines[2] and "\\u202egnp.exe second line" in lines[2]
-    assert lines[2].endswith("tabb...") and len(lines[2]) == 7 + 160 + 3  # cut at 160
+    assert lines[2].endswith("tabb...") and len(lines[2]) == 8 + 160 + 3  # cut at 160
+    assert lines[3].startswith("  ERROR broken  expected pass  got error")
 
 
 def test_table_reason_is_one_line_with_blanks_collapsed(rubric: Rubric) -> None:

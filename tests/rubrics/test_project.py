@@ -213,5 +213,7 @@ def test_validate_takes_a_goldens_file_on_its_own(project: Path) -> None:
     bad.write_text("- {name: a, output: x}\n")
     result = CliRunner().invoke(main, ["validate", str(good), str(bad)])
     assert result.exit_code == 1
-    assert f"{good}: ok (1 golden)" in result.output
+    assert f"{good}: ok (1 golden; read alone: --rubric REF checks them for a rubric)" in (
+        result.output
+    )
     assert f"{bad}:1: goldens[0].expected: is required" in result.output

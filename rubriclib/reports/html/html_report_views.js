@@ -24,14 +24,21 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
   function goldens(section) {
     const run = data.goldens;
     section.hidden = false;
+    const said = { ok: "every judgment matched its golden", regression: "a judged golden missed (a regression)",
+      undecided: "undecided: judge errors kept goldens from being judged; no regression measured",
+      interrupted: "interrupted: not every golden was judged" };
     section.append(el("h2", null, "Goldens"), el("p", { class: "meta", id: "goldens-status" },
-      `${run.trials} trial(s) per golden; ${run.ok ? "every judgment matched its golden" : "not every judgment matched its golden"}`));
+      `${run.trials} trial(s) per golden; ${said[run.status]}`));
     for (const r of run.rubrics) {
-      const misses = r.goldens.filter((o) => !o.agreed);
+      // A miss is a judged golden the judge got wrong; a judge error is an outage, listed apart.
+      const misses = r.goldens.filter((o) => o.status === "miss");
+      const errored = r.goldens.filter((o) => o.status === "error");
       const flaky = r.goldens.filter((o) => o.flaky);
-      const list = [["judgments", number(r.judgments)], ["accuracy", within(r.accuracy, r.accuracy_interval, percent)],
+      const accuracy = within(r.accuracy, r.accuracy_interval, percent) + (r.errors ? ` of ${r.judged} judged` : "");
+      const list = [["judgments", number(r.judgments)], ["accuracy", accuracy],
         ["kappa", within(r.kappa, r.kappa_interval, decimal) + (r.kappa_band ? ` (${r.kappa_band})` : "")],
-        ["judge errors", number(r.counts.errors)], ["missed goldens", number(misses.length)], ["flaky goldens", number(flaky.length)]];
+        ["judge errors", number(r.counts.errors)], ["missed goldens", number(misses.length)],
+        ["goldens with judge errors", number(errored.length)], ["flaky goldens", number(flaky.length)]];
       if (r.exact_score_agreement !== null) list.push(["exact score agreement", percent(r.exact_score_agreement)]);
       if (r.mean_absolute_error !== null) list.push(["mean absolute error", decimal(r.mean_absolute_error)]);
       if (Object.keys(r.checklist_failures || {}).length) list.push(["checklist items failed", itemCounts(r.checklist_failures)]);
@@ -41,6 +48,7 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
         el("h3", null, `${r.rubric.name}@${r.rubric.version} ${r.rubric.digest.slice(0, 8)}`), facts(list),
         el("h4", null, "Confusion matrix"), confusion(r.counts),
         el("h4", null, `Missed goldens (${misses.length})`), misses.length ? tableOf(null, heads, goldenRows(misses)) : el("p", { class: "meta" }, "none"),
+        el("h4", null, `Goldens with judge errors (${errored.length})`), errored.length ? tableOf(null, heads, goldenRows(errored)) : el("p", { class: "meta" }, "none"),
         el("h4", null, `Flaky goldens (${flaky.length})`), flaky.length ? tableOf(null, heads, goldenRows(flaky)) : el("p", { class: "meta" }, "none")));
     }
   }
