@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
+from rubriclib.errors import RubricError
 from rubriclib.rubrics.golden import Golden
-from rubriclib.rubrics.reading import read_text
 from rubriclib.rubrics.rubric import SEMVER, Rubric, parse_rubric_text
 
 GUIDELINES_HEADING = "## Guidelines learned from labels"
@@ -142,10 +142,13 @@ class Revision:
 
 
 def revise(rubric: Rubric, examples: list[Golden], guidelines: list[str]) -> Revision:
-    """The rubric's file revised (`revised_text`) and read back; a RubricError naming the file
-    when the revision would not read."""
+    """The rubric's text as it was read and judged, revised (`revised_text`) and read back; a
+    RubricError naming the file when the revision would not read, or when the rubric was not
+    read from a rubric file (an eval file's prompt)."""
     label = str(rubric.path)
-    original = read_text(rubric.path, label)
+    original = rubric.text
+    if original is None:
+        raise RubricError.single(label, "rubric", "only a rubric file can be revised")
     text = revised_text(original, examples, guidelines)
     revised = parse_rubric_text(text, rubric.path, rubric.source, f"{label} (revised)")
     return Revision(original, text, revised, examples, guidelines)

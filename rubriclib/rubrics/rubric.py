@@ -127,6 +127,9 @@ class Rubric(_Frontmatter):
     variables and sent as the whole user message, as letta-evals sends it."""
     system_prompt: str | None = None
     """Text the eval file puts before rubriclib's own system message (letta's system_prompt)."""
+    text: str | None = Field(default=None, repr=False, exclude=True)
+    """The whole file as it was read (frontmatter and body), so nothing reads the file again
+    after resolution (`revise` edits this text); None for a rubric an eval file's prompt made."""
 
     @property
     def tool_names(self) -> tuple[str, str]:
@@ -182,6 +185,7 @@ def parse_rubric_text(text: str, path: Path, source: str, label: str) -> Rubric:
         body=judged_body,
         source=source,
         path=path,
+        text=text,
         digest=judged_digest(
             fields.scale,
             fields.pass_threshold,

@@ -10,6 +10,7 @@ import frontmatter
 import pytest
 from conftest import VALID_RUBRIC
 
+from rubriclib.errors import RubricError
 from rubriclib.rubrics.golden import Golden
 from rubriclib.rubrics.registry import load_rubric
 from rubriclib.rubrics.revision import (
@@ -101,3 +102,21 @@ def test_revising_with_examples_reads_back_as_the_rubric_plus_them(
     revision = revise(rubric, [EXAMPLE], [])
     assert revision.rubric.examples == [EXAMPLE] and revision.rubric.body == rubric.body
     assert revision.rubric.goldens == rubric.goldens and revision.rubric.digest != rubric.digest
+
+
+def test_a_revision_edits_the_text_that_was_judged_not_the_file_as_it_is_now(
+    write_file: Callable[..., Path],
+) -> None:
+    """align judges the rubric it resolved; a file edited meanwhile (a teammate's pull, an
+    editor's save) must not become the base of the revision it writes."""
+    path = write_file("tiny.md", VALID_RUBRIC)
+    rubric = load_rubric(str(path))
+    path.write_text(VALID_RUBRIC.replace("version: 1.2.3", "version: 9.0.0"))
+    revision = revise(rubric, [], ["Treat a promised date as an answer."])
+    assert revision.original == VALID_RUBRIC and revision.rubric.version == "1.3.0"
+
+
+def test_only_a_rubric_file_can_be_revised() -> None:
+    waza = load_rubric("groundedness").model_copy(update={"text": None})
+    with pytest.raises(RubricError, match="only a rubric file can be revised"):
+        revise(waza, [], ["A line."])
