@@ -12,7 +12,7 @@ from rubriclib.errors import EvalError, InputError, Problem, RubricError
 from rubriclib.evals.datasets import Dataset
 from rubriclib.evals.formats import load_eval
 from rubriclib.evals.formats.waza_rubric import load_waza_rubric
-from rubriclib.rubrics.golden import parse_goldens_file
+from rubriclib.rubrics.goldens_file import parse_goldens_file
 from rubriclib.rubrics.lockfile import read_lock
 from rubriclib.rubrics.reading import (
     MAX_FILE_BYTES,
