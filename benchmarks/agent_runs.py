@@ -135,6 +135,7 @@ def measure(url: str, folder: str, count: int) -> dict[str, Any]:
 
     def command(dataset: str, out: str) -> None:
         arguments = ["eval", "eval.yaml", "--dataset", dataset, "--out", out, "--no-cache"]
+        arguments += ["--force"]  # the warm-up's results file is the last child's: replace it
         arguments += ["--concurrency", str(CONCURRENCY), "--format", "json"]
         sink = io.StringIO()
         with (

@@ -17,6 +17,18 @@ def write_atomically(path: Path, data: str | bytes) -> None:
         os.replace(temporary, path)
 
 
+def holds_anything(path: Path) -> bool:
+    """Whether `path` exists and holds more than whitespace: what a run that replaces it loses."""
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 16):
+                if chunk.strip():
+                    return True
+    except FileNotFoundError:
+        return False
+    return False
+
+
 def write_new(path: Path, data: str | bytes) -> None:
     """Write `data` to `path` whole, only if `path` does not exist yet (FileExistsError
     otherwise, even when another process creates it meanwhile): nothing is overwritten."""

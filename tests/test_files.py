@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rubriclib.files import write_atomically, write_new
+from rubriclib.files import holds_anything, write_atomically, write_new
 
 
 def test_write_atomically_replaces_the_file_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -61,3 +61,14 @@ def test_a_written_file_gets_the_usual_permissions(tmp_path: Path) -> None:
         os.umask(umask)
     assert (tmp_path / "a").stat().st_mode & 0o777 == 0o644
     assert (tmp_path / "b").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_file_holds_anything_but_whitespace(tmp_path: Path) -> None:
+    assert not holds_anything(tmp_path / "missing.jsonl")
+    blank = tmp_path / "blank.jsonl"
+    blank.write_bytes(b"")
+    assert not holds_anything(blank)
+    blank.write_bytes(b" \n\t\n" * 50_000)  # past the first chunk read
+    assert not holds_anything(blank)
+    blank.write_bytes(b"\n" * 100_000 + b"x")
+    assert holds_anything(blank)

@@ -15,7 +15,7 @@ import click
 
 from rubriclib._version import __version__
 from rubriclib.errors import BatchRefused, InputError, JudgeConfigError
-from rubriclib.files import write_atomically
+from rubriclib.files import holds_anything, write_atomically
 
 # Each command imports what it needs, so `--help` and the commands that only read rubrics
 # start fast, and only the commands that judge load asyncio and the openai SDK.
@@ -156,6 +156,19 @@ def report_destinations(
     if html_only and not is_html(report):
         raise click.UsageError(f"--report writes the HTML report: name a FILE.html, not {report}")
     return destination, apart(writable(report, "--report"), destination)
+
+
+def refuse_to_empty(results: Path | None, resume: bool | None, force: bool) -> None:
+    """A results file (--out of eval, batch collect) that holds anything is refused, before any
+    request, unless --resume continues it or --force lets the run replace it (`resume` None:
+    the command has no --resume)."""
+    if results is None or resume or force or not holds_anything(results):
+        return
+    if resume is None:
+        how = "pass --force to replace it, or name another file"
+    else:
+        how = "pass --resume to continue it or --force to replace it"
+    raise BadInput(f"--out: {results} already holds results; {how}")
 
 
 def apart(report: Path, out: Path | None) -> Path:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rubriclib.cli.app import BadInput, main, writable
+from rubriclib.cli.app import BadInput, main, refuse_to_empty, writable
 from rubriclib.cli.evaluate import EvalChoice, finish, with_eval_choice
 from rubriclib.cli.options import FORMAT_OPTION
 
@@ -32,11 +32,11 @@ def batch_group() -> None:
     """
 
 
-def offline(chosen: EvalChoice, out: Path | None = None) -> ReadyRun:
+def offline(chosen: EvalChoice, out: Path | None = None, force: bool = False) -> ReadyRun:
     """The chosen eval, checked and made ready with judges that never send (no key needed),
-    writing its results to `out` when given."""
+    writing its results to `out` when given (replacing what it holds with `force`)."""
     prepared = chosen.prepared(batch=f"{chosen.eval_file}: batch files")
-    return chosen.ready(prepared, offline=True, out=out)
+    return chosen.ready(prepared, offline=True, out=out, force=force)
 
 
 @batch_group.command("prepare")
@@ -77,15 +77,26 @@ def prepare_command(chosen: EvalChoice, to: str) -> None:
     type=click.Path(exists=True, dir_okay=False),
     help="A batch output (or error) file; repeat for several.",
 )
-@click.option("--out", required=True, help="Write one JSON line per row and grader here.")
+@click.option(
+    "--out",
+    required=True,
+    help="Write one JSON line per row and grader here. A file that already holds results is "
+    "refused unless --force replaces it.",
+)
 @click.option("--report", "report_path", help="Write the report here; print only its last line.")
 @FORMAT_OPTION
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Let --out replace a file that already holds results (once the first result is in).",
+)
 def collect_command(
     chosen: EvalChoice,
     sources: tuple[str, ...],
     out: str,
     report_path: str | None,
     report_format: str,
+    force: bool,
 ) -> None:
     """Judge an eval from batch output files: the same results file, report and exit code as
     `rubriclib eval`. Answers that match no request, duplicates and requests with no answer are
@@ -97,8 +108,9 @@ def collect_command(
     from rubriclib.reports import is_html
 
     results = writable(out, "--out")
+    refuse_to_empty(results, None, force)
     report_target = writable(report_path, "--report") if report_path else None
-    ready = offline(chosen, results)
+    ready = offline(chosen, results, force)
 
     async def run(interrupt: Interrupted) -> Any:
         with interrupt.cancelling_current_task():

@@ -16,6 +16,7 @@ from rubriclib.cli.app import (
     Progress,
     judging,
     main,
+    refuse_to_empty,
     report_destinations,
     say,
     stop_if_refused,
@@ -67,6 +68,7 @@ class EvalChoice:
         concurrency: int | None = None,
         out: Path | None = None,
         resume: bool = False,
+        force: bool = False,
     ) -> ReadyRun:
         """The checked eval made runnable as chosen (`setup.ready_run`), with the configured
         verdict cache; `offline` judges never send (batch files), so need no key."""
@@ -85,6 +87,7 @@ class EvalChoice:
             concurrency=concurrency,
             out=out,
             resume=resume,
+            force=force,
         )
 
 
@@ -112,14 +115,28 @@ def with_eval_choice(command: Any) -> Any:
 @main.command("eval")
 @with_eval_choice
 @CONCURRENCY_OPTION
-@click.option("--out", help="Append one JSON line per row and grader here, as each finishes.")
+@click.option(
+    "--out",
+    help="Write one JSON line per row and grader here, as each finishes. A file that already "
+    "holds results is refused unless --resume continues it or --force replaces it.",
+)
 @click.option(
     "--report",
     "report_path",
     help="Write the report here (a FILE.html: the HTML report); print only its last line.",
 )
 @FORMAT_OPTION
-@click.option("--resume", is_flag=True, help="Keep the results already in --out; judge the rest.")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue --out: keep its results that still match, judge the rest and append them "
+    "(every line stays; a row and grader's last line is its current one).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Let --out replace a file that already holds results (once the first new result is in).",
+)
 @click.option("--dry-run", is_flag=True, help="Check everything and show the plan; send nothing.")
 @click.option(
     "--show-prompts",
@@ -155,6 +172,7 @@ def eval_command(
     report_path: str | None,
     report_format: str,
     resume: bool,
+    force: bool,
     dry_run: bool,
     show_prompts: bool,
     use_batch: bool,
@@ -182,6 +200,8 @@ def eval_command(
 
     if resume and out is None:
         raise click.UsageError("--resume needs --out: the results file to resume from")
+    if resume and force:
+        raise click.UsageError("--resume and --force: choose one (continue --out, or replace it)")
     if use_batch and out is None and not dry_run:
         raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
     # every refusal before the plan, any key or request, and before a state file is touched
@@ -191,7 +211,8 @@ def eval_command(
         _dry_run(prepared.eval, chosen, show_prompts, use_batch, prices)
         return
     results, report_target = report_destinations(out, report_path, html_only=False)
-    ready = chosen.ready(prepared, concurrency=concurrency, out=results, resume=resume)
+    refuse_to_empty(results, resume, force)
+    ready = chosen.ready(prepared, concurrency=concurrency, out=results, resume=resume, force=force)
     batch = None
     if use_batch and results:
         ready, batch = open_eval_batch(ready, resume, poll_seconds, say)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from rubriclib.evals.plan import Plan as Plan
     from rubriclib.evals.plan import plan_eval as plan_eval
     from rubriclib.evals.project import project_rubrics as project_rubrics
+    from rubriclib.evals.results import cut_short as cut_short
     from rubriclib.evals.run import EvalReport as EvalReport
     from rubriclib.evals.run import GraderStats as GraderStats
     from rubriclib.evals.run import arun_eval as arun_eval
@@ -57,6 +58,7 @@ _HOMES = {
     "acollect": ".batch_run",
     "aprepare": ".batch_run",
     "arun_eval": ".run",
+    "cut_short": ".results",
     "load_eval": ".formats",
     "open_eval_batch": ".setup",
     "plan_eval": ".plan",

@@ -226,8 +226,8 @@ class _EvalRun:
         rows = islice(ready.eval.dataset.rows(), ready.limit)
         self.ledger = Ledger(rows, ready.eval.graders, ready.kept)
         self.outputs = _Outputs(ready.target, ready.kept)
-        kept = list(ready.kept.values())
-        self.results = ResultsFile(ready.out, kept) if ready.out is not None else None
+        out = ready.out
+        self.results = ResultsFile(out, resume=ready.resume) if out is not None else None
 
     async def run(self, interrupt: Interrupted | None) -> None:
         """Every job through the engine, each result recorded as it finishes; an `interrupt`
@@ -319,6 +319,7 @@ def run_eval(
     concurrency: int | None = None,
     out: str | Path | None = None,
     resume: bool = False,
+    force: bool = False,
     limit: int | None = None,
     votes: int | None = None,
 ) -> EvalReport:
@@ -330,9 +331,12 @@ def run_eval(
         model: The judge model for every grader, over the eval file's.
         cache: The verdict cache: False (off), True (the user cache folder) or a folder.
         concurrency: Judgments in flight at once, over the eval file's.
-        out: A results file (JSONL), each result appended as it finishes.
-        resume: Keep the results already in `out` whose row, grader, rubric digest, judge
-            model and votes still match, and judge only the rest.
+        out: A results file (JSONL), a line written as each result finishes. One that
+            already holds lines is an EvalError (no request sent) unless `resume` or `force`.
+        resume: Continue `out`: keep the current results in it (the last line of each row
+            and grader) whose rubric digest, judge model and votes still match, judge only the
+            rest and append their lines; every line already there stays.
+        force: Let the run replace an `out` that holds lines (once its first result is in).
         limit: Judge only the first `limit` rows.
         votes: Votes per judgment for every grader, over the eval file's.
     """
@@ -345,6 +349,7 @@ def run_eval(
         concurrency=concurrency,
         out=Path(out) if out is not None else None,
         resume=resume,
+        force=force,
     )
     return asyncio.run(arun_eval(ready))
 

@@ -17,6 +17,7 @@ from rubriclib.evals.formats import Eval, GraderEntry, JudgeSettings
 from rubriclib.evals.judgments import letta_row_checker, row_rubric
 from rubriclib.evals.plan import max_prompt_tokens
 from rubriclib.evals.results import read_resumable
+from rubriclib.files import holds_anything
 from rubriclib.judging import checklist_refused
 from rubriclib.settings import AnswerMode, checklist_flag
 
@@ -65,6 +66,8 @@ class ReadyRun:
     """The results file the run writes (JSONL), when it writes one."""
     kept: Mapping[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     """The lines of `out` a resumed run keeps, by row and grader (`results.read_resumable`)."""
+    resume: bool = False
+    """Whether the run continues `out` (appending to it) rather than replacing it."""
 
     @property
     def judgments(self) -> int:
@@ -182,6 +185,7 @@ def ready_run(
     concurrency: int | None = None,
     out: Path | None = None,
     resume: bool = False,
+    force: bool = False,
 ) -> ReadyRun:
     """A prepared eval made runnable, the one place an eval becomes so: its judges (`model`,
     `votes` and `checklist` mode, answered by `tool`, `probability` or `one-call`, override every
@@ -190,8 +194,14 @@ def ready_run(
     JudgeConfigError here, before any request); the rows it reads, within `limit` (else the
     eval's own); its concurrency (`concurrency`, else the eval's, else the config's); and with
     `resume` the lines of `out` whose row, grader, rubric digest, judge model, votes and
-    checklist mode still match (a letta row's own rubric digest for its prompt graders). Its
-    judges hold their prompts to the eval's prompt-size limit."""
+    checklist mode still match (a letta row's own rubric digest for its prompt graders),
+    appending to `out`; an `out` that holds anything is an EvalError without `resume`, unless
+    `force` lets the run replace it. Its judges hold their prompts to the eval's prompt-size
+    limit."""
+    if resume and force:
+        raise ValueError("resume and force: choose one (continue `out`, or replace it)")
+    if out is not None and not resume:
+        refuse_to_replace(out, force)
     ev = prepared.eval
     mode = True if checklist else None  # the flag turns checklist mode on, never off
     over = JudgeSettings(model=model, votes=votes, checklist=mode, checklist_answers=checklist)
@@ -214,7 +224,19 @@ def ready_run(
         requests_per_minute=ev.requests_per_minute,
         out=out,
         kept=kept,
+        resume=resume,
     )
+
+
+def refuse_to_replace(out: Path, force: bool) -> None:
+    """EvalError when a run would replace results file `out` that holds anything, and `force`
+    does not let it (checked before any request)."""
+    if not force and holds_anything(out):
+        raise EvalError.single(
+            str(out),
+            "out",
+            "already holds results; pass resume=True to continue it or force=True to replace it",
+        )
 
 
 def own_rubrics(ev: Eval) -> dict[tuple[str, str], str]:

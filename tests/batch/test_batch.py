@@ -136,6 +136,29 @@ def test_prepare_then_collect_gives_the_live_verdicts(
     assert "0 problem(s)" in result.output
 
 
+def test_collect_refuses_to_empty_a_results_file_unless_forced(
+    eval_file: Path, tmp_path: Path
+) -> None:
+    to, output, results = tmp_path / "req.jsonl", tmp_path / "out.jsonl", tmp_path / "res.jsonl"
+    assert cli("batch", "prepare", str(eval_file), "--to", str(to), "--no-cache").exit_code == 0
+    output.write_text(answer_lines(lines_of(to), keyword_responder()))
+    collect = ["batch", "collect", str(eval_file), "--from", str(output), "--out", str(results)]
+    results.write_text('{"row": "mine", "grader": "kw"}\n')
+    refused = cli(*collect, "--no-cache")
+    assert refused.exit_code == 2 and refused.stderr == (
+        f"rubriclib: error: --out: {results} already holds results; pass --force to replace it, "
+        "or name another file\n"
+    )
+    assert results.read_text() == '{"row": "mine", "grader": "kw"}\n'
+    forced = cli(*collect, "--no-cache", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert {row: v for row, (v, _) in verdicts(results).items()} == {
+        "r1": "pass",
+        "r2": "fail",
+        "r3": "pass",
+    }
+
+
 def test_collect_reports_unknown_duplicate_and_missing_answers(
     eval_file: Path, tmp_path: Path
 ) -> None:
@@ -348,7 +371,7 @@ def test_a_fresh_run_never_reads_an_earlier_runs_downloads(
     assert cli("eval", str(eval_file), "--out", str(out), "--batch", "--no-cache").exit_code == 0
     with BatchServer(lambda body: tool_reply("set_grade_fail", {"reason": "new"})) as other:
         monkeypatch.setenv("OPENAI_BASE_URL", other.url)  # its batch ids start again at batch-2
-        result = cli("eval", str(eval_file), "--out", str(out), "--batch", "--no-cache")
+        result = cli("eval", str(eval_file), "--out", str(out), "--batch", "--force", "--no-cache")
         assert other.submissions == batch_api.submissions == ["batch-2"]
     assert result.exit_code == 0, result.output
     assert {v for v, _ in verdicts(out).values()} == {"fail"}
@@ -562,7 +585,7 @@ def test_an_endpoint_that_refuses_the_batch_upload_is_one_line_and_no_state(
     state = tmp_path / "results.jsonl.batch.json"
     assert state.exists()  # an earlier run's batches: this run's refusal must not keep them
     batch_api.refuse_uploads = (status, body)
-    result = cli("eval", str(eval_file), "--out", str(out), "--batch", "--no-cache")
+    result = cli("eval", str(eval_file), "--out", str(out), "--batch", "--force", "--no-cache")
     assert result.exit_code == 3, result.output
     refusals = [line for line in result.stderr.splitlines() if "refused the batch upload" in line]
     assert len(refusals) == 1, result.stderr
@@ -585,7 +608,7 @@ def test_prepare_and_collect_agree_wherever_the_environment_points(
         monkeypatch.setenv("OPENAI_BASE_URL", base_url)
         result = cli(
             "batch", "collect", str(eval_file), "--from", str(output), "--out", str(results),
-            "--no-cache",
+            "--force", "--no-cache",
         )  # fmt: skip
         assert result.exit_code == 0, result.output
         assert {row: v for row, (v, _) in verdicts(results).items()} == {

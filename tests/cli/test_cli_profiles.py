@@ -186,9 +186,11 @@ def test_fit_keeps_an_existing_profile_unless_forced(
 ) -> None:
     assert cli(*FIT).exit_code == 0
     asked = len(judge_server.requests)
+    [profile] = (project / "rubriclib-profiles").rglob("*.yaml")
+    fitted = profile.read_bytes()
     again = cli(*FIT)
     assert again.exit_code == 2 and "exists; pass --force to replace it" in again.output
-    assert len(judge_server.requests) == asked
+    assert len(judge_server.requests) == asked and profile.read_bytes() == fitted
     assert cli(*FIT, "--force").exit_code == 0
 
 

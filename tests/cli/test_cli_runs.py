@@ -52,6 +52,23 @@ def test_the_out_file_is_replaced_whole(
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def test_a_refused_run_leaves_the_reports_already_there_as_they_were(
+    library: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    """--out and --report replace the reports of an earlier run, but only with a new report:
+    bad input (exit 2, before any request) leaves them byte for byte."""
+    out, page = tmp_path / "goldens.json", tmp_path / "goldens.html"
+    out.write_bytes(b"the last report\n")
+    page.write_bytes(b"<p>the last page</p>\n")
+    arguments = ["test-goldens", "keywords", "no-such-rubric", "--out", str(out)]
+    result = CliRunner().invoke(main, [*arguments, "--report", str(page)])
+    assert result.exit_code == 2 and endpoint.requests == []
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("rubriclib: error: no-such-rubric: reference: no rubric named")
+    assert out.read_bytes() == b"the last report\n"
+    assert page.read_bytes() == b"<p>the last page</p>\n"
+
+
 def test_judge_errors_alone_exit_3_a_miss_exits_1(
     library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
 ) -> None:

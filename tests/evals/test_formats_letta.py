@@ -201,12 +201,17 @@ def test_a_rows_own_rubric_replaces_the_graders_prompt_and_says_so(
     assert len({entry["digest"] for entry in identity.values()}) == 3
 
     endpoint.requests.clear()
+    before = out.read_text()
     write_file("rubrics/strict.txt", "Stricter: is {submission} right?")
     again = run(str(path), "--no-cache", "--out", str(out), "--resume")
     assert again.exit_code == 0, again.output
     assert users(endpoint) == ["Stricter: is verdict:fail right?"]  # only the changed rubric
-    lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert sorted(line["row"] for line in lines) == ["file", "inline", "plain"]
+    after = out.read_text()
+    assert after.startswith(before)  # every line kept; the new one supersedes row file's
+    [added] = [json.loads(line) for line in after.removeprefix(before).splitlines()]
+    assert added["row"] == "file" and added["result"]["details"]["rubric"]["digest"] not in {
+        entry["digest"] for entry in identity.values()
+    }
 
 
 def test_per_turn_rows_are_judged_turn_by_turn_and_scored_by_the_mean(

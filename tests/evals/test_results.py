@@ -1,6 +1,7 @@
-"""The results file of an eval run on its own: one line per row and grader, the lines `--resume`
-keeps (valid, a verdict, the grader's rubric, judge, votes and mode of now), and a file left valid
-line by line."""
+"""The results file of an eval run on its own: one line per row and grader, the current line of
+each (the last), the lines `--resume` keeps (valid, a verdict, the grader's rubric, judge, votes
+and mode of now), a resumed file appended to (every line kept), a fresh one replaced only once a
+result is in, and a file left valid line by line."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from conftest import item_entry, tally
 from results_lines import results_line, write_results
 
 from rubriclib.evals.datasets import Row
-from rubriclib.evals.results import ResultsFile, read_resumable, result_line
+from rubriclib.evals.results import (
+    ResultsFile,
+    current_lines,
+    cut_short,
+    read_resumable,
+    result_line,
+)
 from rubriclib.item import Item
 from rubriclib.judging.result import GradeResult
 
@@ -46,10 +53,10 @@ def test_resume_keeps_verdicts_made_as_the_grader_judges_now(tmp_path: Path) -> 
         results_line("probable", "g", "pass", checklist=[item_entry("a", "no", p_yes=0.2)]),
         results_line("typo", "g", "pass", raw_scroe=4),  # not a result: judged again
         results_line("gone-grader", "h", "pass"),
-        results_line("kept", "g", "fail"),  # a later line for the same pair
+        results_line("kept", "g", "fail"),  # a later line for the same pair: the current one
     ]
     kept = read_resumable(write_results(tmp_path / "r.jsonl", lines), NOW)
-    assert list(kept) == [("kept", "g")] and kept["kept", "g"]["verdict"] == "pass"
+    assert list(kept) == [("kept", "g")] and kept["kept", "g"]["verdict"] == "fail"
     voted = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 3, None)})
     assert list(voted) == [("three-votes", "g")]
     by_checklist = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 1, "tool")})
@@ -77,12 +84,71 @@ def test_a_rows_own_rubric_is_matched_by_its_own_digest(tmp_path: Path) -> None:
     assert sorted(kept) == [("a", "g"), ("c", "g")]
 
 
-def test_the_file_holds_the_kept_lines_then_each_line_as_written(tmp_path: Path) -> None:
+def test_the_current_line_of_a_pair_is_its_last(tmp_path: Path) -> None:
+    lines = [
+        results_line("a", "g", "pass"),
+        results_line("a", "g", "error"),  # judged again later: the pass is superseded
+        results_line("b", "g", "error"),
+        results_line("b", "g", "pass", model="gpt-4o"),
+        results_line("b", "g", "fail"),  # a third run: back to the model of now
+    ]
+    path = write_results(tmp_path / "r.jsonl", lines)
+    current = current_lines(path)
+    assert {key: line["verdict"] for key, line in current.items()} == {
+        ("a", "g"): "error",
+        ("b", "g"): "fail",
+    }
+    assert list(read_resumable(path, NOW)) == [("b", "g")]  # never the superseded pass of a
+
+
+def test_a_line_cut_short_begins_as_a_results_line() -> None:
+    whole = json.dumps(results_line("r", "g", "pass")).encode()
+    assert all(cut_short(whole[:end]) for end in (1, 4, 8, 30, len(whole) - 1))
+    assert not any(cut_short(text) for text in (b"", b"\n", b"# a note", b'["row"]', b'{"a": 1'))
+
+
+def read_lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def test_a_resumed_run_appends_and_keeps_every_line(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    path.write_text("what the last run wrote\n")
-    kept = [results_line("a", "g", "pass")]
-    results = ResultsFile(path, kept)
-    assert path.read_text() == json.dumps(kept[0]) + "\n"  # the file is replaced whole
-    results.write(results_line("b", "g", "fail"))
-    assert [json.loads(text)["row"] for text in path.read_text().splitlines()] == ["a", "b"]
+    before = json.dumps(results_line("a", "g", "error")) + "\n" + '{"row": "b", "gra'
+    path.write_text(before)  # an error line, then a line a kill cut short
+    results = ResultsFile(path, resume=True)
+    results.write(results_line("a", "g", "pass"))
     results.close()
+    assert path.read_text().startswith(before + "\n")  # the cut line ended, nothing lost
+    assert [line[:17] for line in read_lines(path)] == [
+        '{"row": "a", "gra',
+        '{"row": "b", "gra',
+        '{"row": "a", "gra',
+    ]
+    assert current_lines(path)["a", "g"]["verdict"] == "pass"
+
+
+def test_a_fresh_run_replaces_a_file_only_once_its_first_result_is_in(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"what the last run wrote\n")
+    stopped = ResultsFile(path, resume=False)
+    stopped.close()  # stopped before any result: the old file is whole
+    assert path.read_bytes() == b"what the last run wrote\n"
+    results = ResultsFile(path, resume=False)
+    assert path.read_bytes() == b"what the last run wrote\n"
+    results.write(results_line("a", "g", "pass"))
+    results.write(results_line("b", "g", "fail"))
+    results.close()
+    assert [json.loads(text)["row"] for text in read_lines(path)] == ["a", "b"]
+    assert [child.name for child in tmp_path.iterdir()] == ["r.jsonl"]  # no temporary left
+
+
+def test_a_missing_or_blank_file_is_written_from_the_start(tmp_path: Path) -> None:
+    for name, text in (("missing.jsonl", None), ("blank.jsonl", "\n")):
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text)
+        results = ResultsFile(path, resume=False)
+        assert path.exists()
+        results.write(results_line("a", "g", "pass"))
+        results.close()
+        assert [json.loads(line)["row"] for line in read_lines(path) if line] == ["a"]

@@ -138,16 +138,18 @@ def test_resume_keeps_matching_results_and_rejudges_a_changed_rubric(
     again = run(str(support), "--out", str(out), "--resume", "--no-cache")
     # r3 has no context for grounded: an error, never kept, recomputed with no request
     assert len(endpoint.requests) == sent and "7 result(s) kept" in again.output
-    assert len(results_of(out)) == 8  # nothing written twice
+    assert len(results_of(out)) == 9  # nothing kept is written twice; r3's error again
     style = write_file("style.md", VALID_RUBRIC)
     support.write_text(support.read_text().replace("rubric: helpfulness", f"rubric: {style}"))
     run(str(support), "--out", str(out), "--resume", "--no-cache")
     assert len(endpoint.requests) == sent + 4  # only the changed grader, every row
     lines = results_of(out)
-    assert len(lines) == 8
+    assert len(lines) == 9 + 5  # every earlier line stays; the current one is the last
+    current = {(line["row"], line["grader"]): line for line in lines}
+    assert len(current) == 8
     assert {
         line["result"]["details"]["rubric"]["source"]
-        for line in lines
+        for line in current.values()
         if line["grader"] == "helpful"
     } == {f"file:{style}"}
 
@@ -158,12 +160,20 @@ def test_a_cut_short_results_file_resumes_cleanly(
     out = tmp_path / "results.jsonl"
     run(str(support), "--out", str(out), "--no-cache")
     text = out.read_text()
-    out.write_text(text[: len(text) - 40])  # a kill in the middle of the last line
+    cut = text[: len(text) - 40]  # a kill in the middle of the last line
+    out.write_text(cut)
     sent = len(endpoint.requests)
     run(str(support), "--out", str(out), "--resume", "--no-cache")
-    assert len(endpoint.requests) == sent + 1
-    assert all(json.loads(line) for line in out.read_text().splitlines())
-    assert len(results_of(out)) == 8
+    cut_pair_was_r3_grounded = cut.rsplit("\n", 1)[1].startswith('{"row": "r3", "grader": "gr')
+    assert len(endpoint.requests) == sent + (not cut_pair_was_r3_grounded)  # r3's needs none
+    after = out.read_text()
+    assert after.startswith(cut + "\n")  # the cut line kept, ended; the next starts on its own
+    lines = after.splitlines()
+    pairs = {(line["row"], line["grader"]) for line in map(json.loads, lines[:7] + lines[8:])}
+    assert pairs == {(row["id"], grader) for row in ROWS for grader in ("grounded", "helpful")}
+    page = tmp_path / "page.html"
+    report = CliRunner().invoke(main, ["report", str(out), "-o", str(page)])
+    assert report.exit_code == 0, report.output  # the cut line mid-file is a note, not an error
 
 
 def test_resume_needs_out(support: Path, endpoint: JudgeServer) -> None:

@@ -108,8 +108,28 @@ def test_ready_run_with_resume_keeps_the_lines_that_still_match(
 
     out.write_text(line("r0", "m1") + "\n" + line("r1", "another model") + "\n")
     resumed = ready_run(prepare(eval_file), model="m1", out=out, resume=True)
-    assert list(resumed.kept) == [("r0", "kw")] and resumed.out == out
-    assert not ready_run(prepare(eval_file), model="m1", out=out).kept  # no resume: none kept
+    assert list(resumed.kept) == [("r0", "kw")] and resumed.out == out and resumed.resume
+    forced = ready_run(prepare(eval_file), model="m1", out=out, force=True)
+    assert not forced.kept and not forced.resume  # replacing: none kept
+
+
+def test_ready_run_refuses_to_replace_results_unless_forced(
+    eval_file: Path, endpoint: JudgeServer
+) -> None:
+    out = eval_file.parent / "results.jsonl"
+    out.write_text(json.dumps(results_line("r0", "kw", "error")) + "\n")
+    before = out.read_bytes()
+    with pytest.raises(EvalError) as refused:
+        ready_run(prepare(eval_file), out=out)
+    assert str(refused.value) == (
+        f"{out}: out: already holds results; pass resume=True to continue it or force=True to "
+        "replace it"
+    )
+    with pytest.raises(ValueError, match="resume and force: choose one"):
+        ready_run(prepare(eval_file), out=out, resume=True, force=True)
+    assert out.read_bytes() == before and endpoint.requests == []
+    out.write_text("\n")  # nothing but whitespace: nothing to lose
+    assert ready_run(prepare(eval_file), out=out).out == out
 
 
 def test_ready_run_reads_the_key_after_the_checks(

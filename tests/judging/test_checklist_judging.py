@@ -348,7 +348,8 @@ def test_eval_reads_checklist_on_a_grader_and_the_flag(
     assert {line["row"]: line["verdict"] for line in lines} == {"good": "pass", "bad": "fail"}
     assert all("checklist" in line["result"]["details"] for line in lines)
     assert len(endpoint.requests) == 4
-    assert cli("eval", str(plain), "--out", str(out), "--no-cache", "--checklist").exit_code == 0
+    flagged = ("--no-cache", "--checklist", "--force")
+    assert cli("eval", str(plain), "--out", str(out), *flagged).exit_code == 0
     assert len(endpoint.requests) == 8
 
 
@@ -372,7 +373,9 @@ def test_a_resumed_eval_keeps_only_results_judged_in_its_mode(
     assert again.exit_code == 0, again.output
     assert len(endpoint.requests) == holistic + 4  # every row judged again, item by item
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(lines) == 2 and all("checklist" in line["result"]["details"] for line in lines)
+    assert len(lines) == 4  # the holistic lines stay, superseded by the lines after them
+    assert all("checklist" not in line["result"]["details"] for line in lines[:2])
+    assert all("checklist" in line["result"]["details"] for line in lines[2:])
     last = cli("eval", str(plain), "--out", str(out), "--resume", "--no-cache", "--checklist")
     assert last.exit_code == 0 and len(endpoint.requests) == holistic + 4  # now all kept
 

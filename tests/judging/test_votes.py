@@ -305,7 +305,9 @@ def test_votes_in_an_eval_file(
     assert again.exit_code == 0, again.output  # other votes: judged again, one request a row
     assert len(endpoint.requests) == 6
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(lines) == 2 and all("votes" not in line["result"]["details"] for line in lines)
+    assert len(lines) == 4  # the voted lines stay, superseded by the lines after them
+    assert all("votes" in line["result"]["details"] for line in lines[:2])
+    assert all("votes" not in line["result"]["details"] for line in lines[2:])
 
 
 @pytest.mark.parametrize("votes", ["0", "true", "two"])

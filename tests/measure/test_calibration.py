@@ -190,10 +190,28 @@ def test_an_existing_goldens_file_is_refused_before_any_request(
     existing = write_file("review.yaml", "[]\n")
     result = calibrate("--labels", str(labels), "--to-goldens", str(existing))
     assert result.exit_code == 2 and endpoint.requests == []
-    assert existing.read_text() == "[]\n"
+    assert result.stderr == (
+        f"rubriclib: error: --to-goldens: {existing} exists; pass --force to replace it\n"
+    )
+    assert existing.read_bytes() == b"[]\n"
     missing = calibrate("--labels", str(labels), "--out", str(existing.parent / "no/such.json"))
     assert missing.exit_code == 2 and "does not exist" in missing.stderr
     assert endpoint.requests == []
+
+
+def test_a_refused_calibration_leaves_the_reports_already_there_as_they_were(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    """--out and --report replace the reports of an earlier run, but only with a new report:
+    bad input (exit 2, before any request) leaves them byte for byte."""
+    unlabelled = jsonl(write_file, [{"id": "a", "output": "verdict:pass"}], "labels.jsonl")
+    out = write_file("calibration.json", b"the last report\n")
+    page = write_file("calibration.html", b"<p>the last page</p>\n")
+    result = calibrate("--labels", str(unlabelled), "--out", str(out), "--report", str(page))
+    assert result.exit_code == 2 and endpoint.requests == []
+    assert result.stderr == f"rubriclib: error: {unlabelled}:1: label: is required (pass or fail)\n"
+    assert out.read_bytes() == b"the last report\n"
+    assert page.read_bytes() == b"<p>the last page</p>\n"
 
 
 def test_goldens_that_would_replace_a_report_are_refused_before_any_request(

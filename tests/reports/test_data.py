@@ -3,6 +3,7 @@ made safe, per-grader numbers and the row x grader matrix."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 from results_lines import results_line, write_results
 
+from rubriclib.errors import EvalError
 from rubriclib.reports.html.data import (
     TEXT_LIMIT,
     clipped,
@@ -39,9 +41,41 @@ def test_an_interrupted_file_says_so(tmp_path: Path) -> None:
     results = read_results(path)
     assert results.notes == [
         "line 3 was cut short: the run was interrupted",
-        "1 line(s) repeat a row and grader: the last of each is shown",
+        "1 line(s) superseded by a later line of their row and grader (a resumed run appends): "
+        "the last of each is shown",
     ]
     assert results.count == 2 and len(results.lines) == 1
+
+
+def test_a_resumed_file_shows_the_last_line_of_each_pair_past_a_cut_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    first = [results_line("r1", "g", "error"), results_line("r2", "g", "pass", model="old")]
+    write_results(path, first)
+    with path.open("a") as handle:  # a kill cut a line short; the resumed run ended it
+        handle.write('{"row": "r3", "grader": "g", "verd\n')
+    with path.open("a") as handle:
+        for line in (results_line("r1", "g", "fail"), results_line("r2", "g", "pass")):
+            handle.write(json.dumps(line) + "\n")
+    results = read_results(path)
+    assert results.notes[0] == "line 3 was cut short: the run was interrupted"
+    current = {key: (line["verdict"], line["result"]["details"]["judge"]["model"])
+               for key, line in results.lines.items()}  # fmt: skip
+    assert current == {("r1", "g"): ("fail", "gpt-4o-mini"), ("r2", "g"): ("pass", "gpt-4o-mini")}
+    [grader] = report_data(results)["graders"]
+    assert (grader["judged"], grader["pass"], grader["fail"], grader["error"]) == (2, 1, 1, 0)
+    path.write_text(path.read_text() + "# a note\n" + json.dumps(results_line("r4", "g", "pass")))
+    with pytest.raises(EvalError, match=r"r.jsonl:6: line: not JSON"):
+        read_results(path)  # a line not cut short, but not a results line: still an error
+
+
+def test_results_written_by_earlier_versions_still_read(tmp_path: Path) -> None:
+    old = Path(__file__).parent.parent / "data" / "results_before_typed_details.jsonl"
+    results = read_results(old)
+    assert (results.count, len(results.lines)) == (36, 33)
+    assert results.notes == [
+        "3 line(s) superseded by a later line of their row and grader (a resumed run appends): "
+        "the last of each is shown"
+    ]
 
 
 def test_pairwise_graders_get_win_tie_loss_and_flip_rate(tmp_path: Path) -> None:

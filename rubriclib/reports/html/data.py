@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import EvalError, Problem
+from rubriclib.evals import cut_short
 from rubriclib.judging import GradeResult, pairwise_stats
 from rubriclib.measure import wilson_interval
 from rubriclib.reports.checklists import (
@@ -37,7 +38,8 @@ DIGITS = re.compile(r"([0-9]+)")
 
 @dataclass
 class ResultsFile:
-    """The checked lines of one results file, keyed by (row, grader); the last of a pair wins."""
+    """The checked lines of one results file, keyed by (row, grader): the last of a pair, its
+    current line (a resumed run appends; the earlier lines are superseded)."""
 
     path: Path
     lines: dict[tuple[str, str], dict[str, Any]]
@@ -46,12 +48,13 @@ class ResultsFile:
     modified: str
     """The file's modification time, ISO 8601 in UTC."""
     notes: list[str] = field(default_factory=list)
-    """What a reader should know: a last line cut short, duplicate pairs."""
+    """What a reader should know: lines cut short, superseded lines."""
 
 
 def read_results(path: Path) -> ResultsFile:
     """Read and check a results file; EvalError naming FILE:LINE and what is wrong in each bad
-    line. A last line cut short (no newline, not JSON) is an interrupted run, not an error."""
+    line. A line cut short (not JSON: the last one, or one that begins as a results line, which
+    a resumed run went on after) is an interrupted run, not an error."""
     try:
         data = path.read_bytes()
         modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
@@ -68,7 +71,8 @@ def read_results(path: Path) -> ResultsFile:
         try:
             line = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            if number == len(physical) and (count or problems):  # no newline: a kill mid-write
+            last = number == len(physical) and (count or problems)  # no newline: a kill
+            if last or cut_short(raw):
                 notes.append(f"line {number} was cut short: the run was interrupted")
                 continue
             message = (
@@ -91,7 +95,10 @@ def read_results(path: Path) -> ResultsFile:
     if not count:
         raise EvalError.single(str(path), "file", "holds no results line")
     if duplicates:
-        notes.append(f"{duplicates} line(s) repeat a row and grader: the last of each is shown")
+        notes.append(
+            f"{duplicates} line(s) superseded by a later line of their row and grader (a "
+            "resumed run appends): the last of each is shown"
+        )
     stamp = modified.isoformat(timespec="seconds").replace("+00:00", "Z")
     return ResultsFile(path, lines, count, stamp, notes)
 
