@@ -114,6 +114,58 @@ def test_the_cli_reference_shows_real_defaults_and_examples_as_code(site: Path) 
             assert html.escape(example, quote=False) in code, f"{path}: {example}"
 
 
+COMMAND_HEADING = re.compile(r'<h\d id="[^"]+">(rubriclib[^<]*)<')
+OPTION_ROW = re.compile(
+    r"<tr>\s*<td>(<code>.*?)</td>\s*<td>(.*?)</td>\s*<td>.*?</td>\s*<td>(.*?)</td>\s*</tr>", re.S
+)
+
+
+def reference_rows(page: str) -> dict[str, dict[str, tuple[str, str]]]:
+    """Each command's options as the reference page shows them: an option's first name ->
+    (its type cell, its default cell)."""
+    parts = COMMAND_HEADING.split(page)
+    return {
+        path: {
+            re.search(r"<code>(.*?)</code>", names)[1]: (kind, default)  # type: ignore[index]
+            for names, kind, default in OPTION_ROW.findall(table)
+        }
+        for path, table in zip(parts[1::2], parts[2::2], strict=True)
+    }
+
+
+def test_the_cli_reference_shows_each_option_s_range_and_default_as_click_has_them(
+    site: Path,
+) -> None:
+    """Every option of every command: a range with the bounds `--help` prints (`x>0` refuses
+    0, `x>=0` takes it), and the default click gives it when it is not typed (`none` when
+    click has none, `required` when it must be typed)."""
+    rows = reference_rows((site / "reference" / "cli" / "index.html").read_text(encoding="utf-8"))
+    checked = 0
+    for path, command in commands(main):
+        context = click.Context(command, info_name=path)
+        for option in command.params:
+            if not isinstance(option, click.Option) or option.hidden:
+                continue
+            kind, default = rows[path][option.opts[0]]
+            described = option.get_help_extra(context).get("range")
+            if isinstance(option.type, click.IntRange | click.FloatRange):
+                assert described and f"<code>{html.escape(described)}</code>" in kind, (
+                    f"{path} {option.opts[0]}: {kind} is not {described}"
+                )
+            value = option.get_default(context, call=False)
+            unset = value is None or value == () or repr(value) == "Sentinel.UNSET"
+            shown = "required" if option.required else "none" if unset else f"<code>{value}</code>"
+            assert default == shown, (
+                f"{path} {option.opts[0]}: default {default}, click's {value!r}"
+            )
+            checked += 1
+    assert checked > 100
+    test_goldens = rows["rubriclib test-goldens"]
+    assert "<code>x&gt;0</code>" in test_goldens["--requests-per-minute"][0]
+    assert test_goldens["--checklist-answers"][1] == "<code>tool</code>"
+    assert test_goldens["--no-cache"][1] == "<code>False</code>"
+
+
 def api_section(page: str, name: str) -> str:
     """The part of the API page about `name`, up to the next object's heading."""
     start = page.index(f'id="{name}"')
