@@ -292,6 +292,31 @@ def test_names_in_a_table_s_first_column_do_not_wrap(site: Path) -> None:
         assert "stylesheets/extra.css" in (site / page).read_text(encoding="utf-8"), page
 
 
+ASSET = re.compile(r'<(?:link|script|img|source|iframe)\b[^>]*?\b(?:href|src)="([^"]*)"[^>]*>')
+"""A tag that makes the browser load something: a stylesheet, font, icon, script or image."""
+ELSEWHERE = re.compile(r"^(?:[a-z][\w+.-]*:)?//", re.I)
+"""An address on another host (`https://...`, `//host/...`); `data:` and relative ones are not."""
+
+
+def test_every_page_loads_only_the_site_s_own_files(site: Path) -> None:
+    """No page asks another host for anything: Google Fonts (on every page before) failed
+    offline and told Google who reads an internal mirror. The system's fonts, and every
+    script, stylesheet, icon and image from the site; a canonical link is an address, not a
+    load."""
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 30
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        assert "fonts.googleapis.com" not in text and "fonts.gstatic.com" not in text, path
+        loaded = [tag[0] for tag in ASSET.finditer(text) if 'rel="canonical"' not in tag[0]]
+        assert len(loaded) > 3, path
+        elsewhere = [tag for tag in loaded if ELSEWHERE.match(ASSET.fullmatch(tag)[1])]  # type: ignore[index]
+        assert elsewhere == [], path
+    for style in site.rglob("*.css"):
+        text = style.read_text(encoding="utf-8")
+        assert not re.search(r"@import|url\(\s*['\"]?(?:[a-z]+:)?//", text, re.I), style
+
+
 CODE_BLOCK = re.compile(r'<div class="highlight"><pre><span></span><code>(.*?)</code></pre>', re.S)
 
 
