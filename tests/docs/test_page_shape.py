@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from conftest import DOCS
 from pydantic import BaseModel
 
 from rubriclib.evals.formats.ours import EvalSpec
+from rubriclib.rubrics.registry import load_rubric
 from rubriclib.rubrics.rubric import _Frontmatter
 
 MOST_WORDS = 600
@@ -123,6 +124,38 @@ def test_the_frontmatter_table_lists_every_field_a_rubric_accepts() -> None:
     expected = accepted_keys(_Frontmatter, {}, frozenset({"goldens[].transcript"}))
     assert {"checklist[].fail_if", "goldens[].cites", "examples"} <= expected
     assert table_keys("writing-a-rubric.md", "## Frontmatter fields") == expected
+
+
+def rubric_template() -> str:
+    """The frontmatter of the rubric template at the top of writing-a-rubric.md, comments kept."""
+    text = (DOCS / "writing-a-rubric.md").read_text(encoding="utf-8")
+    block = text.split("<!-- file: rubrics/house-style.md -->\n```markdown\n---\n", 1)[1]
+    return block.split("\n---\n", 1)[0] + "\n"
+
+
+def test_the_rubric_template_shows_every_top_level_key_a_rubric_accepts() -> None:
+    """Each key is written, or commented out (`# labels:`) where this pass-fail rubric does not
+    use it; the labels scale's `labels` was missing."""
+    shown = set(re.findall(r"^(?:# )?(\w+):", rubric_template(), re.M))
+    assert shown == set(_Frontmatter.model_fields)
+
+
+def test_the_rubric_template_s_labels_lines_make_a_labels_rubric(
+    write_file: Callable[..., Path],
+) -> None:
+    """Uncommented, with `scale: labels`, no checklist (labels do not take one) and the golden
+    expecting the first label, the template's `labels:` lines are a rubric that loads."""
+    template = rubric_template()
+    block = re.search(r"^# (labels:.*\n)((?:#   .*\n)+)", template, re.M)
+    assert block, "the template has no commented labels: block"
+    labels = dict(re.findall(r"^#   ([\w-]+): (pass|fail)\b", block[2], re.M))
+    labelled = template.replace(block[0], block[1] + re.sub(r"^#   ", "  ", block[2], flags=re.M))
+    labelled = re.sub(r"^checklist:.*\n(?:  .*\n)+", "", labelled, flags=re.M)
+    labelled = labelled.replace("scale: pass-fail", "scale: labels")
+    labelled = re.sub(r"expected: pass\b", f"expected: {next(iter(labels))}", labelled)
+    rubric = load_rubric(str(write_file("house-style.md", f"---\n{labelled}---\n# House\n")))
+    assert rubric.scale == "labels" and rubric.labels == labels and len(labels) >= 2
+    assert rubric.goldens[0].expected_label == next(iter(labels))
 
 
 DEVELOPER_ONLY = ("tests/data/", "make judge-accuracy")
