@@ -7,10 +7,7 @@ import html
 import importlib
 import inspect
 import json
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ from typing import Any
 import click
 import pytest
 from conftest import DOCS, SNIPPET, documentation
+from docs_site import REPOSITORY, built_site
 
 from rubriclib.cli import main
 
@@ -31,33 +29,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built_site(tmp_path_factory.mktemp("site"), {})
 
 
-def built_site(folder: Path, settings: dict[str, str]) -> Path:
-    """The site built strictly into `folder`, with these environment variables besides (and
-    no repository address unless they give one)."""
-    environment = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    environment.pop(REPOSITORY, None)
-    environment |= settings
-    built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet"]
-        + ["--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(folder)],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert built.returncode == 0, built.stderr[-4000:]
-    return folder
-
-
 def search_text(site: Path) -> str:
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     return "\n".join(f"{doc['title']}\n{doc['text']}" for doc in index["docs"])
 
 
 @pytest.mark.parametrize(
-    "term", ["rubric_vars", "set_waza_grade_pass", "--frozen", "checklist", "RUBRICLIB_PATH"]
+    "term",
+    ["rubric_vars", "set_waza_grade_pass", "--frozen", "checklist", "RUBRICLIB_PATH", "Ctrl-C"],
 )
 def test_search_finds_what_users_look_up(site: Path, term: str) -> None:
     assert term in search_text(site)
@@ -65,18 +44,38 @@ def test_search_finds_what_users_look_up(site: Path, term: str) -> None:
 
 @pytest.mark.parametrize(
     ("page", "word"),
-    [("getting-started/", "vLLM"), ("versions/", "frozen"), ("writing-a-rubric/", "label")],
+    [
+        ("getting-started/", "vLLM"),
+        ("writing-a-rubric/", "label"),
+        ("versions/", "--frozen"),
+        ("writing-a-rubric/", "--checklist-answers"),
+        ("measuring/", "Ctrl-C"),
+        ("agent-runs/", "OpenTelemetry"),
+    ],
 )
 def test_search_splits_words_from_the_punctuation_beside_them(
     site: Path, page: str, word: str
 ) -> None:
     """The search box tokenises the index by its separator: a word written beside punctuation
-    ("(vLLM,", "--frozen", "details.label") is a token of its own, so searching it finds it."""
+    ("(vLLM,", "details.label") is a token of its own, so searching it finds it; a flag keeps
+    its dashes ("--frozen", not "frozen"), a hyphenated word its hyphen ("Ctrl-C", not "c"),
+    and a mixed-case name is one word ("OpenTelemetry", not "open" and "telemetry")."""
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     separator = re.compile(index["config"]["separator"])
     texts = [doc["text"] for doc in index["docs"] if doc["location"].startswith(page)]
     tokens = {token for text in texts for token in separator.split(re.sub(r"<[^>]+>", " ", text))}
     assert word in tokens
+
+
+def test_the_search_box_reads_a_query_as_the_index_is_split(site: Path) -> None:
+    """Material's search worker carries docs/hooks/search_query.js after its own code, so a
+    leading "-" is part of a flag, not lunr's "must not contain" (the search box itself is
+    driven in tests/browser/test_docs_search_in_browser.py)."""
+    workers = list((site / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
+    assert len(workers) == 1
+    patch = (DOCS / "hooks" / "search_query.js").read_text(encoding="utf-8")
+    assert "lunr.QueryLexer.lexText" in patch
+    assert workers[0].read_text(encoding="utf-8").endswith(patch)
 
 
 def commands(group: click.Group, prefix: str = "rubriclib") -> Iterator[tuple[str, click.Command]]:
@@ -255,7 +254,6 @@ def test_the_changelog_is_on_the_site_and_the_sitemap_has_addresses(site: Path) 
     assert "<loc>https://rubriclib.readthedocs.io/changelog/</loc>" in sitemap
 
 
-REPOSITORY = "RUBRICLIB_REPO_URL"
 ADDRESS = "https://github.com/example-owner/rubriclib"
 
 
