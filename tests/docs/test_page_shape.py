@@ -4,6 +4,7 @@ eval-file keys and frontmatter fields list exactly the keys the code's models ac
 
 from __future__ import annotations
 
+import itertools
 import re
 import types
 import typing
@@ -62,6 +63,48 @@ def test_no_heading_holds_more_prose_than_a_reader_scans(page: Path) -> None:
         if words > MOST_WORDS
     ]
     assert long == [], f"{page.name}: sections over {MOST_WORDS} words of prose"
+
+
+ALIKE = 0.5
+"""The share of words two bullets in a row may have in common (the most in the docs: ~0.26)."""
+
+
+def bullets(text: str) -> Iterator[list[str]]:
+    """Each run of top-level bullets (`- ...` and its indented lines) outside code blocks, each
+    bullet as one line of text."""
+    run: list[str] = []
+    fence = ""
+    for line in text.splitlines():
+        opened = FENCE.match(line)
+        if fence or opened:
+            fence = "" if fence and opened and opened[1][0] == fence[0] else fence or opened[1]
+            continue
+        if line.startswith("- "):
+            run.append(line[2:])
+        elif run and line.startswith("  ") and line.strip():
+            run[-1] += " " + line.strip()
+        elif run:
+            yield run
+            run = []
+    if run:
+        yield run
+
+
+@pytest.mark.parametrize(
+    "page", sorted(DOCS.rglob("*.md")), ids=lambda page: page.relative_to(DOCS).as_posix()
+)
+def test_no_two_bullets_in_a_row_say_the_same_thing(page: Path) -> None:
+    """Two bullets in a row sharing most of their words say one thing twice (writing-a-rubric
+    told twice that `rubriclib align` chooses worked examples): merge them."""
+    alike = []
+    for run in bullets(page.read_text(encoding="utf-8")):
+        for first, second in itertools.pairwise(run):
+            words = [
+                set(re.findall(r"[a-z][a-z'-]+", bullet.lower())) for bullet in (first, second)
+            ]
+            if len(words[0] & words[1]) > ALIKE * len(words[0] | words[1]):
+                alike.append((first[:60], second[:60]))
+    assert alike == [], f"{page.name}: bullets in a row that say the same thing"
 
 
 def model_of(annotation: Any) -> tuple[str, type[BaseModel]] | None:
