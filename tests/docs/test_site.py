@@ -179,6 +179,7 @@ DOCUMENTED = {
     "rubriclib.Judge.grade_many": "rubriclib.judging.judge:Judge.grade_many",
     "rubriclib.Panel": "rubriclib.judging.panel:Panel",
     "rubriclib.run_eval": "rubriclib.evals.run:run_eval",
+    "rubriclib.read_traces": "rubriclib.item.transcript.opentelemetry:read_traces",
     "rubriclib.integrations.testing.assert_rubric": "rubriclib.integrations.testing:assert_rubric",
     "rubriclib.integrations.promptfoo.get_assert": "rubriclib.integrations.promptfoo:get_assert",
     "rubriclib.integrations.inspect.rubric_scorer": "rubriclib.integrations.inspect:rubric_scorer",
@@ -199,6 +200,25 @@ def test_the_api_reference_describes_every_parameter(site: Path, shown: str, hom
     section = api_section(page, shown)
     described = set(re.findall(r"<td>\s*<code>(\w+)</code>\s*</td>", section))
     assert set(parameters) <= described, f"{shown}: {set(parameters) - described}"
+
+
+IMPORT = re.compile(r"^\s*from (rubriclib[\w.]*) import ([\w, ]+)$", re.M)
+
+
+def test_the_documentation_imports_only_what_the_api_reference_documents() -> None:
+    """Every `from rubriclib... import NAME` in README.md and the docs names something the
+    Python API page documents, from where it documents it (the OpenTelemetry example imported
+    `read_traces` from `rubriclib.item.transcript`, neither exported nor documented)."""
+    reference = (DOCS / "reference" / "api.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^::: ([\w.]+)$", reference, re.M))
+    imported = {
+        f"{module}.{name.strip()}"
+        for path in documentation()
+        for module, names in IMPORT.findall(path.read_text(encoding="utf-8"))
+        for name in names.split(",")
+    }
+    assert {"rubriclib.Judge", "rubriclib.read_traces"} <= imported
+    assert imported - documented == set()
 
 
 @pytest.mark.parametrize(
