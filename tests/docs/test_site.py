@@ -262,6 +262,18 @@ def test_every_example_in_the_documentation_is_run_by_a_test() -> None:
     assert len(names) == len(set(names)), "a snippet name is used twice"
 
 
+def test_the_faq_sends_someone_coming_from_docent_to_from_docent(site: Path) -> None:
+    """ "Coming from Docent" names `rubriclib new NAME --from-docent` and links the section that
+    explains it first (it linked only the labels section)."""
+    commands_page = (site / "command-line" / "index.html").read_text(encoding="utf-8")
+    explained = re.search(r'<h\d id="([^"]+)">[^<]*<code>--from-docent', commands_page)
+    assert explained, "no heading of the commands page names --from-docent"
+    faq = (site / "faq" / "index.html").read_text(encoding="utf-8")
+    section = faq.split('id="coming-from-docent"', 1)[1].split("<h2", 1)[0]
+    links = re.findall(r'<a href="([^"]+)"', section)
+    assert links and links[0] == f"../command-line/#{explained[1]}", links
+
+
 def test_the_changelog_is_on_the_site_and_the_sitemap_has_addresses(site: Path) -> None:
     """The changelog page is CHANGELOG.md itself (included at build time), and with `site_url`
     set the sitemap lists every page's address (it was empty without one)."""
