@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from rubriclib._version import __version__ as __version__
     from rubriclib.errors import EvalError, JudgeConfigError, RubricError
     from rubriclib.evals import Eval, EvalReport, load_eval, run_eval
-    from rubriclib.item import Item
+    from rubriclib.item import Item, read_traces
     from rubriclib.judging import GradeResult, Judge, Panel, render
     from rubriclib.rubrics import Golden, Rubric, list_rubrics, load_goldens, load_rubric
 
@@ -35,6 +35,7 @@ _HOMES = {
     "load_goldens": "rubriclib.rubrics",
     "load_eval": "rubriclib.evals",
     "load_rubric": "rubriclib.rubrics",
+    "read_traces": "rubriclib.item",
     "render": "rubriclib.judging",
     "run_eval": "rubriclib.evals",
 }
@@ -54,6 +55,7 @@ __all__ = [
     "load_eval",
     "load_goldens",
     "load_rubric",
+    "read_traces",
     "render",
     "run_eval",
 ]

@@ -149,6 +149,7 @@ def checklist_options(command: C) -> C:
     answers = click.option(
         "--checklist-answers",
         type=click.Choice(["tool", "probability", "one-call"]),
+        default="tool",
         help="How checklist items are answered: tool (each item in its own call with a reason; "
         "the default, for small local judges), probability (each item one word, p(yes) read "
         "from the logprobs) or one-call (every item in one call: one request per vote, for "

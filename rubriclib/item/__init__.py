@@ -175,6 +175,7 @@ if TYPE_CHECKING:
     from rubriclib.item.transcript import unanswered as unanswered
     from rubriclib.item.transcript.inspect import inspect_message as inspect_message
     from rubriclib.item.transcript.inspect import read_inspect as read_inspect
+    from rubriclib.item.transcript.opentelemetry import read_traces as read_traces
     from rubriclib.item.transcript.opentelemetry import traces as traces
     from rubriclib.item.transcript.otlp import is_export as is_export
 
@@ -185,6 +186,7 @@ _HOMES = {
     "inspect_message": ".transcript.inspect",
     "is_export": ".transcript.otlp",
     "read_inspect": ".transcript.inspect",
+    "read_traces": ".transcript.opentelemetry",
     "traces": ".transcript.opentelemetry",
     "unanswered": ".transcript",
 }

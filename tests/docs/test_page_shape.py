@@ -4,10 +4,11 @@ eval-file keys and frontmatter fields list exactly the keys the code's models ac
 
 from __future__ import annotations
 
+import itertools
 import re
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from conftest import DOCS
 from pydantic import BaseModel
 
 from rubriclib.evals.formats.ours import EvalSpec
+from rubriclib.rubrics.registry import load_rubric
 from rubriclib.rubrics.rubric import _Frontmatter
 
 MOST_WORDS = 600
@@ -61,6 +63,48 @@ def test_no_heading_holds_more_prose_than_a_reader_scans(page: Path) -> None:
         if words > MOST_WORDS
     ]
     assert long == [], f"{page.name}: sections over {MOST_WORDS} words of prose"
+
+
+ALIKE = 0.5
+"""The share of words two bullets in a row may have in common (the most in the docs: ~0.26)."""
+
+
+def bullets(text: str) -> Iterator[list[str]]:
+    """Each run of top-level bullets (`- ...` and its indented lines) outside code blocks, each
+    bullet as one line of text."""
+    run: list[str] = []
+    fence = ""
+    for line in text.splitlines():
+        opened = FENCE.match(line)
+        if fence or opened:
+            fence = "" if fence and opened and opened[1][0] == fence[0] else fence or opened[1]
+            continue
+        if line.startswith("- "):
+            run.append(line[2:])
+        elif run and line.startswith("  ") and line.strip():
+            run[-1] += " " + line.strip()
+        elif run:
+            yield run
+            run = []
+    if run:
+        yield run
+
+
+@pytest.mark.parametrize(
+    "page", sorted(DOCS.rglob("*.md")), ids=lambda page: page.relative_to(DOCS).as_posix()
+)
+def test_no_two_bullets_in_a_row_say_the_same_thing(page: Path) -> None:
+    """Two bullets in a row sharing most of their words say one thing twice (writing-a-rubric
+    told twice that `rubriclib align` chooses worked examples): merge them."""
+    alike = []
+    for run in bullets(page.read_text(encoding="utf-8")):
+        for first, second in itertools.pairwise(run):
+            words = [
+                set(re.findall(r"[a-z][a-z'-]+", bullet.lower())) for bullet in (first, second)
+            ]
+            if len(words[0] & words[1]) > ALIKE * len(words[0] | words[1]):
+                alike.append((first[:60], second[:60]))
+    assert alike == [], f"{page.name}: bullets in a row that say the same thing"
 
 
 def model_of(annotation: Any) -> tuple[str, type[BaseModel]] | None:
@@ -123,6 +167,38 @@ def test_the_frontmatter_table_lists_every_field_a_rubric_accepts() -> None:
     expected = accepted_keys(_Frontmatter, {}, frozenset({"goldens[].transcript"}))
     assert {"checklist[].fail_if", "goldens[].cites", "examples"} <= expected
     assert table_keys("writing-a-rubric.md", "## Frontmatter fields") == expected
+
+
+def rubric_template() -> str:
+    """The frontmatter of the rubric template at the top of writing-a-rubric.md, comments kept."""
+    text = (DOCS / "writing-a-rubric.md").read_text(encoding="utf-8")
+    block = text.split("<!-- file: rubrics/house-style.md -->\n```markdown\n---\n", 1)[1]
+    return block.split("\n---\n", 1)[0] + "\n"
+
+
+def test_the_rubric_template_shows_every_top_level_key_a_rubric_accepts() -> None:
+    """Each key is written, or commented out (`# labels:`) where this pass-fail rubric does not
+    use it; the labels scale's `labels` was missing."""
+    shown = set(re.findall(r"^(?:# )?(\w+):", rubric_template(), re.M))
+    assert shown == set(_Frontmatter.model_fields)
+
+
+def test_the_rubric_template_s_labels_lines_make_a_labels_rubric(
+    write_file: Callable[..., Path],
+) -> None:
+    """Uncommented, with `scale: labels`, no checklist (labels do not take one) and the golden
+    expecting the first label, the template's `labels:` lines are a rubric that loads."""
+    template = rubric_template()
+    block = re.search(r"^# (labels:.*\n)((?:#   .*\n)+)", template, re.M)
+    assert block, "the template has no commented labels: block"
+    labels = dict(re.findall(r"^#   ([\w-]+): (pass|fail)\b", block[2], re.M))
+    labelled = template.replace(block[0], block[1] + re.sub(r"^#   ", "  ", block[2], flags=re.M))
+    labelled = re.sub(r"^checklist:.*\n(?:  .*\n)+", "", labelled, flags=re.M)
+    labelled = labelled.replace("scale: pass-fail", "scale: labels")
+    labelled = re.sub(r"expected: pass\b", f"expected: {next(iter(labels))}", labelled)
+    rubric = load_rubric(str(write_file("house-style.md", f"---\n{labelled}---\n# House\n")))
+    assert rubric.scale == "labels" and rubric.labels == labels and len(labels) >= 2
+    assert rubric.goldens[0].expected_label == next(iter(labels))
 
 
 DEVELOPER_ONLY = ("tests/data/", "make judge-accuracy")

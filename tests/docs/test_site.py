@@ -7,10 +7,7 @@ import html
 import importlib
 import inspect
 import json
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ from typing import Any
 import click
 import pytest
 from conftest import DOCS, SNIPPET, documentation
+from docs_site import REPOSITORY, built_site
 
 from rubriclib.cli import main
 
@@ -31,33 +29,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built_site(tmp_path_factory.mktemp("site"), {})
 
 
-def built_site(folder: Path, settings: dict[str, str]) -> Path:
-    """The site built strictly into `folder`, with these environment variables besides (and
-    no repository address unless they give one)."""
-    environment = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    environment.pop(REPOSITORY, None)
-    environment |= settings
-    built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet"]
-        + ["--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(folder)],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert built.returncode == 0, built.stderr[-4000:]
-    return folder
-
-
 def search_text(site: Path) -> str:
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     return "\n".join(f"{doc['title']}\n{doc['text']}" for doc in index["docs"])
 
 
 @pytest.mark.parametrize(
-    "term", ["rubric_vars", "set_waza_grade_pass", "--frozen", "checklist", "RUBRICLIB_PATH"]
+    "term",
+    ["rubric_vars", "set_waza_grade_pass", "--frozen", "checklist", "RUBRICLIB_PATH", "Ctrl-C"],
 )
 def test_search_finds_what_users_look_up(site: Path, term: str) -> None:
     assert term in search_text(site)
@@ -65,18 +44,38 @@ def test_search_finds_what_users_look_up(site: Path, term: str) -> None:
 
 @pytest.mark.parametrize(
     ("page", "word"),
-    [("getting-started/", "vLLM"), ("versions/", "frozen"), ("writing-a-rubric/", "label")],
+    [
+        ("getting-started/", "vLLM"),
+        ("writing-a-rubric/", "label"),
+        ("versions/", "--frozen"),
+        ("writing-a-rubric/", "--checklist-answers"),
+        ("measuring/", "Ctrl-C"),
+        ("agent-runs/", "OpenTelemetry"),
+    ],
 )
 def test_search_splits_words_from_the_punctuation_beside_them(
     site: Path, page: str, word: str
 ) -> None:
     """The search box tokenises the index by its separator: a word written beside punctuation
-    ("(vLLM,", "--frozen", "details.label") is a token of its own, so searching it finds it."""
+    ("(vLLM,", "details.label") is a token of its own, so searching it finds it; a flag keeps
+    its dashes ("--frozen", not "frozen"), a hyphenated word its hyphen ("Ctrl-C", not "c"),
+    and a mixed-case name is one word ("OpenTelemetry", not "open" and "telemetry")."""
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     separator = re.compile(index["config"]["separator"])
     texts = [doc["text"] for doc in index["docs"] if doc["location"].startswith(page)]
     tokens = {token for text in texts for token in separator.split(re.sub(r"<[^>]+>", " ", text))}
     assert word in tokens
+
+
+def test_the_search_box_reads_a_query_as_the_index_is_split(site: Path) -> None:
+    """Material's search worker carries docs/hooks/search_query.js after its own code, so a
+    leading "-" is part of a flag, not lunr's "must not contain" (the search box itself is
+    driven in tests/browser/test_docs_search_in_browser.py)."""
+    workers = list((site / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
+    assert len(workers) == 1
+    patch = (DOCS / "hooks" / "search_query.js").read_text(encoding="utf-8")
+    assert "lunr.QueryLexer.lexText" in patch
+    assert workers[0].read_text(encoding="utf-8").endswith(patch)
 
 
 def commands(group: click.Group, prefix: str = "rubriclib") -> Iterator[tuple[str, click.Command]]:
@@ -114,6 +113,58 @@ def test_the_cli_reference_shows_real_defaults_and_examples_as_code(site: Path) 
             assert html.escape(example, quote=False) in code, f"{path}: {example}"
 
 
+COMMAND_HEADING = re.compile(r'<h\d id="[^"]+">(rubriclib[^<]*)<')
+OPTION_ROW = re.compile(
+    r"<tr>\s*<td>(<code>.*?)</td>\s*<td>(.*?)</td>\s*<td>.*?</td>\s*<td>(.*?)</td>\s*</tr>", re.S
+)
+
+
+def reference_rows(page: str) -> dict[str, dict[str, tuple[str, str]]]:
+    """Each command's options as the reference page shows them: an option's first name ->
+    (its type cell, its default cell)."""
+    parts = COMMAND_HEADING.split(page)
+    return {
+        path: {
+            re.search(r"<code>(.*?)</code>", names)[1]: (kind, default)  # type: ignore[index]
+            for names, kind, default in OPTION_ROW.findall(table)
+        }
+        for path, table in zip(parts[1::2], parts[2::2], strict=True)
+    }
+
+
+def test_the_cli_reference_shows_each_option_s_range_and_default_as_click_has_them(
+    site: Path,
+) -> None:
+    """Every option of every command: a range with the bounds `--help` prints (`x>0` refuses
+    0, `x>=0` takes it), and the default click gives it when it is not typed (`none` when
+    click has none, `required` when it must be typed)."""
+    rows = reference_rows((site / "reference" / "cli" / "index.html").read_text(encoding="utf-8"))
+    checked = 0
+    for path, command in commands(main):
+        context = click.Context(command, info_name=path)
+        for option in command.params:
+            if not isinstance(option, click.Option) or option.hidden:
+                continue
+            kind, default = rows[path][option.opts[0]]
+            described = option.get_help_extra(context).get("range")
+            if isinstance(option.type, click.IntRange | click.FloatRange):
+                assert described and f"<code>{html.escape(described)}</code>" in kind, (
+                    f"{path} {option.opts[0]}: {kind} is not {described}"
+                )
+            value = option.get_default(context, call=False)
+            unset = value is None or value == () or repr(value) == "Sentinel.UNSET"
+            shown = "required" if option.required else "none" if unset else f"<code>{value}</code>"
+            assert default == shown, (
+                f"{path} {option.opts[0]}: default {default}, click's {value!r}"
+            )
+            checked += 1
+    assert checked > 100
+    test_goldens = rows["rubriclib test-goldens"]
+    assert "<code>x&gt;0</code>" in test_goldens["--requests-per-minute"][0]
+    assert test_goldens["--checklist-answers"][1] == "<code>tool</code>"
+    assert test_goldens["--no-cache"][1] == "<code>False</code>"
+
+
 def api_section(page: str, name: str) -> str:
     """The part of the API page about `name`, up to the next object's heading."""
     start = page.index(f'id="{name}"')
@@ -128,6 +179,7 @@ DOCUMENTED = {
     "rubriclib.Judge.grade_many": "rubriclib.judging.judge:Judge.grade_many",
     "rubriclib.Panel": "rubriclib.judging.panel:Panel",
     "rubriclib.run_eval": "rubriclib.evals.run:run_eval",
+    "rubriclib.read_traces": "rubriclib.item.transcript.opentelemetry:read_traces",
     "rubriclib.integrations.testing.assert_rubric": "rubriclib.integrations.testing:assert_rubric",
     "rubriclib.integrations.promptfoo.get_assert": "rubriclib.integrations.promptfoo:get_assert",
     "rubriclib.integrations.inspect.rubric_scorer": "rubriclib.integrations.inspect:rubric_scorer",
@@ -148,6 +200,25 @@ def test_the_api_reference_describes_every_parameter(site: Path, shown: str, hom
     section = api_section(page, shown)
     described = set(re.findall(r"<td>\s*<code>(\w+)</code>\s*</td>", section))
     assert set(parameters) <= described, f"{shown}: {set(parameters) - described}"
+
+
+IMPORT = re.compile(r"^\s*from (rubriclib[\w.]*) import ([\w, ]+)$", re.M)
+
+
+def test_the_documentation_imports_only_what_the_api_reference_documents() -> None:
+    """Every `from rubriclib... import NAME` in README.md and the docs names something the
+    Python API page documents, from where it documents it (the OpenTelemetry example imported
+    `read_traces` from `rubriclib.item.transcript`, neither exported nor documented)."""
+    reference = (DOCS / "reference" / "api.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^::: ([\w.]+)$", reference, re.M))
+    imported = {
+        f"{module}.{name.strip()}"
+        for path in documentation()
+        for module, names in IMPORT.findall(path.read_text(encoding="utf-8"))
+        for name in names.split(",")
+    }
+    assert {"rubriclib.Judge", "rubriclib.read_traces"} <= imported
+    assert imported - documented == set()
 
 
 @pytest.mark.parametrize(
@@ -191,6 +262,18 @@ def test_every_example_in_the_documentation_is_run_by_a_test() -> None:
     assert len(names) == len(set(names)), "a snippet name is used twice"
 
 
+def test_the_faq_sends_someone_coming_from_docent_to_from_docent(site: Path) -> None:
+    """ "Coming from Docent" names `rubriclib new NAME --from-docent` and links the section that
+    explains it first (it linked only the labels section)."""
+    commands_page = (site / "command-line" / "index.html").read_text(encoding="utf-8")
+    explained = re.search(r'<h\d id="([^"]+)">[^<]*<code>--from-docent', commands_page)
+    assert explained, "no heading of the commands page names --from-docent"
+    faq = (site / "faq" / "index.html").read_text(encoding="utf-8")
+    section = faq.split('id="coming-from-docent"', 1)[1].split("<h2", 1)[0]
+    links = re.findall(r'<a href="([^"]+)"', section)
+    assert links and links[0] == f"../command-line/#{explained[1]}", links
+
+
 def test_the_changelog_is_on_the_site_and_the_sitemap_has_addresses(site: Path) -> None:
     """The changelog page is CHANGELOG.md itself (included at build time), and with `site_url`
     set the sitemap lists every page's address (it was empty without one)."""
@@ -203,7 +286,6 @@ def test_the_changelog_is_on_the_site_and_the_sitemap_has_addresses(site: Path) 
     assert "<loc>https://rubriclib.readthedocs.io/changelog/</loc>" in sitemap
 
 
-REPOSITORY = "RUBRICLIB_REPO_URL"
 ADDRESS = "https://github.com/example-owner/rubriclib"
 
 
@@ -238,6 +320,31 @@ def test_names_in_a_table_s_first_column_do_not_wrap(site: Path) -> None:
     assert re.search(r"td:first-child code[^{]*\{[^}]*white-space: nowrap", css)
     for page in ("library/index.html", "reference/cli/index.html", "eval-files/index.html"):
         assert "stylesheets/extra.css" in (site / page).read_text(encoding="utf-8"), page
+
+
+ASSET = re.compile(r'<(?:link|script|img|source|iframe)\b[^>]*?\b(?:href|src)="([^"]*)"[^>]*>')
+"""A tag that makes the browser load something: a stylesheet, font, icon, script or image."""
+ELSEWHERE = re.compile(r"^(?:[a-z][\w+.-]*:)?//", re.I)
+"""An address on another host (`https://...`, `//host/...`); `data:` and relative ones are not."""
+
+
+def test_every_page_loads_only_the_site_s_own_files(site: Path) -> None:
+    """No page asks another host for anything: Google Fonts (on every page before) failed
+    offline and told Google who reads an internal mirror. The system's fonts, and every
+    script, stylesheet, icon and image from the site; a canonical link is an address, not a
+    load."""
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 30
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        assert "fonts.googleapis.com" not in text and "fonts.gstatic.com" not in text, path
+        loaded = [tag[0] for tag in ASSET.finditer(text) if 'rel="canonical"' not in tag[0]]
+        assert len(loaded) > 3, path
+        elsewhere = [tag for tag in loaded if ELSEWHERE.match(ASSET.fullmatch(tag)[1])]  # type: ignore[index]
+        assert elsewhere == [], path
+    for style in site.rglob("*.css"):
+        text = style.read_text(encoding="utf-8")
+        assert not re.search(r"@import|url\(\s*['\"]?(?:[a-z]+:)?//", text, re.I), style
 
 
 CODE_BLOCK = re.compile(r'<div class="highlight"><pre><span></span><code>(.*?)</code></pre>', re.S)

@@ -66,9 +66,18 @@ class _Trace:
 
 
 def read_traces(export: Any) -> list[tuple[str, Transcript]]:
-    """Each trace of an OTLP JSON export (`{"resourceSpans": [...]}`, or `resourceLogs` of
-    GenAI events), or of a list of them (a JSONL file's lines), as `(trace id, its run)`; a
-    TranscriptError naming every problem."""
+    """Each trace of an OpenTelemetry GenAI export as `(trace id, its run)`, a run to judge.
+
+    Args:
+        export: An OTLP JSON export (`{"resourceSpans": [...]}`, or `resourceLogs` of GenAI
+            events), or a list of them (a JSONL file's lines, each read with `json.loads`).
+
+    Returns:
+        Every trace with a model call: its id and its run, the `transcript` to judge.
+
+    Raises:
+        TranscriptError: A ValueError naming every problem (where in the export, and why).
+    """
     exports = enumerate(export) if isinstance(export, list) else [(None, export)]
     runs, problems = traces((f"[{i}]." if i is not None else "", e) for i, e in exports)
     problems += [problem for run in runs for problem in run.problems]
