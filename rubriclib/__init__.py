@@ -13,49 +13,89 @@ from rubriclib._faces import lazy_face
 if TYPE_CHECKING:
     from rubriclib._version import __version__ as __version__
     from rubriclib.errors import EvalError, JudgeConfigError, RubricError
-    from rubriclib.evals import Eval, EvalReport, load_eval, run_eval
-    from rubriclib.item import Item, read_traces
-    from rubriclib.judging import GradeResult, Judge, Panel, render
+    from rubriclib.evals import Eval, EvalReport, arun_eval, load_eval, run_eval
+    from rubriclib.item import (
+        Item,
+        ItemError,
+        Transcript,
+        TranscriptError,
+        read_traces,
+        read_transcript,
+    )
+    from rubriclib.judging import (
+        Details,
+        EndpointError,
+        Grader,
+        GradeResult,
+        Judge,
+        Panel,
+        Transport,
+        given_citations,
+        render,
+    )
     from rubriclib.rubrics import Golden, Rubric, list_rubrics, load_goldens, load_rubric
+    from rubriclib.settings import JudgeSettings
 
 _HOMES = {
     "__version__": "rubriclib._version",
+    "Details": "rubriclib.judging",
+    "EndpointError": "rubriclib.judging",
     "Eval": "rubriclib.evals",
     "EvalError": "rubriclib.errors",
     "EvalReport": "rubriclib.evals",
-    "GradeResult": "rubriclib.judging",
     "Golden": "rubriclib.rubrics",
+    "GradeResult": "rubriclib.judging",
+    "Grader": "rubriclib.judging",
     "Item": "rubriclib.item",
+    "ItemError": "rubriclib.item",
     "Judge": "rubriclib.judging",
     "JudgeConfigError": "rubriclib.errors",
+    "JudgeSettings": "rubriclib.settings",
     "Panel": "rubriclib.judging",
     "Rubric": "rubriclib.rubrics",
     "RubricError": "rubriclib.errors",
+    "Transcript": "rubriclib.item",
+    "TranscriptError": "rubriclib.item",
+    "Transport": "rubriclib.judging",
+    "arun_eval": "rubriclib.evals",
+    "given_citations": "rubriclib.judging",
     "list_rubrics": "rubriclib.rubrics",
-    "load_goldens": "rubriclib.rubrics",
     "load_eval": "rubriclib.evals",
+    "load_goldens": "rubriclib.rubrics",
     "load_rubric": "rubriclib.rubrics",
     "read_traces": "rubriclib.item",
+    "read_transcript": "rubriclib.item",
     "render": "rubriclib.judging",
     "run_eval": "rubriclib.evals",
 }
 __all__ = [
+    "Details",
+    "EndpointError",
     "Eval",
     "EvalError",
     "EvalReport",
-    "GradeResult",
     "Golden",
+    "GradeResult",
+    "Grader",
     "Item",
+    "ItemError",
     "Judge",
     "JudgeConfigError",
+    "JudgeSettings",
     "Panel",
     "Rubric",
     "RubricError",
+    "Transcript",
+    "TranscriptError",
+    "Transport",
+    "arun_eval",
+    "given_citations",
     "list_rubrics",
     "load_eval",
     "load_goldens",
     "load_rubric",
     "read_traces",
+    "read_transcript",
     "render",
     "run_eval",
 ]

@@ -17,6 +17,7 @@ import pytest
 from conftest import DOCS, SNIPPET, documentation
 from docs_site import REPOSITORY, built_site
 
+import rubriclib
 from rubriclib.cli import main
 
 ROOT = DOCS.parent
@@ -219,6 +220,32 @@ def test_the_documentation_imports_only_what_the_api_reference_documents() -> No
     }
     assert {"rubriclib.Judge", "rubriclib.read_traces"} <= imported
     assert imported - documented == set()
+
+
+def test_the_api_reference_lists_exactly_the_public_api() -> None:
+    """`rubriclib/__init__.py` is the one public API: the reference documents each of its names
+    and nothing else but the integrations' entry points (everything else is internal)."""
+    reference = (DOCS / "reference" / "api.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^::: ([\w.]+)$", reference, re.M))
+    integrations = {name for name in documented if name.startswith("rubriclib.integrations.")}
+    assert documented - integrations == {f"rubriclib.{name}" for name in rubriclib.__all__}
+    assert set(rubriclib.__all__) <= set(dir(rubriclib))
+
+
+INTERNAL_PATH = re.compile(r"\brubriclib\.(?!integrations\b)[a-z_]+\.[\w.]+")
+
+
+def test_no_page_sends_a_reader_to_an_internal_module() -> None:
+    """What the docs name in Python is public: `rubriclib.NAME`, or an integration's entry
+    point; a path into a room (`rubriclib.item.TranscriptError`,
+    `rubriclib.judging.engine.judge_stream`) is internal, so it may move in any release."""
+    named = {
+        (path.name, found)
+        for path in documentation()
+        if path.name != "changelog.md"
+        for found in INTERNAL_PATH.findall(path.read_text(encoding="utf-8"))
+    }
+    assert named == set()
 
 
 @pytest.mark.parametrize(
