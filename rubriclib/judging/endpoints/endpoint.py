@@ -65,8 +65,8 @@ class Retry:
 
 @dataclass
 class Endpoint:
-    """One endpoint and model as a Judge uses them: the limits of its requests, the key they
-    carry (hidden from every text that leaves), and the quirks it has shown."""
+    """One endpoint and model as a Judge (or a target) uses them: the limits of its requests,
+    the key they carry (hidden from every text that leaves), and the quirks it has shown."""
 
     url: str
     """scheme://host[:port]/path: no credentials, no query string."""
