@@ -5,7 +5,8 @@ In pipeline order: `formats` (eval files in our shape, waza's and letta-evals') 
 `judgments` (what a row asks of a grader) -> `plan` (the dry run and the prompt-size limit) ->
 `setup` (an eval prepared once: `prepare` checks it, `ready_run` builds its judges and target
 -> a `ReadyRun`) -> `run` (a ReadyRun on the engine, accounted for by `ledger`, the results file
-of `results`, resume, the gate); `batch_run` drives the same judgments through batch files;
+of `results`, resume, the gate; `results` also reads a results file back, for `--resume`
+and the HTML report alike); `batch_run` drives the same judgments through batch files;
 `project` finds the rubrics a project's eval files use.
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
     from rubriclib.evals.plan import Plan as Plan
     from rubriclib.evals.plan import plan_eval as plan_eval
     from rubriclib.evals.project import project_rubrics as project_rubrics
-    from rubriclib.evals.results import cut_short as cut_short
+    from rubriclib.evals.results import ResultsLines as ResultsLines
+    from rubriclib.evals.results import read_results_lines as read_results_lines
     from rubriclib.evals.run import EvalReport as EvalReport
     from rubriclib.evals.run import GraderStats as GraderStats
     from rubriclib.evals.run import arun_eval as arun_eval
@@ -54,11 +56,12 @@ _HOMES = {
     "Plan": ".plan",
     "Prepared": ".setup",
     "ReadyRun": ".setup",
+    "ResultsLines": ".results",
     "Row": ".datasets",
     "acollect": ".batch_run",
     "aprepare": ".batch_run",
     "arun_eval": ".run",
-    "cut_short": ".results",
+    "read_results_lines": ".results",
     "load_eval": ".formats",
     "open_eval_batch": ".setup",
     "plan_eval": ".plan",

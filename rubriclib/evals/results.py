@@ -1,10 +1,14 @@
 """The results file of an eval run: one JSON line per row and grader, flushed as each result
-comes; the current line of each (the last), and those `--resume` keeps."""
+comes; how it is read back (`read_results_lines`: the current line of each pair, the last; the
+lines superseded, cut short or not ours), for `--resume` (the current lines it keeps) and the
+HTML report alike."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -13,6 +17,8 @@ from rubriclib.judging import Details, GradeResult
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
+
+VERDICTS = ("pass", "fail", "error")
 
 
 def result_line(row: Row, grader: str, result: GradeResult) -> dict[str, Any]:
@@ -66,22 +72,58 @@ def read_resumable(
 
 
 def current_lines(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """Each (row, grader) of a results file with its current line: the last line naming it
-    (a resumed run appends, so a later line supersedes the earlier ones, which stay in the
-    file). A line that is not JSON or names no row and grader is skipped: cut short by a kill,
-    or not ours."""
-    current: dict[tuple[str, str], dict[str, Any]] = {}
-    if not path.exists():
-        return current
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for text in handle:
-            try:
-                line = json.loads(text)
-                key = (str(line["row"]), str(line["grader"]))
-            except (ValueError, KeyError, TypeError):
+    """Each (row, grader) of a results file with its current line (`read_results_lines`);
+    none when the file is missing."""
+    return read_results_lines(path).current if path.exists() else {}
+
+
+@dataclass
+class ResultsLines:
+    """A results file read through: each (row, grader) with its current line, the last results
+    line naming it (a resumed run appends, so a later line supersedes the earlier ones, which
+    stay in the file), and what its other lines were. What `--resume` and the HTML report both
+    read a results file as."""
+
+    current: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    read: int = 0
+    """Results lines read, superseded ones included."""
+    cut: list[int] = field(default_factory=list)
+    """The numbers of the lines a kill cut short (not JSON; see `cut_short`)."""
+    bad: list[tuple[int, str, str]] = field(default_factory=list)
+    """(line number, field, what is wrong) of each line that is no results line of ours
+    (`what_is_wrong`): it supersedes nothing."""
+
+    @property
+    def superseded(self) -> int:
+        """Results lines a later line of their row and grader superseded."""
+        return self.read - len(self.current)
+
+
+def read_results_lines(path: Path) -> ResultsLines:
+    """A results file's lines, one by one (OSError when it cannot be read). A line that is not
+    JSON was cut short by a kill when it begins as a results line does (`cut_short`), or is the
+    last and lacks its newline with a line before it; else it is bad, as is any line
+    `what_is_wrong` finds fault with."""
+    lines = ResultsLines()
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
                 continue
-            current[key] = line
-    return current
+            try:
+                line = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as error:
+                last = not raw.endswith(b"\n") and bool(lines.read or lines.bad)
+                if last or cut_short(raw):
+                    lines.cut.append(number)
+                else:
+                    lines.bad.append((number, "line", _not_json(error)))
+                continue
+            if (wrong := what_is_wrong(line)) is not None:
+                lines.bad.append((number, *wrong))
+                continue
+            lines.read += 1
+            lines.current[str(line["row"]), str(line["grader"])] = line
+    return lines
 
 
 LINE_START = b'{"row": '
@@ -93,6 +135,55 @@ def cut_short(line: bytes) -> bool:
     does (a resumed run ends it with a newline and goes on after it)."""
     line = line.strip()
     return line.startswith(LINE_START) or (bool(line) and LINE_START.startswith(line))
+
+
+def _not_json(error: ValueError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return f"not JSON: {error.msg}"
+    return "not UTF-8 text"
+
+
+def what_is_wrong(line: Any) -> tuple[str, str] | None:
+    """(field, message) for a line that is not a results line of ours, else None: a JSON
+    object naming its row and grader, with a verdict and a result holding a reason, a finite
+    score if any, and details naming the rubric and the judge's model (what every version's
+    lines hold; `--resume` keeps only those whose result also validates)."""
+    if not isinstance(line, dict):
+        return "line", f"a results line is a JSON object, not {type(line).__name__}"
+    for name in ("row", "grader", "verdict", "result"):
+        if name not in line:
+            return name, "missing: not a line of a rubriclib results file"
+    if not isinstance(line["row"], str | int) or not isinstance(line["grader"], str):
+        return "row", "row and grader must be text"
+    if line["verdict"] not in VERDICTS:
+        return "verdict", f"must be pass, fail or error, not {str(line['verdict'])[:40]!r}"
+    result = line["result"]
+    if not isinstance(result, dict) or not isinstance(result.get("reason"), str):
+        return "result.reason", "missing or not text"
+    score = result.get("score")
+    if score is not None and (not isinstance(score, int | float) or not math.isfinite(score)):
+        return "result.score", "must be a number"
+    return _details_wrong(result.get("details"))
+
+
+def _details_wrong(details: Any) -> tuple[str, str] | None:
+    """What `what_is_wrong` finds in a result's details."""
+    if not isinstance(details, dict):
+        return "result.details", "missing or not an object"
+    rubric, judge = details.get("rubric"), details.get("judge")
+    if not isinstance(rubric, dict) or not all(
+        isinstance(rubric.get(key), str) for key in ("name", "version", "digest")
+    ):
+        return "result.details.rubric", "needs name, version and digest"
+    if not isinstance(judge, dict) or not isinstance(judge.get("model"), str):
+        return "result.details.judge", "needs the judge's model"
+    usage = judge.get("usage")
+    if usage is not None and not (
+        isinstance(usage, dict)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
+    ):
+        return "result.details.judge.usage", "must hold whole numbers of tokens"
+    return None
 
 
 class ResultsFile:

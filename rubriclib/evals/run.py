@@ -24,7 +24,7 @@ from rubriclib.judging import GradeResult, not_judged
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
-    from rubriclib.judging import Interrupted, Job, Target
+    from rubriclib.judging import Interrupted, Job, Pacing, Target
 
 Status = Literal["passed", "failed", "undecided", "interrupted"]
 LISTED_ERRORS = 10
@@ -369,16 +369,19 @@ class _Outputs:
         }
         self._asked: dict[str, asyncio.Future[str]] = {}
 
-    def item(self, row: Row) -> Item | Callable[[], Awaitable[Item]]:
+    def item(self, row: Row) -> Item | Callable[[Pacing], Awaitable[Item]]:
+        """The row's item, or how the engine gets it: asking the target once, its request
+        waiting on the run's pacing."""
         if self.target is None:
             return row.item
         if row.id in self.written:
             return row.item.model_copy(update={"output": self.written[row.id]})
         target = self.target
 
-        async def produce() -> Item:
+        async def produce(pacing: Pacing) -> Item:
             if row.id not in self._asked:
-                self._asked[row.id] = asyncio.ensure_future(target.generate(row.item))
+                asked = target.generate(row.item, pacing=pacing)
+                self._asked[row.id] = asyncio.ensure_future(asked)
             output = await self._asked[row.id]
             self.written[row.id] = output
             return row.item.model_copy(update={"output": output})

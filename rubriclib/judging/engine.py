@@ -40,10 +40,11 @@ class Job:
     grader to ask when it is not the stream's own (an eval's graders may use several).
 
     `item` may also be a coroutine function that produces the Item (a target model writing
-    the output first); NoOutput from it makes the judgment an error naming the cause."""
+    the output first), given the run's Pacing so that its requests wait on the run's pacers as
+    the judgments' do; NoOutput from it makes the judgment an error naming the cause."""
 
     rubric: Rubric
-    item: Item | Callable[[], Awaitable[Item]]
+    item: Item | Callable[[Pacing], Awaitable[Item]]
     trial: int = 1
     judge: Grader | None = None
 
@@ -195,7 +196,7 @@ async def _judge_one(grader: Grader, job: Job, pacing: Pacing) -> GradeResult:
     if (dead := pacing.pacer(grader.pace_key).dead) is not None:
         return not_judged(job.rubric, grader.model, dead)
     try:
-        item = job.item if isinstance(job.item, Item) else await job.item()
+        item = job.item if isinstance(job.item, Item) else await job.item(pacing)
         return await grader.agrade_item(job.rubric, item, trial=job.trial, pacing=pacing)
     except NoOutput as error:
         return not_judged(job.rubric, grader.model, f"no output: {error}")

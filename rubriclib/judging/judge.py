@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import os
 from collections.abc import Hashable
 from dataclasses import replace
@@ -205,7 +204,7 @@ class Judge(ManyJudgments):
     @property
     def pace_key(self) -> Hashable:
         """The endpoint and a digest of the key: see `Grader.pace_key`."""
-        return (self.endpoint, hashlib.sha256(self.api_key.encode()).hexdigest())
+        return self._at.pace_key
 
     @property
     def api_key(self) -> str:

@@ -4,7 +4,8 @@ A Judge writes each judgment once, as a generator of steps (`Send` a request bod
 before a retry, run judgments `Together`); `drive` runs the steps with the SDK's sync client
 and `time.sleep` (`Judge.grade`), `adrive` with a Transport, `asyncio.sleep` and the run's Pacer
 (`Judge.agrade_item`; `Judge.grade` too through an injected Transport, by `run_to_end`). So
-retries, quirk fallbacks and the corrective turn are written once.
+retries, quirk fallbacks and the corrective turn are written once. A request that is not a
+judgment (a target's: `request_steps`) is steps too, run by the same drivers.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from rubriclib.judging.result import GradeResult
 
@@ -54,15 +55,20 @@ Steps = Generator[Send | Wait | Together, Any, GradeResult]
 """A judgment's steps; the driver sends back each request's reply (bytes or the exception),
 or the results of the judgments run together."""
 
+Outcome = TypeVar("Outcome")
+"""What steps end with: a judgment's GradeResult, a plain request's reply (`request_steps`)."""
+
 
 @dataclass(frozen=True)
-class _Done:
-    """A judgment that has taken its last step, and its result."""
+class _Done(Generic[Outcome]):
+    """Steps that have taken their last one, and what they ended with."""
 
-    result: GradeResult
+    result: Outcome
 
 
-def _next_step(steps: Steps, reply: Any) -> Send | Wait | Together | _Done:
+def _next_step(
+    steps: Generator[Send | Wait | Together, Any, Outcome], reply: Any
+) -> Send | Wait | Together | _Done[Outcome]:
     """The step a judgment takes once sent `reply`, or `_Done` when it has ended: how both
     drivers advance it."""
     try:
@@ -71,7 +77,9 @@ def _next_step(steps: Steps, reply: Any) -> Send | Wait | Together | _Done:
         return _Done(done.value)
 
 
-def drive(steps: Steps, post: Callable[..., bytes]) -> GradeResult:
+def drive(
+    steps: Generator[Send | Wait | Together, Any, Outcome], post: Callable[..., bytes]
+) -> Outcome:
     """Run a judgment's steps one after another, sending with `post(body, timeout=...)` (the
     SDK's sync client) and waiting with `time.sleep`."""
     reply: Any = None
@@ -106,14 +114,14 @@ def run_to_end(start: Callable[[], Coroutine[Any, Any, GradeResult]]) -> GradeRe
 
 
 async def adrive(
-    steps: Steps,
+    steps: Generator[Send | Wait | Together, Any, Outcome],
     transport: Transport,
     pacer: Pacer | None,
     signal: Callable[[Any], tuple[SignalKind, Any]],
-) -> GradeResult:
-    """Run a judgment's steps through `transport`, waiting with `asyncio.sleep`, judgments
-    `Together` at once; each request waits for `pacer` (the run's, if any) and tells it what
-    its outcome says about the endpoint (`signal`)."""
+) -> Outcome:
+    """Run a judgment's (or a plain request's) steps through `transport`, waiting with
+    `asyncio.sleep`, judgments `Together` at once; each request waits for `pacer` (the run's,
+    if any) and tells it what its outcome says about the endpoint (`signal`)."""
     reply: Any = None
     while not isinstance(step := _next_step(steps, reply), _Done):
         reply = await _areply(step, transport, pacer, signal)

@@ -6,9 +6,11 @@ result is in, and a file left valid line by line."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import item_entry, tally
 from results_lines import results_line, write_results
 
@@ -17,8 +19,10 @@ from rubriclib.evals.results import (
     ResultsFile,
     current_lines,
     cut_short,
+    read_results_lines,
     read_resumable,
     result_line,
+    what_is_wrong,
 )
 from rubriclib.item import Item
 from rubriclib.judging.result import GradeResult
@@ -101,6 +105,22 @@ def test_the_current_line_of_a_pair_is_its_last(tmp_path: Path) -> None:
     assert list(read_resumable(path, NOW)) == [("b", "g")]  # never the superseded pass of a
 
 
+def test_a_line_that_is_no_results_line_supersedes_nothing(tmp_path: Path) -> None:
+    path = write_results(tmp_path / "r.jsonl", [results_line("a", "g", "pass")])
+    written = results_line("b", "g", "pass", "caf\u00e9")
+    unreadable = json.dumps({"grader": "g", **written}).encode()  # no cut line: not `{"row": `
+    with path.open("ab") as handle:
+        handle.write(b'{"row": "a", "grader": "g", "verdict": "skipped", "result": {}}\n')
+        handle.write(unreadable.replace(b"\\u00e9", b"\xe9") + b"\n")
+    read = read_results_lines(path)
+    assert read.bad == [
+        (2, "verdict", "must be pass, fail or error, not 'skipped'"),
+        (3, "line", "not UTF-8 text"),
+    ]
+    assert list(current_lines(path)) == [("a", "g")] and read.read == 1
+    assert list(read_resumable(path, NOW)) == [("a", "g")]  # the pass it did not supersede
+
+
 def test_a_line_cut_short_begins_as_a_results_line() -> None:
     whole = json.dumps(results_line("r", "g", "pass")).encode()
     assert all(cut_short(whole[:end]) for end in (1, 4, 8, 30, len(whole) - 1))
@@ -152,3 +172,33 @@ def test_a_missing_or_blank_file_is_written_from_the_start(tmp_path: Path) -> No
         results.write(results_line("a", "g", "pass"))
         results.close()
         assert [json.loads(line)["row"] for line in read_lines(path) if line] == ["a"]
+
+
+def test_a_line_of_ours_has_nothing_wrong() -> None:
+    assert what_is_wrong(results_line("r", "g", "pass")) is None
+    assert what_is_wrong(results_line(7, "g", "error")) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("change", "wrong"),
+    [
+        ({"grader": 3}, ("row", "row and grader must be text")),
+        ({"result": {"reason": 1}}, ("result.reason", "missing or not text")),
+        ({"result": {"reason": "r", "score": math.inf}}, ("result.score", "must be a number")),
+        ({"result": {"reason": "r"}}, ("result.details", "missing or not an object")),
+        (
+            {"result": {"reason": "r", "details": {"rubric": {"name": "x"}}}},
+            ("result.details.rubric", "needs name, version and digest"),
+        ),
+    ],
+)
+def test_what_is_wrong_names_the_first_bad_field(
+    change: dict[str, Any], wrong: tuple[str, str]
+) -> None:
+    assert what_is_wrong({**results_line("r", "g", "pass"), **change}) == wrong
+
+
+def test_a_judge_without_a_model_is_named() -> None:
+    line = results_line("r", "g", "pass")
+    del line["result"]["details"]["judge"]["model"]
+    assert what_is_wrong(line) == ("result.details.judge", "needs the judge's model")

@@ -12,6 +12,7 @@ import pytest
 from results_lines import results_line, write_results
 
 from rubriclib.errors import EvalError
+from rubriclib.evals.results import current_lines, read_resumable
 from rubriclib.reports.html.data import (
     TEXT_LIMIT,
     clipped,
@@ -19,7 +20,6 @@ from rubriclib.reports.html.data import (
     read_results,
     report_data,
     usage_of,
-    what_is_wrong,
 )
 
 
@@ -78,6 +78,35 @@ def test_results_written_by_earlier_versions_still_read(tmp_path: Path) -> None:
     ]
 
 
+def test_the_report_shows_the_current_lines_resume_reads(tmp_path: Path) -> None:
+    old_format = Path(__file__).parent.parent / "data" / "results_before_typed_details.jsonl"
+    old = json.loads(old_format.read_text().splitlines()[0]) | {"row": "old", "grader": "g"}
+    path = tmp_path / "r.jsonl"
+    write_results(path, [results_line("a", "g", "pass"), old, results_line("b", "g", "fail")])
+    with path.open("a") as handle:  # a kill cut a line short; the resumed run ended it
+        handle.write('{"row": "c", "grader": "g", "verd\n')
+        for line in (results_line("a", "g", "error"), results_line("c", "g", "pass")):
+            handle.write(json.dumps(line) + "\n")
+        handle.write(json.dumps(results_line("b", "g", "pass"))[:50])  # killed again
+    current = current_lines(path)  # what --resume reads the file as
+    results = read_results(path)
+    assert results.lines == current
+    verdicts = {key: line["verdict"] for key, line in current.items()}
+    assert verdicts == {("a", "g"): "error", ("old", "g"): "pass", ("b", "g"): "fail",
+                        ("c", "g"): "pass"}  # fmt: skip
+    shown = {(row["id"], "g"): row["cells"][0]["verdict"] for row in report_data(results)["rows"]}
+    assert shown == verdicts and results.count == 5
+    assert results.notes == [
+        "line 4 was cut short: the run was interrupted",
+        "line 7 was cut short: the run was interrupted",
+        "1 line(s) superseded by a later line of their row and grader (a resumed run appends): "
+        "the last of each is shown",
+    ]
+    kept = read_resumable(path, {"g": (results_line("a", "g", "pass")["result"]["details"]
+                                       ["rubric"]["digest"], "gpt-4o-mini", 1, None)})  # fmt: skip
+    assert sorted(kept) == [("b", "g"), ("c", "g")]  # the error and the old run's judge: again
+
+
 def test_pairwise_graders_get_win_tie_loss_and_flip_rate(tmp_path: Path) -> None:
     def line(row: str, verdict: str, winner: str, flips: int) -> dict[str, Any]:
         found = results_line(row, "versus", verdict, pairwise={"winner": winner})
@@ -96,36 +125,6 @@ def test_pairwise_graders_get_win_tie_loss_and_flip_rate(tmp_path: Path) -> None
         read_results(write_results(tmp_path / "p.jsonl", [results_line("a", "g", "pass")]))
     )
     assert plain["graders"][0]["pairwise"] is None
-
-
-def test_a_line_of_ours_has_nothing_wrong() -> None:
-    assert what_is_wrong(results_line("r", "g", "pass")) is None
-    assert what_is_wrong(results_line(7, "g", "error")) is None  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    ("change", "wrong"),
-    [
-        ({"grader": 3}, ("row", "row and grader must be text")),
-        ({"result": {"reason": 1}}, ("result.reason", "missing or not text")),
-        ({"result": {"reason": "r", "score": math.inf}}, ("result.score", "must be a number")),
-        ({"result": {"reason": "r"}}, ("result.details", "missing or not an object")),
-        (
-            {"result": {"reason": "r", "details": {"rubric": {"name": "x"}}}},
-            ("result.details.rubric", "needs name, version and digest"),
-        ),
-    ],
-)
-def test_what_is_wrong_names_the_first_bad_field(
-    change: dict[str, Any], wrong: tuple[str, str]
-) -> None:
-    assert what_is_wrong({**results_line("r", "g", "pass"), **change}) == wrong
-
-
-def test_a_judge_without_a_model_is_named() -> None:
-    line = results_line("r", "g", "pass")
-    del line["result"]["details"]["judge"]["model"]
-    assert what_is_wrong(line) == ("result.details.judge", "needs the judge's model")
 
 
 def test_clipped_escapes_controls_in_keys_and_values_and_drops_non_finite_numbers() -> None:

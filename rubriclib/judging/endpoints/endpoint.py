@@ -4,7 +4,9 @@ across runs when capabilities are remembered)."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -13,6 +15,8 @@ from rubriclib.judging.endpoints.failures import (
     SignalKind,
     backoff_delay,
     describe,
+    is_retryable,
+    quirk_in,
     redact,
     signal_kind,
 )
@@ -50,10 +54,19 @@ class Limits:
         return cls(timeout, max_retries, total, backoff_base, backoff_max, max_retry_after)
 
 
+@dataclass(frozen=True)
+class Retry:
+    """How a failed request is tried again: at once with the fallback of the `quirk` just
+    learned, or (no quirk) as one more retry after `delay` seconds."""
+
+    delay: float = 0.0
+    quirk: str | None = None
+
+
 @dataclass
 class Endpoint:
-    """One endpoint and model as a Judge uses them: the limits of its requests, the key they
-    carry (hidden from every text that leaves), and the quirks it has shown."""
+    """One endpoint and model as a Judge (or a target) uses them: the limits of its requests,
+    the key they carry (hidden from every text that leaves), and the quirks it has shown."""
 
     url: str
     """scheme://host[:port]/path: no credentials, no query string."""
@@ -106,6 +119,24 @@ class Endpoint:
             self.model,
         )
         self.learn("no_logprobs")
+
+    @property
+    def pace_key(self) -> Hashable:
+        """The endpoint and a digest of the key: which requests of a run share one Pacer
+        (`Grader.pace_key`), whoever sends them (a judge, a target)."""
+        return (self.url, hashlib.sha256(self.api_key.encode()).hexdigest())
+
+    def next_try(self, failure: BaseException, sent: dict[str, Any], retries: int) -> Retry | None:
+        """How the request `sent` is tried again after `failure`, `retries` retries spent:
+        with the fallback of a quirk the refusal points to (learned here), or after the backoff
+        when the failure is retryable and retries are left; None when it is final."""
+        if quirk := quirk_in(failure, sent, self.quirks):
+            logger.info("%s quirk %s: retrying with the fallback", self.url, quirk)
+            self.learn(quirk)
+            return Retry(quirk=quirk)
+        if is_retryable(failure) and retries < self.limits.max_retries:
+            return Retry(self.delay(retries + 1, failure))
+        return None
 
     def delay(self, retry: int, error: BaseException) -> float:
         """Seconds before retry number `retry` after `error`."""

@@ -21,7 +21,7 @@ from rubriclib.judging.asking.reply import (
 from rubriclib.judging.asking.request import Mode
 from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
 from rubriclib.judging.endpoints.endpoint import Endpoint
-from rubriclib.judging.endpoints.failures import EndpointUnusable, is_retryable, quirk_in
+from rubriclib.judging.endpoints.failures import EndpointUnusable
 from rubriclib.judging.result import (
     GradeResult,
     judge_details,
@@ -132,13 +132,12 @@ class Judgment:
     ) -> GradeResult | Wait | None:
         """After a failed request: a quirk learned (None: try again now), a wait before a
         retry, or the judgment's error."""
-        if quirk := quirk_in(reply, body, self.endpoint.quirks):
-            logger.info("judge endpoint quirk %s: retrying with the fallback", quirk)
-            self.endpoint.learn(quirk)
+        retry = self.endpoint.next_try(reply, body, self.retries)
+        if retry is not None and retry.quirk is not None:
             return None
-        if is_retryable(reply) and self.retries < self.endpoint.limits.max_retries:
+        if retry is not None:
             self.retries += 1
-            delay = min(self.endpoint.delay(self.retries, reply), max(remaining - 0.01, 0))
+            delay = min(retry.delay, max(remaining - 0.01, 0))
             cause = self.endpoint.told(reply)
             logger.info("judge request failed (%s); retry %d in %.2fs", cause, self.retries, delay)
             return Wait(delay)

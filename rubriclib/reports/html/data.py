@@ -1,10 +1,10 @@
 """A results file (the JSONL `rubriclib eval --out` writes) as the data an HTML report shows:
-every line checked, per-grader numbers, the row x grader matrix and, against an older results
-file, what changed. Pure but for reading the files."""
+read as `--resume` reads it (`evals.read_results_lines`), every line checked, per-grader
+numbers, the row x grader matrix and, against an older results file, what changed. Pure but
+for reading the files."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import EvalError, Problem
-from rubriclib.evals import cut_short
+from rubriclib.evals import read_results_lines
 from rubriclib.judging import GradeResult, pairwise_stats
 from rubriclib.measure import wilson_interval
 from rubriclib.reports.checklists import (
@@ -32,7 +32,6 @@ TEXT_LIMIT = 2000
 """Characters of one text kept in the page; the full text stays in the results file."""
 PROBLEMS_SHOWN = 20
 """Bad lines named one by one; past that, one line says how many more."""
-VERDICTS = ("pass", "fail", "error")
 DIGITS = re.compile(r"([0-9]+)")
 
 
@@ -52,55 +51,28 @@ class ResultsFile:
 
 
 def read_results(path: Path) -> ResultsFile:
-    """Read and check a results file; EvalError naming FILE:LINE and what is wrong in each bad
-    line. A line cut short (not JSON: the last one, or one that begins as a results line, which
-    a resumed run went on after) is an interrupted run, not an error."""
+    """Read and check a results file as `--resume` reads it (`evals.read_results_lines`: the
+    current line of each pair, the lines superseded and cut short); EvalError naming FILE:LINE
+    and what is wrong in each line that is no results line. A line cut short is an interrupted
+    run, not an error."""
     try:
-        data = path.read_bytes()
+        read = read_results_lines(path)
         modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     except OSError as error:
         raise EvalError.single(str(path), "file", f"cannot read: {error.strerror}") from None
-    lines: dict[tuple[str, str], dict[str, Any]] = {}
-    problems: list[Problem] = []
-    notes: list[str] = []
-    count = duplicates = 0
-    physical = data.split(b"\n")
-    for number, raw in enumerate(physical, start=1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            last = number == len(physical) and (count or problems)  # no newline: a kill
-            if last or cut_short(raw):
-                notes.append(f"line {number} was cut short: the run was interrupted")
-                continue
-            message = (
-                f"not JSON: {error.msg}"
-                if isinstance(error, json.JSONDecodeError)
-                else "not UTF-8 text"
-            )
-            problems.append(Problem(f"{path}:{number}", "line", message))
-            continue
-        wrong_field = what_is_wrong(line)
-        if wrong_field is not None:
-            problems.append(Problem(f"{path}:{number}", *wrong_field))
-            continue
-        count += 1
-        key = (str(line["row"]), str(line["grader"]))
-        duplicates += key in lines
-        lines[key] = line
-    if problems:
+    if read.bad:
+        problems = [Problem(f"{path}:{number}", *wrong) for number, *wrong in read.bad]
         raise EvalError(shown_problems(path, problems))
-    if not count:
+    if not read.read:
         raise EvalError.single(str(path), "file", "holds no results line")
-    if duplicates:
+    notes = [f"line {number} was cut short: the run was interrupted" for number in read.cut]
+    if read.superseded:
         notes.append(
-            f"{duplicates} line(s) superseded by a later line of their row and grader (a "
+            f"{read.superseded} line(s) superseded by a later line of their row and grader (a "
             "resumed run appends): the last of each is shown"
         )
     stamp = modified.isoformat(timespec="seconds").replace("+00:00", "Z")
-    return ResultsFile(path, lines, count, stamp, notes)
+    return ResultsFile(path, read.current, read.read, stamp, notes)
 
 
 def shown_problems(path: Path, problems: list[Problem]) -> list[Problem]:
@@ -109,42 +81,6 @@ def shown_problems(path: Path, problems: list[Problem]) -> list[Problem]:
         return problems
     more = len(problems) - PROBLEMS_SHOWN
     return [*problems[:PROBLEMS_SHOWN], Problem(str(path), "lines", f"{more} more bad line(s)")]
-
-
-def what_is_wrong(line: Any) -> tuple[str, str] | None:
-    """(field, message) for a line that is not a results line of ours, else None."""
-    if not isinstance(line, dict):
-        return "line", f"a results line is a JSON object, not {type(line).__name__}"
-    for name in ("row", "grader", "verdict", "result"):
-        if name not in line:
-            return name, "missing: not a line of a rubriclib results file"
-    if not isinstance(line["row"], str | int) or not isinstance(line["grader"], str):
-        return "row", "row and grader must be text"
-    if line["verdict"] not in VERDICTS:
-        return "verdict", f"must be pass, fail or error, not {str(line['verdict'])[:40]!r}"
-    result = line["result"]
-    if not isinstance(result, dict) or not isinstance(result.get("reason"), str):
-        return "result.reason", "missing or not text"
-    score = result.get("score")
-    if score is not None and (not isinstance(score, int | float) or not math.isfinite(score)):
-        return "result.score", "must be a number"
-    details = result.get("details")
-    if not isinstance(details, dict):
-        return "result.details", "missing or not an object"
-    rubric, judge = details.get("rubric"), details.get("judge")
-    if not isinstance(rubric, dict) or not all(
-        isinstance(rubric.get(key), str) for key in ("name", "version", "digest")
-    ):
-        return "result.details.rubric", "needs name, version and digest"
-    if not isinstance(judge, dict) or not isinstance(judge.get("model"), str):
-        return "result.details.judge", "needs the judge's model"
-    usage = judge.get("usage")
-    if usage is not None and not (
-        isinstance(usage, dict)
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
-    ):
-        return "result.details.judge.usage", "must hold whole numbers of tokens"
-    return None
 
 
 def clipped(value: Any) -> Any:
