@@ -1,4 +1,4 @@
-"""What is sent, byte for byte.
+"""What is sent, byte for byte, and what is worked out once to send it.
 
 The digest of every request body the scripted server receives (`json.dumps(sort_keys=True)`)
 and of every request a batch file records, with its custom_id (the verdict cache key), for a
@@ -18,11 +18,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import SECRET_KEY, scripted_citations
 from judge_server import JudgeServer, Reply, completion, error_reply
 
 from rubriclib import Item, Judge, Rubric, load_rubric, read_transcript, render
 from rubriclib.batch.files import Recorder
+from rubriclib.judging.prompt import agent_run
 
 PINNED = Path(__file__).parents[1] / "data" / "request_digests.json"
 RUNS = Path(__file__).parents[1] / "data" / "runs"
@@ -232,3 +234,31 @@ def test_every_request_sent_is_byte_identical_to_the_pinned_one(
     for name in pinned:
         assert found[name] == pinned[name], f"{name}: what is sent changed (to pin it: see above)"
     assert found.keys() == pinned.keys()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"votes": 3, "temperature": 0.7},
+        {"votes": 3, "temperature": 0.7, "mode": "checklist"},
+        {"votes": 3, "temperature": 0.7, "mode": "checklist", "answers": "one-call"},
+        {"votes": 3, "temperature": 0.7, "mode": "checklist", "answers": "probability"},
+    ],
+)
+def test_a_long_run_is_cut_once_per_judgment(
+    options: dict[str, Any], monkeypatch: pytest.MonkeyPatch, write_file: Callable[..., Path]
+) -> None:
+    """Its prompts (every vote's, every checklist item's) and `details.transcript` share one
+    cut of the run: its blocks' fair shares are worked out once."""
+    shares = agent_run.fair_shares
+    calls: list[int] = []
+    monkeypatch.setattr(agent_run, "fair_shares", lambda *args: calls.append(1) or shares(*args))
+    task, item = load_rubric(str(write_file("run.md", RUN))), long_run()
+    with JudgeServer() as server:
+        server.responder = responder()
+        judge = Judge(model="m", base_url=server.url, api_key=SECRET_KEY, timeout=5.0,
+                      max_prompt_tokens=6000, **options)  # fmt: skip
+        result = judge.grade_item(task, item)
+    assert result.verdict != "error" and len(server.requests) >= 2  # two votes at least
+    assert result.details["transcript"]["cut"]
+    assert len(calls) == 1
