@@ -6,10 +6,10 @@ policy as the system message, 15 KB median, 40 KB max), one per line of a JSONL 
 judged by the built-in `task-completion`.
 
 1. Rendering CPU per run, in this process: reading a row into an Item (its run into the
-   canonical model), `item_messages` (the prompt each judgment sends), `run_details` (the
-   result's `details.transcript`) and `estimated_tokens` (the size a judge checks each prompt
-   it rendered against `max_prompt_tokens` by, before sending it). Median of five rounds over every
-   run.
+   canonical model), `item_messages` (the prompt each judgment sends, the run cut once in it),
+   `run_details` (the result's `details.transcript`, from that same cut) and `estimated_tokens`
+   (the size a judge checks each prompt it rendered against `max_prompt_tokens` by, before
+   sending it). Median of five rounds over every run.
 2. `rubriclib eval` in a child process, after one untimed warm-up eval there (imports, first-use
    model building: start-up is `startup.py`'s figure), timed from the command's call to its
    return: the dataset checked, every run judged at 64 in flight, each result appended to
@@ -46,7 +46,7 @@ from synthetic_runs import runs, size_of
 from throughput import LATENCY, verdict
 
 from rubriclib import Item, load_rubric
-from rubriclib.judging.prompt.agent_run import run_details
+from rubriclib.judging.prompt.agent_run import cut_run, run_details
 from rubriclib.judging.prompt.render import DEFAULT_MAX_PROMPT_TOKENS, item_messages
 
 RUNS = 1_000
@@ -103,11 +103,12 @@ def rendering(lines: Sequence[str]) -> None:
     rendered = [item_messages(rubric, item)[0] for item in items]
     prompts = [messages[1]["content"] for messages in rendered]
     limit = DEFAULT_MAX_PROMPT_TOKENS
+    cuts = [cut_run(item.transcript, limit) for item in items if item.transcript is not None]
     figures = {
         "json.loads of the row": per_run_ms(json.loads, lines),
         "row read into an Item (datasets.parse_row)": per_run_ms(read, rows),
         "item_messages (the prompt)": per_run_ms(lambda item: item_messages(rubric, item), items),
-        "run_details (details.transcript)": per_run_ms(lambda i: run_details(i, limit), items),
+        "run_details (details.transcript)": per_run_ms(run_details, cuts),
         "estimated_tokens (the judge's size check)": per_run_ms(
             lambda messages: estimated_tokens(rubric, messages), rendered
         ),

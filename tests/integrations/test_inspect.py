@@ -29,7 +29,7 @@ from rubriclib.errors import RubricError
 from rubriclib.integrations.inspect import rubric_scorer
 from rubriclib.item.transcript import Message, ToolCall, Transcript
 from rubriclib.judging.judge import Judge
-from rubriclib.judging.prompt.agent_run import run_cuts, transcript_section
+from rubriclib.judging.prompt.agent_run import cut_run
 from rubriclib.rubrics.registry import load_rubric
 
 DOCS_TASK = snippet("inspect")
@@ -483,8 +483,9 @@ def test_the_reader_keeps_reasoning_media_tool_errors_and_provider_tools(
         run.final_answer
         == "(provider data not shown)\nIt is a cat.\n(cited: https://example.com/cats)\n(refusal) I won't say more."
     )
-    section, _ = transcript_section(run, 100_000)
-    assert run_cuts(run, 100_000) == []  # nothing cut
+    cut = cut_run(run, 50_000)
+    section = cut.section
+    assert cut.cuts == []  # nothing cut
     assert "[M5] tool error for search (c2, answers the call in M3)\n(error: parsing)" in section
     assert "[M9] tool error for fetch (mcp1, answers the call in M7)" in section
     assert "base64" not in section  # media are named, never pasted

@@ -20,7 +20,7 @@ from judge_server import JudgeServer, Reply, completion
 from rubriclib.evals.datasets import Dataset
 from rubriclib.item.transcript import TranscriptError, read_traces, read_transcript
 from rubriclib.item.transcript.opentelemetry import traces
-from rubriclib.judging.prompt.agent_run import transcript_section
+from rubriclib.judging.prompt.agent_run import cut_run
 
 TESTS = Path(__file__).parents[1]
 Export = Callable[..., Path]
@@ -73,7 +73,7 @@ def test_each_trace_renders_byte_identical_to_the_run_in_chat_shape(
         assert run.transcript is not None and run.transcript.shape == "opentelemetry"
         chat = read_transcript(expected[run.trace_id])
         assert run.transcript.messages == chat.messages
-        assert transcript_section(run.transcript, 4000)[0] == transcript_section(chat, 4000)[0]
+        assert cut_run(run.transcript, 2000).section == cut_run(chat, 2000).section
         assert run.metadata == {"model": "scripted", "service": "support-agent"}
     refund = next(
         run.transcript for run in runs if run.transcript and len(run.transcript.messages) > 2

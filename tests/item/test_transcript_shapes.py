@@ -22,10 +22,11 @@ from langchain_core.messages import (
 )
 
 from rubriclib.item.transcript import Transcript, TranscriptError, read_transcript
-from rubriclib.judging.prompt.agent_run import transcript_section
+from rubriclib.judging.prompt.agent_run import cut_run
 
 CHAT_RUN = Path(__file__).parents[1] / "data" / "runs" / "openai_chat.json"
-BUDGET = 256_000
+LIMIT = 128_000
+"""The prompt-size limit the runs are shown at (the run gets 256,000 characters)."""
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +74,7 @@ def test_a_run_as_a_library_recorded_it_is_the_same_run_as_in_chat_shape(
     transcript = read_transcript(json.loads(json.dumps(recorded(responses))))
     assert transcript.shape == shape
     chat = reference()
-    assert transcript_section(transcript, BUDGET)[0] == transcript_section(chat, BUDGET)[0]
+    assert cut_run(transcript, LIMIT).section == cut_run(chat, LIMIT).section
     unnamed = [message.model_copy(update={"tool_name": None}) for message in transcript.messages]
     assert unnamed == list(chat.messages)
 

@@ -18,7 +18,7 @@ from judge_server import JudgeServer, Reply, completion, tool_reply
 from rubriclib import Rubric, load_rubric
 from rubriclib.cli import main
 from rubriclib.item import Item
-from rubriclib.judging.asking.one_call import CHECKLIST_TOOL, OneCallAsking, one_call_prompts
+from rubriclib.judging.asking.one_call import CHECKLIST_TOOL, OneCallAsking, one_call_requests
 from rubriclib.judging.judge import Judge
 
 FACTS = """\
@@ -284,10 +284,10 @@ def test_the_prompt_shows_the_fields_its_items_need(facts: Rubric) -> None:
     narrowed = facts.model_copy(
         update={"checklist": [facts.checklist[0]]}
     )  # only `invented`, which needs the context alone
-    [(messages, blocks)] = one_call_prompts(narrowed, Item(output="out", input="q", context="c"))
-    assert "## Source context [context]" in messages[1]["content"]
-    assert "## Task input [input]" not in messages[1]["content"]
-    assert set(blocks) == {"context", "output"}
+    [(prompt, _)] = one_call_requests(narrowed, Item(output="out", input="q", context="c"), None)
+    assert "## Source context [context]" in prompt.user
+    assert "## Task input [input]" not in prompt.user
+    assert set(prompt.blocks) == {"context", "output"}
 
 
 def test_an_item_named_like_a_property_of_the_tool_is_refused(
@@ -343,7 +343,7 @@ def test_the_cache_answers_a_rerun_and_keeps_the_modes_apart(
 
 
 def test_the_asking_reads_only_yes_or_no(facts: Rubric) -> None:
-    asking = OneCallAsking(facts)
+    asking = OneCallAsking(facts, "instructions")
     reply = completion([(CHECKLIST_TOOL, {"reason": "r", "invented": True, "answers": "yes"})])
     assert asking.read(reply, "named") == f"{CHECKLIST_TOOL}: neither yes nor no for invented"
 

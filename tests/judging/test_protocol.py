@@ -12,7 +12,7 @@ import pytest
 from judge_server import completion
 
 from rubriclib import Rubric, load_rubric
-from rubriclib.judging.asking.protocol import corrective_turn
+from rubriclib.judging.asking.protocol import RubricAsking, corrective_turn, verdict_requests
 from rubriclib.judging.asking.reply import (
     JudgeVerdict,
     parse_reply,
@@ -37,6 +37,15 @@ def waza(write_file: Callable[..., Path]) -> Rubric:
 
 def names(tools: list[dict[str, Any]]) -> list[str]:
     return [tool["function"]["name"] for tool in tools]
+
+
+def sent(rubric: Rubric, user: str, mode: Any) -> dict[str, Any]:
+    """The first-turn body a judgment sends in `mode` (as `Judgment` builds it): the system
+    message of that mode, then the user message."""
+    from rubriclib.judging.prompt.render import chat
+
+    asking = RubricAsking(rubric)
+    return asking.body(chat(asking.system(mode), user), mode, "m", {})
 
 
 def test_tools_and_choice_per_mode(rubric: Rubric) -> None:
@@ -176,7 +185,7 @@ def test_the_protocol_costs_at_most_150_prompt_tokens_and_citations_at_most_320(
 
     for policy, limit in (("off", 150), ("required", 320)):
         rubric = load_rubric(name).model_copy(update={"citations": policy})
-        body = request_body(rubric, render(rubric, "x"), mode, "m", {})
+        body = sent(rubric, render(rubric, "x")[1]["content"], mode)
         system = body["messages"][0]["content"]
         tools = json.dumps(verdict_tools(rubric, mode))
         assert (len(system) + len(tools)) / 4 <= limit
@@ -235,8 +244,11 @@ def test_the_messages_name_exactly_the_tools_offered(name: str, mode: Any) -> No
 
     rubric = load_rubric(name)
     item = Item(output="x", input="q", context="c", reference="r", baseline="y")
-    for messages in item_messages(rubric, item):
-        body = request_body(rubric, messages, mode, "m", {})
+    rendered = item_messages(rubric, item)
+    asked = verdict_requests(rubric, item, None)
+    assert len(asked) == len(rendered) == (2 if rubric.scale == "pairwise" else 1)
+    for messages, (prompt, _) in zip(rendered, asked, strict=True):
+        body = sent(rubric, prompt.user, mode)
         offered = set(names(body["tools"]))
         named = {
             found for message in body["messages"] for found in TOOL_NAME.findall(message["content"])
@@ -254,8 +266,8 @@ def test_render_shows_the_messages_of_the_first_mode_tried(rubric: Rubric) -> No
     messages = render(rubric, "x")
     first = tool_mode(rubric, set())
     assert first == "required"
-    assert request_body(rubric, messages, first, "m", {})["messages"] == messages
-    named = request_body(rubric, messages, "named", "m", {})["messages"][0]["content"]
+    assert sent(rubric, messages[1]["content"], first)["messages"] == messages
+    named = sent(rubric, messages[1]["content"], "named")["messages"][0]["content"]
     assert (
         "Reply only with a call to `set_grade`, reason first, then the verdict: pass if the "
         "output meets the rubric, else fail (the rubric's `set_grade_pass` and `set_grade_fail`). "
@@ -266,9 +278,9 @@ def test_render_shows_the_messages_of_the_first_mode_tried(rubric: Rubric) -> No
 def test_a_waza_body_keeps_its_tools_and_named_mode_says_what_they_stand_for(waza: Rubric) -> None:
     from rubriclib import render
 
-    messages = render(waza, "x")
-    required = request_body(waza, messages, "required", "m", {})["messages"][0]["content"]
+    user = render(waza, "x")[1]["content"]
+    required = sent(waza, user, "required")["messages"][0]["content"]
     assert "`set_waza_grade_pass`" in required and "`set_grade`" not in required
-    named = request_body(waza, messages, "named", "m", {})["messages"][0]["content"]
+    named = sent(waza, user, "named")["messages"][0]["content"]
     assert "a call to `set_grade`" in named
     assert "(the rubric's `set_waza_grade_pass` and `set_waza_grade_fail`)" in named

@@ -13,7 +13,7 @@ from conftest import VALID_RUBRIC, VERSUS, sections
 from rubriclib import Rubric, load_rubric, render
 from rubriclib.item import Item
 from rubriclib.item.transcript import Transcript, read_transcript
-from rubriclib.judging.prompt.agent_run import fair_shares, run_blocks, run_cuts, run_details
+from rubriclib.judging.prompt.agent_run import cut_run, fair_shares, run_blocks, run_details
 from rubriclib.judging.prompt.render import item_block_spans, item_messages
 
 HEADERS = [
@@ -281,18 +281,18 @@ def test_a_long_block_is_cut_in_the_middle_to_its_share_with_a_marker(rubric: Ru
     assert int(marker.replace(",", "")) == len(huge) - len(head) - len(tail)
     assert blocks.endswith("[M4] assistant\nHere it is.")  # short blocks are never cut
     user.encode("utf-8")  # whole characters: nothing cut inside a UTF-8 sequence
-    item = Item(transcript=run)
-    assert run_details(item, 10_000)["cut"] == [
+    assert run_details(cut_run(run, 10_000))["cut"] == [
         {"block": "M3", "characters": len(huge), "cut": int(marker.replace(",", ""))}
     ]
     # at the default limit the run has 256,000 characters; the three short blocks keep 40
-    assert run_details(item, 128_000)["cut"][0]["cut"] == 300_006 - (256_000 - 40)
-    assert run_details(item, 200_000)["cut"] == []
+    assert run_details(cut_run(run, 128_000))["cut"][0]["cut"] == 300_006 - (256_000 - 40)
+    assert run_details(cut_run(run, 200_000))["cut"] == []
 
 
 def test_the_cuts_run_details_records_are_those_rendering_makes() -> None:
-    """`run_details` works the cuts out without rendering the run (a second rendering per
-    judgment cost as much as the prompt's): they must stay what rendering cuts."""
+    """`run_details` reports the cuts the prompt was rendered with (`cut_run`, once per
+    judgment): what `run_blocks` cuts at the same budget, and where the section shows the
+    marker."""
     arguments = json.dumps({"query": "x" * 3_000, "ids": list(range(400))})
     run = read_transcript(
         [
@@ -303,10 +303,12 @@ def test_the_cuts_run_details_records_are_those_rendering_makes() -> None:
             {"role": "assistant", "content": "Found it."},
         ]
     )  # fmt: skip
-    for budget in (500, 4_000, 9_000, 12_000, 10**6):
-        assert run_cuts(run, budget) == run_blocks(run, budget)[1]
-    assert [cut["block"] for cut in run_cuts(run, 4_000)] == ["M1", "M3", "M4"]
-    assert run_cuts(run, 10**6) == []
+    for limit in (250, 2_000, 4_500, 6_000, 500_000):  # half of it, four characters a token
+        cut = cut_run(run, limit)
+        assert cut.cuts == run_blocks(run, limit * 2)[1] == run_details(cut)["cut"]
+        assert cut.section.count(" characters cut ...]\n") == len(cut.cuts)
+    assert [cut["block"] for cut in cut_run(run, 2_000).cuts] == ["M1", "M3", "M4"]
+    assert cut_run(run, 500_000).cuts == []
 
 
 def test_fair_shares_leave_short_blocks_whole_and_split_the_rest() -> None:

@@ -1,12 +1,13 @@
 """Pure: what one judgment asks and how its reply is read (`Asking`), for a rubric's verdict
-(`RubricAsking`: its request from `request`, its reply read by `reply`), and the neutral turns
-that ask again after a reply that was not a verdict call. No I/O."""
+(`RubricAsking`: its system message for each tool mode, its request from `request`, its reply
+read by `reply`), and the neutral turns that ask again after a reply that was not a verdict
+call. No I/O."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rubriclib.judging.asking.reply import (
     BrokenFields,
@@ -19,7 +20,12 @@ from rubriclib.judging.asking.reply import (
     unsupported,
 )
 from rubriclib.judging.asking.request import Mode, request_body, sampling, tool_mode
+from rubriclib.judging.prompt.agent_run import CutRun
+from rubriclib.judging.prompt.render import Prompt, chat, item_prompts, system_message
 from rubriclib.rubrics import LABEL_TOOL, PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
+
+if TYPE_CHECKING:
+    from rubriclib.item import Item
 
 
 def citation_turn(reply: Any, what: str = "verdict") -> list[dict[str, Any]]:
@@ -86,6 +92,11 @@ class Asking(Protocol):
     or one checklist item's answer (`checklist_protocol.ItemAsking`). The judge drives either
     through the same retries, quirk fallbacks, cache and corrective turn."""
 
+    def system(self, mode: Mode) -> str:
+        """The system message of a request sent in `mode`: it names exactly the tools that
+        request offers (`render.chat` puts it before the prompt's user message)."""
+        ...
+
     def mode(self, quirks: set[str], correcting: bool) -> Mode: ...
 
     def sampling(
@@ -136,6 +147,9 @@ class RubricAsking(PlainSampling):
     rubric: Rubric
     blocks: Mapping[str, str] = field(default_factory=dict)
 
+    def system(self, mode: Mode) -> str:
+        return system_message(self.rubric, mode)
+
     def mode(self, quirks: set[str], correcting: bool) -> Mode:
         return tool_mode(self.rubric, quirks, correcting)
 
@@ -161,3 +175,21 @@ class RubricAsking(PlainSampling):
 
     def intent(self, text: str) -> Verdict | None:
         return text_intent(text, self.rubric)
+
+
+Asked = tuple[Prompt, Asking]
+"""One request of a vote: its prompt (rendered once per item judgment) and how it is asked."""
+
+
+def verdict_requests(rubric: Rubric, item: Item, run: CutRun | None) -> list[Asked]:
+    """The requests of one vote on `item` for the rubric's verdict: one, or on a pairwise
+    rubric one per order; `run` is the item's agent run as cut (`render.shown_run`)."""
+    return [
+        (prompt, RubricAsking(rubric, prompt.blocks)) for prompt in item_prompts(rubric, item, run)
+    ]
+
+
+def first_messages(prompt: Prompt, asking: Asking) -> list[dict[str, str]]:
+    """The messages a request starts with in the tool mode tried first on an endpoint that has
+    refused nothing yet (as `render` shows them): what the prompt-size check counts."""
+    return chat(asking.system(asking.mode(set(), correcting=False)), prompt.user)

@@ -24,7 +24,6 @@ from typing import Any, Literal
 
 from rubriclib.judging.citations import ASKED_CITATIONS, ASKED_QUOTE
 from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
-from rubriclib.judging.prompt.render import system_message
 from rubriclib.rubrics import (
     LABEL_TOOL,
     PAIRWISE_TOOL,
@@ -163,12 +162,9 @@ def request_body(
     model: str,
     sampling: dict[str, Any],
 ) -> dict[str, Any]:
-    """A Chat Completions request body; `sampling` holds temperature and the token limit. The
-    system message of `messages` (as `render` wrote it, for the first mode tried) is replaced
-    by the one of `mode`, so the instructions name exactly the tools this body offers."""
-    if messages and messages[0].get("role") == "system":
-        system = {"role": "system", "content": system_message(rubric, mode)}
-        messages = [system, *messages[1:]]
+    """A Chat Completions request body offering the verdict tools of `mode`; `sampling` holds
+    temperature and the token limit. `messages` open with the system message of `mode`
+    (`RubricAsking.system`), so the instructions name exactly the tools this body offers."""
     return {
         "model": model,
         "messages": messages,

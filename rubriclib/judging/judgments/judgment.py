@@ -22,6 +22,7 @@ from rubriclib.judging.asking.request import Mode
 from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
 from rubriclib.judging.endpoints.endpoint import Endpoint
 from rubriclib.judging.endpoints.failures import EndpointUnusable
+from rubriclib.judging.prompt.render import chat
 from rubriclib.judging.result import (
     GradeResult,
     judge_details,
@@ -46,13 +47,15 @@ class Judgment:
         cache: VerdictCache | None,
         sampling: tuple[float | None, int | None],
         rubric: Rubric,
-        messages: list[dict[str, Any]],
+        user: str,
         asking: Asking,
         trial: int = 1,
         vote: int = 1,
     ) -> None:
         self.endpoint, self.cache, self.sampling = endpoint, cache, sampling
-        self.rubric, self.messages, self.asking = rubric, messages, asking
+        self.rubric, self.asking = rubric, asking
+        self.user = user
+        """The prompt's user message; the asking writes each mode's system message (`_body`)."""
         self.trial, self.vote = trial, vote
         self.started = time.monotonic()
         self.first_key: str | None = None
@@ -98,8 +101,9 @@ class Judgment:
                 return done
 
     def _body(self, mode: Mode) -> dict[str, Any]:
-        """The request of this attempt: the messages, and the corrective turn when one is due."""
-        sent = self.messages
+        """The request of this attempt: the system message of `mode`, the user message, and the
+        corrective turn when one is due."""
+        sent: list[dict[str, Any]] = [*chat(self.asking.system(mode), self.user)]
         if self.citing:
             sent = sent + self.asking.citation_turn(self.unanswered)
         elif isinstance(self.correction, BrokenFields):  # a verdict call, its fields named

@@ -9,18 +9,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from rubriclib.config import find_project
 from rubriclib.item import Item
-from rubriclib.judging.asking.checklist_protocol import (
-    ItemAsking,
-    checklist_refused,
-    question_prompts,
-)
-from rubriclib.judging.asking.one_call import OneCallAsking, one_call_prompts
-from rubriclib.judging.asking.probability_answers import ProbabilityAsking, probability_prompts
-from rubriclib.judging.asking.protocol import Asking, RubricAsking
+from rubriclib.judging.asking.checklist_protocol import checklist_refused, question_requests
+from rubriclib.judging.asking.one_call import one_call_requests
+from rubriclib.judging.asking.probability_answers import probability_requests
+from rubriclib.judging.asking.protocol import Asked, Asking, first_messages, verdict_requests
 from rubriclib.judging.asking.request import estimated_tokens, too_large
 from rubriclib.judging.cache import VerdictCache
 from rubriclib.judging.combining import (
@@ -35,10 +31,10 @@ from rubriclib.judging.grading import unjudgeable
 from rubriclib.judging.judgments.judgment import Judgment
 from rubriclib.judging.profile import Applied, profile_path, read_profile
 from rubriclib.judging.prompt.agent_run import run_details
-from rubriclib.judging.prompt.render import item_prompts
+from rubriclib.judging.prompt.render import Prompt, shown_run
 from rubriclib.judging.result import GradeResult, combine_orders, not_judged, with_details
 from rubriclib.judging.steps import Steps, Together
-from rubriclib.rubrics import ChecklistItem, Rubric
+from rubriclib.rubrics import Rubric
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer
@@ -47,16 +43,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger("rubriclib")
 
 
-Prompt = tuple[list[dict[str, Any]], dict[str, str]]
-"""One request's messages and the text of each block it shows, by id (for its citations)."""
-
-
-PROMPTERS = {
-    "tool": question_prompts,
-    "probability": probability_prompts,
-    "one-call": one_call_prompts,
+CHECKLIST_REQUESTS = {
+    "tool": question_requests,
+    "probability": probability_requests,
+    "one-call": one_call_requests,
 }
-"""The prompts of a checklist's requests, by how its items are answered."""
+"""The requests of a checklist vote, by how its items are answered."""
 
 
 @dataclass(frozen=True)
@@ -101,27 +93,26 @@ class Modes:
             return cause
         checklist = self.mode == "checklist"
         if checklist and (refused := checklist_refused(rubric, self.answers)) is not None:
-            asked = "mode='checklist'" if self.answers == "tool" else f"answers={self.answers!r}"
-            return not_judged(rubric, model, f"{asked}: {refused}")  # as the caller asked it
+            what = "mode='checklist'" if self.answers == "tool" else f"answers={self.answers!r}"
+            return not_judged(rubric, model, f"{what}: {refused}")  # as the caller asked it
         one_call = checklist and self.answers == "one-call"
-        prompter = item_prompts
-        if checklist:
-            prompter = PROMPTERS[self.answers]
-        prompts = prompter(rubric, item, self.max_prompt_tokens)
-        size = max(estimated_tokens(rubric, messages) for messages, _ in prompts)
+        run = shown_run(rubric, item.transcript, self.max_prompt_tokens)  # cut once, here
+        requester = CHECKLIST_REQUESTS[self.answers] if checklist else verdict_requests
+        asked = requester(rubric, item, run)
+        size = max(estimated_tokens(rubric, first_messages(*request)) for request in asked)
         if (why := too_large(size, self.max_prompt_tokens)) is not None:
             return not_judged(rubric, model, why)  # never sent
         cast = self._checklist_vote if checklist else self._vote
         cast = self._one_call_vote if one_call else cast
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
-            votes.append((yield from cast(Ballot(rubric, trial, vote), prompts)))
+            votes.append((yield from cast(Ballot(rubric, trial, vote), asked)))
             if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
                 break
         result = self._combined(rubric, votes)
-        if item.transcript is None or rubric.scale == "pairwise":
+        if run is None:
             return result
-        return with_details(result, transcript=run_details(item, self.max_prompt_tokens))
+        return with_details(result, transcript=run_details(run))
 
     def _combined(self, rubric: Rubric, votes: list[GradeResult]) -> GradeResult:
         """One vote's result as it is when one was asked for; else the votes combined, and on
@@ -142,53 +133,40 @@ class Modes:
                 )
         return combine_votes(rubric, votes, self.votes)
 
-    def _vote(self, ballot: Ballot, prompts: Sequence[Prompt]) -> Steps:
+    def _vote(self, ballot: Ballot, asked: Sequence[Asked]) -> Steps:
         """Every step of one vote: one judgment, or on a pairwise rubric one judgment per order
         (output first, then swapped; the second is skipped when the first errors, unless the
         transport only records requests (`records_only`: a batch file needs both)), combined.
-        Each prompt holds the blocks its request shows, for its citations."""
+        Each asking holds the blocks its request shows, for its citations."""
         rubric = ballot.rubric
         if rubric.scale != "pairwise":
-            messages, blocks = prompts[0]
-            return (yield from self._judgment(ballot, messages, RubricAsking(rubric, blocks)))
+            return (yield from self._judgment(ballot, *asked[0]))
         orders: list[GradeResult] = []
-        for messages, blocks in prompts:
-            asking = RubricAsking(rubric, blocks)
-            orders.append((yield from self._judgment(ballot, messages, asking)))
+        for prompt, asking in asked:
+            orders.append((yield from self._judgment(ballot, prompt, asking)))
             if orders[-1].verdict == "error" and not self.records_only:
                 break
         return combine_orders(rubric, orders)
 
-    def _checklist_vote(self, ballot: Ballot, prompts: Sequence[Prompt]) -> Steps:
+    def _checklist_vote(self, ballot: Ballot, asked: Sequence[Asked]) -> Steps:
         """Every step of one vote in checklist mode: each item asked on its own (each request
         cached by its own body), all at once, or with probability answers one after another
         and then decided by a matching judge profile; the verdict computed from the answers."""
         rubric = ballot.rubric
-
-        def asking(check: ChecklistItem, blocks: dict[str, str]) -> Asking:
-            if self.answers == "probability":
-                return ProbabilityAsking(check)
-            return ItemAsking(check, rubric.citations, blocks)
-
-        asked = tuple(
-            self._judgment(ballot, messages, asking(check, blocks))
-            for check, (messages, blocks) in zip(rubric.checklist, prompts, strict=True)
-        )
+        judgments = tuple(self._judgment(ballot, prompt, asking) for prompt, asking in asked)
         if self.answers == "tool":
-            return checklist_result(rubric, (yield Together(asked)))
+            return checklist_result(rubric, (yield Together(judgments)))
         answered = []  # one item after another: a server's prefix cache serves the next
-        for judgment in asked:
+        for judgment in judgments:
             answered.append((yield from judgment))
         result = checklist_result(rubric, answered)
         applied = self._profile(rubric)
         return decided_by(applied, rubric, result) if applied is not None else result
 
-    def _one_call_vote(self, ballot: Ballot, prompts: Sequence[Prompt]) -> Steps:
+    def _one_call_vote(self, ballot: Ballot, asked: Sequence[Asked]) -> Steps:
         """Every step of one vote with the whole checklist asked in one call (cached by its
         body, which no per-item request shares); the verdict computed from the answers."""
-        messages, blocks = prompts[0]
-        asking = OneCallAsking(ballot.rubric, blocks)
-        return one_call_result(ballot.rubric, (yield from self._judgment(ballot, messages, asking)))
+        return one_call_result(ballot.rubric, (yield from self._judgment(ballot, *asked[0])))
 
     def _profile(self, rubric: Rubric) -> Applied | None:
         """This model's profile for `rubric` in the project, read once per rubric digest; one
@@ -202,10 +180,10 @@ class Modes:
             profiles[rubric.digest] = read if isinstance(read, Applied) else None
         return profiles[rubric.digest]
 
-    def _judgment(self, ballot: Ballot, messages: list[dict[str, Any]], asking: Asking) -> Steps:
+    def _judgment(self, ballot: Ballot, prompt: Prompt, asking: Asking) -> Steps:
         """Every step of one judgment (`judgment.Judgment`)."""
         sampling, trial, vote = self.sampling, ballot.trial, ballot.vote
         judgment = Judgment(
-            self.endpoint, self.cache, sampling, ballot.rubric, messages, asking, trial, vote
+            self.endpoint, self.cache, sampling, ballot.rubric, prompt.user, asking, trial, vote
         )
         return (yield from judgment.steps())

@@ -1,17 +1,20 @@
 """How an agent run is shown to a judge: one fenced section of blocks, each opening with its id
 (`[M1]`) and who wrote it, cut in the middle to a fair share of the prompt when the run is too
-long, and the candidate output beside it. Pure and deterministic."""
+long, and the candidate output beside it. The cut is made once per item judgment (`cut_run`)
+and shared by its prompts and its `details.transcript`. Pure and deterministic."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN, Spans, fence, fenced
 
 if TYPE_CHECKING:
-    from rubriclib.item import Item, Message, Transcript
+    from rubriclib.item import Message, Transcript
 
 TRANSCRIPT_SHARE = 0.5
 """The part of `max_prompt_tokens` an agent run may fill; past it, the longest blocks are cut."""
@@ -25,28 +28,29 @@ _FORGED_HEAD = re.compile(r"(?m)^(\[M\d+\] )")
 """A line inside a block that starts like a block's head: shown indented by one space."""
 
 
-def run_sections(
-    transcript: Transcript, output: str, max_prompt_tokens: int, output_placed: bool = False
-) -> list[tuple[str, Spans]]:
-    """The agent run's section, then (unless the body places the output itself) the candidate
-    output's: the block of the run's final answer, or the output when it is another text; each
-    with where its blocks' text sits."""
+@dataclass(frozen=True)
+class CutRun:
+    """An agent run as every prompt of one item judgment shows it, cut once (`cut_run`): its
+    section, where each block's text sits in it, and what was cut from which block (for the
+    result's `details.transcript`, `run_details`)."""
+
+    transcript: Transcript
+    max_prompt_tokens: int
+    """The prompt-size limit it was cut for (the run gets `TRANSCRIPT_SHARE` of it)."""
+    section: str
+    """The run as one fenced section of blocks, each opening with its id."""
+    spans: Mapping[str, tuple[int, int]]
+    """Where each block's body (as cut) sits in `section`, by id."""
+    cuts: list[dict[str, Any]]
+    """`{block, characters, cut}` for each block longer than its share."""
+
+
+def cut_run(transcript: Transcript, max_prompt_tokens: int) -> CutRun:
+    """The run cut to its share of `max_prompt_tokens`: its blocks, `[M1]` on, the longest cut
+    in the middle to a fair share (`fair_shares`); done once per item judgment, whatever
+    shows it (its prompts, each checklist item's, every vote's) and `details.transcript`."""
     budget = int(max_prompt_tokens * TRANSCRIPT_SHARE) * CHARACTERS_PER_TOKEN
-    run, spans = transcript_section(transcript, budget)
-    sections = [(run, spans)]
-    if not output_placed:
-        answer = final_answer(transcript, output)
-        text = f"## Candidate output [output]\n\n{answer}"
-        sections.append(fenced("output", text, output) if answer[0] == "`" else (text, {}))
-        if (at := _final_block(transcript, output)) is not None:
-            spans["output"] = spans[f"M{at + 1}"]  # the output is that block, as shown
-    return sections
-
-
-def transcript_section(transcript: Transcript, budget: int) -> tuple[str, Spans]:
-    """The run as one fenced section of blocks (`run_blocks`), and where each block's body
-    (as cut) sits in it."""
-    shown = _shown_run(transcript, budget)[0]
+    shown, cuts = _shown_run(transcript, budget)
     blocks = _block_texts(shown)
     fenced = fence("\n\n".join(blocks))
     at = len(f"## Agent run\n\n{RUN_NOTE}\n\n") + fenced.index("\n") + 1
@@ -54,12 +58,29 @@ def transcript_section(transcript: Transcript, budget: int) -> tuple[str, Spans]
     for index, ((head, _), block) in enumerate(zip(shown, blocks, strict=True), 1):
         spans[f"M{index}"] = (min(at + len(head) + 1, at + len(block)), at + len(block))
         at += len(block) + 2
-    return f"## Agent run\n\n{RUN_NOTE}\n\n{fenced}", spans
+    section = f"## Agent run\n\n{RUN_NOTE}\n\n{fenced}"
+    return CutRun(transcript, max_prompt_tokens, section, spans, cuts)
+
+
+def run_sections(run: CutRun, output: str, output_placed: bool = False) -> list[tuple[str, Spans]]:
+    """The agent run's section (as cut), then (unless the body places the output itself) the
+    candidate output's: the block of the run's final answer, or the output when it is another
+    text; each with where its blocks' text sits."""
+    spans = dict(run.spans)
+    sections = [(run.section, spans)]
+    if not output_placed:
+        answer = final_answer(run.transcript, output)
+        text = f"## Candidate output [output]\n\n{answer}"
+        sections.append(fenced("output", text, output) if answer[0] == "`" else (text, {}))
+        if (at := _final_block(run.transcript, output)) is not None:
+            spans["output"] = spans[f"M{at + 1}"]  # the output is that block, as shown
+    return sections
 
 
 def run_blocks(transcript: Transcript, budget: int) -> tuple[str, list[dict[str, Any]]]:
     """The run's blocks, `[M1]` on, each cut in the middle to its fair share of `budget`
-    characters, and what was cut (`run_cuts`)."""
+    characters, and what was cut (as `CutRun.cuts`): the whole run shown elsewhere (a report,
+    the docs) at a budget of its own."""
     shown, cuts = _shown_run(transcript, budget)
     return "\n\n".join(_block_texts(shown)), cuts
 
@@ -89,23 +110,15 @@ def _shown_run(
     return shown, _cut_records(lengths, shares)
 
 
-def run_details(item: Item, max_prompt_tokens: int) -> dict[str, Any]:
-    """A result's `details.transcript` for `item`'s run: its shape, its messages, the prompt
-    limit it was rendered for and what was cut from which block."""
-    assert item.transcript is not None
-    budget = int(max_prompt_tokens * TRANSCRIPT_SHARE) * CHARACTERS_PER_TOKEN
+def run_details(run: CutRun) -> dict[str, Any]:
+    """A result's `details.transcript` for the run as cut: its shape, its messages, the prompt
+    limit it was cut for and what was cut from which block."""
     return {
-        "shape": item.transcript.shape,
-        "messages": len(item.transcript.messages),
-        "max_prompt_tokens": max_prompt_tokens,
-        "cut": run_cuts(item.transcript, budget),
+        "shape": run.transcript.shape,
+        "messages": len(run.transcript.messages),
+        "max_prompt_tokens": run.max_prompt_tokens,
+        "cut": run.cuts,
     }
-
-
-def run_cuts(transcript: Transcript, budget: int) -> list[dict[str, Any]]:
-    """What `run_blocks` cuts from the run at `budget` characters, without rendering it."""
-    lengths = [len(_block_body(message)) for message in transcript.messages]
-    return _cut_records(lengths, fair_shares(lengths, budget))
 
 
 def _cut_records(lengths: list[int], shares: list[int]) -> list[dict[str, Any]]:

@@ -1,4 +1,9 @@
-"""Build the exact chat messages a judge receives. Pure and deterministic."""
+"""Build the exact chat messages a judge receives. Pure and deterministic.
+
+A judgment's requests are rendered once per item as `Prompt`s: the user message and the text
+of each block it shows. The system message is not part of them: it is written for the tool
+mode each body is sent in (`Asking.system`) and joined to the user message by `chat`, the one
+place a request's messages are composed, which `render` and `item_messages` use too."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from rubriclib.judging.prompt.agent_run import run_sections
+from rubriclib.judging.prompt.agent_run import CutRun, cut_run, run_sections
 from rubriclib.judging.prompt.blocks import Spans, fence, fenced
 from rubriclib.judging.prompt.examples import example_parts
 
@@ -53,34 +58,27 @@ def render(
     transcript: Transcript | None = None,
     max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
 ) -> list[dict[str, str]]:
-    """The system and user messages for judging `output` against `rubric`.
+    """The system and user messages for judging `output` against `rubric`, exactly as the
+    first tool mode tried sends them (another mode sends its own system message).
 
     An agent run (`transcript`) is shown before the candidate output as blocks with ids
-    (`transcript_section`), each cut to its share of `max_prompt_tokens`; when `output` is the
-    run's final answer it is named by its block, not shown twice.
+    (`cut_run`), each cut to its share of `max_prompt_tokens`; when `output` is the run's
+    final answer it is named by its block, not shown twice.
 
     On a pairwise rubric the output and `baseline` are shown last as `## Response A` and
     `## Response B` (output first), or the other way round when `swapped`; other rubrics
     ignore `baseline` (and a pairwise rubric the run). A letta template rubric is filled from
     `variables` alone and sent as the whole user message (a placeholder with no value is a
     KeyError, as in letta-evals)."""
-    shown = Shown(
-        output,
-        input,
-        context,
-        reference,
-        baseline,
-        swapped,
-        variables,
-        transcript,
-        max_prompt_tokens,
-    )
-    return _messages(rubric, user_message(user_parts(rubric, shown)))
+    run = shown_run(rubric, transcript, max_prompt_tokens)
+    shown = Shown(output, input, context, reference, baseline, swapped, variables, run)
+    return chat(system_message(rubric), user_message(user_parts(rubric, shown)))
 
 
 @dataclass(frozen=True)
 class Shown:
-    """What one request shows: `render`'s arguments but the rubric, in its order."""
+    """What one request shows: `render`'s arguments but the rubric, in its order, the agent
+    run as cut (`shown_run`)."""
 
     output: str
     input: str | None = None
@@ -89,8 +87,34 @@ class Shown:
     baseline: str | None = None
     swapped: bool = False
     variables: Mapping[str, str] | None = None
-    transcript: Transcript | None = None
-    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
+    run: CutRun | None = None
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One request's user message and the text of each block it shows, by id (what its
+    citations are checked against): no system message, which `chat` adds for the tool mode
+    the body is sent in."""
+
+    user: str
+    blocks: dict[str, str]
+
+
+def chat(system: str, user: str) -> list[dict[str, str]]:
+    """The messages a request starts with: `system`, then the `user` message. The one place
+    they are composed: every request body (`Judgment`), the size check, `render`."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def shown_run(
+    rubric: Rubric, transcript: Transcript | None, max_prompt_tokens: int
+) -> CutRun | None:
+    """The agent run as every prompt about it shows it, cut once to its share of
+    `max_prompt_tokens` (`cut_run`); None without one, or on a pairwise rubric (which compares
+    two outputs and leaves the run out)."""
+    if transcript is None or rubric.scale == "pairwise":
+        return None
+    return cut_run(transcript, max_prompt_tokens)
 
 
 def user_message(parts: list[tuple[str, Spans]]) -> str:
@@ -122,9 +146,8 @@ def user_parts(rubric: Rubric, shown: Shown) -> list[tuple[str, Spans]]:
     parts: list[tuple[str, Spans]] = [(body, {}), *example_parts(rubric)]
     for key, _ in SECTIONS:
         value = values[key]
-        if key == "output" and shown.transcript is not None and not pairwise:
-            cap = shown.max_prompt_tokens
-            parts.extend(run_sections(shown.transcript, output, cap, key in placed))
+        if key == "output" and shown.run is not None and not pairwise:
+            parts.extend(run_sections(shown.run, output, key in placed))
         elif value is not None and key not in placed:
             parts.append(section_part(key, value))
     if pairwise:
@@ -150,37 +173,30 @@ def block_spans(parts: list[tuple[str, Spans]]) -> Spans:
 def item_messages(
     rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
 ) -> list[list[dict[str, str]]]:
-    """The messages of each request a vote on `item` starts with: one list, or on a pairwise
-    rubric two (the output as Response A, then the baseline as Response A)."""
-    return [messages for messages, _ in item_prompts(rubric, item, max_prompt_tokens)]
+    """The messages of each request a vote on `item` starts with, as the first tool mode tried
+    sends them: one list, or on a pairwise rubric two (the output as Response A, then the
+    baseline as Response A)."""
+    run = shown_run(rubric, item.transcript, max_prompt_tokens)
+    system = system_message(rubric)
+    return [chat(system, prompt.user) for prompt in item_prompts(rubric, item, run)]
 
 
-def item_prompts(
-    rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
-) -> list[tuple[list[dict[str, str]], dict[str, str]]]:
-    """For each request about `item`, rendered once: its messages (`item_messages`) and the
-    text of each block it shows (`item_blocks`)."""
+def item_prompts(rubric: Rubric, item: Item, run: CutRun | None) -> list[Prompt]:
+    """For each request about `item`, rendered once: its user message and the text of each
+    block it shows; `run` is the item's agent run as cut (`shown_run`)."""
     prompts = []
-    for shown in _requests(rubric, item, max_prompt_tokens):
+    for shown in _requests(rubric, item, run):
         parts = user_parts(rubric, shown)
         user = user_message(parts)
-        prompts.append((_messages(rubric, user), shown_blocks(parts, user)))
+        prompts.append(Prompt(user, shown_blocks(parts, user)))
     return prompts
 
 
-def _messages(rubric: Rubric, user: str) -> list[dict[str, str]]:
-    return [
-        {"role": "system", "content": system_message(rubric)},
-        {"role": "user", "content": user},
-    ]
-
-
-def item_parts(
-    rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
-) -> list[tuple[str, Spans]]:
+def item_parts(rubric: Rubric, item: Item, run: CutRun | None) -> list[tuple[str, Spans]]:
     """The parts of the user message of the (first) request about `item`: the rubric's body
-    filled in, then the item's sections, as a holistic judgment shows them."""
-    return user_parts(rubric, _requests(rubric, item, max_prompt_tokens)[0])
+    filled in, then the item's sections (its agent run as cut, `run`), as a holistic judgment
+    shows them."""
+    return user_parts(rubric, _requests(rubric, item, run)[0])
 
 
 def item_block_spans(
@@ -189,16 +205,15 @@ def item_block_spans(
     """For each request of `item_messages`, where each block's text sits in its user message
     (a block shown other than as itself, such as a run's final answer named by its block, has
     none)."""
-    requests = _requests(rubric, item, max_prompt_tokens)
+    requests = _requests(rubric, item, shown_run(rubric, item.transcript, max_prompt_tokens))
     return [block_spans(user_parts(rubric, shown)) for shown in requests]
 
 
-def _requests(rubric: Rubric, item: Item, max_prompt_tokens: int) -> list[Shown]:
+def _requests(rubric: Rubric, item: Item, run: CutRun | None) -> list[Shown]:
     """What each request about `item` shows."""
     fields = Shown(item.output, item.input, item.context, item.reference)
     if rubric.scale != "pairwise":
-        run = replace(fields, transcript=item.transcript, max_prompt_tokens=max_prompt_tokens)
-        return [replace(run, variables=item.variables)]
+        return [replace(fields, variables=item.variables, run=run)]
     return [replace(fields, baseline=item.baseline, swapped=swapped) for swapped in (False, True)]
 
 
@@ -208,7 +223,8 @@ def item_blocks(
     """For each request of `item_messages`, the text of each block it shows, by id, exactly as
     rendered (a run's blocks as cut; the output named by its run block is that block's text):
     what a citation is checked against."""
-    return [blocks for _, blocks in item_prompts(rubric, item, max_prompt_tokens)]
+    run = shown_run(rubric, item.transcript, max_prompt_tokens)
+    return [prompt.blocks for prompt in item_prompts(rubric, item, run)]
 
 
 def shown_blocks(parts: list[tuple[str, Spans]], user: str) -> dict[str, str]:
