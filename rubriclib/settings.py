@@ -3,11 +3,23 @@ a promptfoo assertion's `config` and the command line's flags all fill."""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from rubriclib.config import base_url_problem
+from rubriclib.errors import Problem
 
 
 def usable_base_url(url: str | None) -> str | None:
@@ -16,6 +28,10 @@ def usable_base_url(url: str | None) -> str | None:
         raise ValueError(problem)
     return url
 
+
+Mode = Literal["holistic", "checklist"]
+"""How a judge asks for a verdict: one request for the whole rubric (`holistic`), or each of
+the rubric's checklist items on its own, the verdict computed from the answers (`checklist`)."""
 
 AnswerMode = Literal["tool", "probability", "one-call"]
 ANSWER_MODES: tuple[AnswerMode, ...] = ("tool", "probability", "one-call")
@@ -27,6 +43,102 @@ def checklist_flag(answers: AnswerMode) -> str:
     """The command-line flag that asks for checklist mode with items answered as `answers`, as
     the user typed it (a refusal names it): `--checklist`, or `--checklist-answers one-call`."""
     return "--checklist" if answers == "tool" else f"--checklist-answers {answers}"
+
+
+def checklist_mode(answers: AnswerMode | None) -> dict[str, Any]:
+    """The settings --checklist and --checklist-answers give, `answers` being how they ask the
+    items answered: checklist mode, so answered; none when `answers` is None (neither flag:
+    the mode is left to the next layer)."""
+    return {} if answers is None else {"mode": "checklist", "answers": answers}
+
+
+RENAMED_KEYS: dict[str, str] = {"checklist": "mode", "checklist_answers": "answers"}
+"""Judge settings spelt another way before 0.2.0 (the old key: the new). An old key still
+gives the same judge until then, with a deprecation warning; both spellings of one setting at
+once are refused."""
+
+_OLD_CHECKLIST: TypeAdapter[bool | None] = TypeAdapter(bool | None)
+
+
+@dataclass(frozen=True)
+class OldSpelling:
+    """One renamed key a mapping spelt the old way: the setting it is now (`new`, `value`),
+    or why it is refused (`refused`: both spellings given, or a value it never took)."""
+
+    key: str
+    new: str
+    value: Any = None
+    refused: str | None = None
+
+    @property
+    def deprecation(self) -> str:
+        """What a file's warning says after the key's place (`judge.checklist: ...`)."""
+        use = self.new if self.value is None else f"{self.new}: {self.value}"
+        return f"deprecated, use {use} ({self.key} is read until rubriclib 0.2.0)"
+
+
+def new_spelling(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[OldSpelling]]:
+    """`data` with each renamed key (`RENAMED_KEYS`) spelt the new way, its value as the new
+    key takes it (`checklist: true` is `mode: checklist`, `false` is `mode: holistic`), and
+    each old key found; one refused is left out of the mapping."""
+    renamed = {key: value for key, value in data.items() if key not in RENAMED_KEYS}
+    found = []
+    for key, new in RENAMED_KEYS.items():
+        if key in data:
+            found.append(old := _read_old(key, new, data[key], data.get(new)))
+            if old.refused is None and old.value is not None:
+                renamed[new] = old.value
+    return renamed, found
+
+
+def _read_old(key: str, new: str, value: Any, new_value: Any) -> OldSpelling:
+    """The old key `key` given `value`, the new one `new_value` (None: unset)."""
+    if key == "checklist":
+        try:
+            asked = _OLD_CHECKLIST.validate_python(value)
+        except ValidationError:
+            return OldSpelling(key, new, value, f"must be true or false (deprecated: use {new})")
+        value = None if asked is None else ("checklist" if asked else "holistic")
+    if value is not None and new_value is not None:
+        return OldSpelling(key, new, value, f"give {new} or {key} (its old name), not both")
+    return OldSpelling(key, new, value)
+
+
+@dataclass
+class Respelling:
+    """The judge settings of one file (`label`, an eval file or a promptfoo config), each
+    mapping respelt the new way (`settings`): what each old key found says, as problems at
+    its place (`deprecations` to warn of, `refusals`), and where each came from (`moved`: the
+    new key's place, `judge.mode`, by the old one's, `judge.checklist`)."""
+
+    label: str
+    deprecations: list[Problem] = field(default_factory=list)
+    refusals: list[Problem] = field(default_factory=list)
+    moved: dict[str, str] = field(default_factory=dict)
+
+    def settings(self, value: Any, at: str) -> Any:
+        """One mapping of judge settings at the place `at`, its old keys spelt the new way
+        (anything else as it is: validation names it)."""
+        if not isinstance(value, Mapping):
+            return value
+        renamed, found = new_spelling(value)
+        for old in found:
+            place = f"{at}.{old.key}"
+            if old.refused is not None:
+                self.refusals.append(Problem(self.label, place, old.refused))
+                continue
+            self.deprecations.append(Problem(self.label, place, old.deprecation))
+            if old.value is not None:
+                self.moved[f"{at}.{old.new}"] = place
+        return renamed
+
+    def as_written(self, problem: Problem) -> Problem:
+        """`problem`, naming the key the file has where it names one respelt (a value out of
+        range, a rubric checklist mode cannot judge)."""
+        for new, old in self.moved.items():
+            if problem.field == new or problem.field.startswith((f"{new}.", f"{new}[")):
+                return Problem(problem.source, old + problem.field[len(new) :], problem.message)
+        return problem
 
 
 class JudgeSettings(BaseModel):
@@ -48,15 +160,36 @@ class JudgeSettings(BaseModel):
     max_retries: int | None = Field(default=None, ge=0)
     votes: int | None = Field(default=None, ge=1, strict=True)
     """Independent judgments per row, combined by majority (on 1-5, the median score)."""
-    checklist: bool | None = None
-    """Checklist mode (`Judge(mode="checklist")`): ask each of the rubric's checklist items
-    on its own and compute the verdict from the answers."""
-    checklist_answers: AnswerMode | None = None
-    """How checklist items are answered (`Judge(answers=...)`): `tool` (a call with a reason),
-    `probability` (one word, p(yes) read from logprobs) or `one-call` (every item in one
-    call); the last two imply checklist mode."""
+    mode: Mode | None = None
+    """`holistic` (one request asks for the verdict) or `checklist` (each of the rubric's
+    checklist items asked on its own, the verdict computed from the answers), as
+    `Judge(mode=...)`. Before 0.2.0 also read as `checklist` (true or false), deprecated."""
+    answers: AnswerMode | None = None
+    """How checklist items are answered, as `Judge(answers=...)`: `tool` (a call with a
+    reason), `probability` (one word, p(yes) read from logprobs) or `one-call` (every item in
+    one call); the last two imply `mode="checklist"`. Before 0.2.0 also read as
+    `checklist_answers`, deprecated."""
 
     _base_url = field_validator("base_url")(usable_base_url)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_spelling(cls, data: Any) -> Any:
+        """`checklist=` and `checklist_answers=` read as `mode=` and `answers=`, each with a
+        DeprecationWarning at the caller's line; both spellings of one setting refused."""
+        if not isinstance(data, Mapping) or not RENAMED_KEYS.keys() & data.keys():
+            return data
+        renamed, found = new_spelling(data)
+        if refused := [f"{old.key}: {old.refused}" for old in found if old.refused]:
+            raise ValueError("; ".join(refused))
+        for old in found:
+            warnings.warn(
+                f"the judge setting {old.key} is deprecated, use {old.new}={old.value!r} "
+                f"({old.key} is read until rubriclib 0.2.0)",
+                DeprecationWarning,
+                stacklevel=3,  # past pydantic's __init__ (or model_validate): the caller
+            )
+        return renamed
 
     def merge(self, over: JudgeSettings | None = None, **flags: Any) -> JudgeSettings:
         """These settings with every field `over` (then `flags`) sets replacing this one's: a
@@ -73,7 +206,25 @@ class JudgeSettings(BaseModel):
     @property
     def asks_checklist(self) -> bool:
         """Whether a judge made from these settings asks the rubric's checklist."""
-        return bool(self.checklist) or self.checklist_answers in ("probability", "one-call")
+        return self.mode == "checklist" or self.answers in ("probability", "one-call")
+
+    @property
+    def checklist(self) -> bool | None:
+        """Deprecated (read until 0.2.0): whether `mode` is `checklist`, None when unset."""
+        warnings.warn(
+            "JudgeSettings.checklist is deprecated, use mode", DeprecationWarning, stacklevel=2
+        )
+        return None if self.mode is None else self.mode == "checklist"
+
+    @property
+    def checklist_answers(self) -> AnswerMode | None:
+        """Deprecated (read until 0.2.0): `answers`."""
+        warnings.warn(
+            "JudgeSettings.checklist_answers is deprecated, use answers",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.answers
 
     def judge_settings(self) -> JudgeSettings:
         """Only the judge's own fields (a subclass, such as an eval file's `judge:`, adds run

@@ -50,7 +50,7 @@ def _message(item: Any, location: list[Any], model: type[BaseModel]) -> str:
         return "is required"
     if kind == "extra_forbidden":
         known = list(_model_at(model, location[:-1]).model_fields)
-        close = difflib.get_close_matches(str(location[-1]), known, n=1)
+        close = _likeliest(str(location[-1]), known)
         hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(known)}"
         return f"unknown key{hint}"
     if kind == "string_pattern_mismatch":
@@ -63,6 +63,13 @@ def _message(item: Any, location: list[Any], model: type[BaseModel]) -> str:
         return f"{item['msg'].lower()}, not {type(item['input']).__name__}"
     message = str(item["msg"])
     return message[0].lower() + message[1:]
+
+
+def _likeliest(typed: str, known: list[str]) -> list[str]:
+    """The known key `typed` is most likely a typo of, if any is close: one with the same
+    letters in another order (`modle`: `model`, not `mode`) before the closest by difflib."""
+    close = difflib.get_close_matches(typed, known, n=3)
+    return [key for key in close if sorted(key) == sorted(typed)] or close[:1]
 
 
 def _model_at(model: type[BaseModel], location: list[Any]) -> type[BaseModel]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
+from rubriclib import Panel
 from rubriclib.errors import JudgeConfigError
 from rubriclib.judging.judge import Judge
 from rubriclib.settings import JudgeSettings
@@ -113,3 +116,85 @@ def test_an_adapter_takes_a_judge_or_its_settings_not_both() -> None:
     assert chosen_judge(None, "m", LOCAL, "rubric_scorer").model == "m"
     with pytest.raises(TypeError, match="^rubric_grader: give a judge or model/base_url"):
         chosen_judge(given, "m", None, "rubric_grader")
+
+
+def test_mode_and_answers_are_the_judge_s_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    judge = Judge.from_settings(JudgeSettings(mode="checklist", answers="one-call"))
+    assert (judge.mode, judge.answers, judge.checklist_answers) == (
+        "checklist",
+        "one-call",
+        "one-call",
+    )
+    implied = Judge.from_settings(JudgeSettings(answers="probability"))
+    assert (implied.mode, implied.checklist_answers) == ("checklist", "probability")
+    holistic = Judge.from_settings(JudgeSettings(mode="holistic"))
+    assert (holistic.mode, holistic.checklist_answers) == ("holistic", None)
+    with pytest.raises(ValidationError, match="'holistic' or 'checklist'"):
+        JudgeSettings(mode="checklists")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ({"checklist": True}, {"mode": "checklist"}),
+        ({"checklist": False}, {"mode": "holistic"}),
+        ({"checklist_answers": "one-call"}, {"answers": "one-call"}),
+        (
+            {"checklist": True, "checklist_answers": "probability"},
+            {"mode": "checklist", "answers": "probability"},
+        ),
+        ({"checklist": None, "votes": 3}, {"votes": 3}),
+    ],
+)
+def test_the_old_spelling_gives_the_same_settings_with_a_deprecation_warning(
+    monkeypatch: pytest.MonkeyPatch, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with pytest.warns(DeprecationWarning) as warned:
+        settings = JudgeSettings(**old)
+    assert settings == JudgeSettings(**new)
+    assert [w.filename for w in warned] == [__file__] * len(old.keys() - {"votes"})  # the caller
+    with pytest.warns(DeprecationWarning) as validated:
+        assert JudgeSettings.model_validate(old) == settings
+    assert {w.filename for w in validated} == {__file__}
+    judge, same = Judge.from_settings(settings), Judge.from_settings(JudgeSettings(**new))
+    assert (judge.mode, judge.answers, judge.votes) == (same.mode, same.answers, same.votes)
+
+
+def test_the_deprecation_says_what_to_write_instead() -> None:
+    with pytest.warns(DeprecationWarning) as warned:
+        JudgeSettings(checklist=True, checklist_answers="one-call")
+    assert [str(w.message) for w in warned] == [
+        "the judge setting checklist is deprecated, use mode='checklist' (checklist is read "
+        "until rubriclib 0.2.0)",
+        "the judge setting checklist_answers is deprecated, use answers='one-call' "
+        "(checklist_answers is read until rubriclib 0.2.0)",
+    ]
+
+
+def test_both_spellings_of_one_setting_are_refused_naming_both() -> None:
+    with pytest.raises(ValidationError, match=r"checklist: give mode or checklist \(its old name"):
+        JudgeSettings(mode="holistic", checklist=True)
+    with pytest.raises(ValidationError, match="checklist_answers: give answers or checklist_ans"):
+        JudgeSettings.model_validate({"answers": "tool", "checklist_answers": "one-call"})
+    with pytest.raises(ValidationError, match="checklist: must be true or false"):
+        JudgeSettings(checklist="maybe")
+
+
+def test_the_old_names_still_read_with_a_deprecation_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    settings = JudgeSettings(mode="checklist", answers="one-call")
+    with pytest.warns(DeprecationWarning, match="JudgeSettings.checklist is deprecated, use mode"):
+        assert settings.checklist is True
+    with pytest.warns(DeprecationWarning, match="checklist_answers is deprecated, use answers"):
+        assert settings.checklist_answers == "one-call"
+    judge = Judge.from_settings(settings)
+    with pytest.warns(DeprecationWarning, match="Judge.checklist is deprecated") as warned:
+        assert judge.checklist == judge.checklist_answers == "one-call"
+    assert warned[0].filename == __file__
+    panel = Panel([judge, Judge("other", LOCAL)])
+    with pytest.warns(DeprecationWarning, match="Panel.checklist is deprecated"):
+        assert panel.checklist is panel.checklist_answers is None

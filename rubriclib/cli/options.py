@@ -357,15 +357,11 @@ def flag_judge(
     --checklist has been checked against `rubrics` (a missing key stops here)."""
     from rubriclib.config import cache_setting, capabilities_setting
     from rubriclib.judging import Judge
-    from rubriclib.settings import JudgeSettings
+    from rubriclib.settings import JudgeSettings, checklist_mode
 
     refuse_without_checklist(rubrics, checklist)
     settings = JudgeSettings(
-        model=model,
-        votes=votes,
-        temperature=temperature,
-        checklist=True if checklist else None,
-        checklist_answers=checklist,
+        model=model, votes=votes, temperature=temperature, **checklist_mode(checklist)
     )
     return Judge.from_settings(
         settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()

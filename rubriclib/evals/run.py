@@ -39,7 +39,7 @@ class GraderStats:
     model: str
     votes: int = 1
     """Votes per judgment the grader's judge casts (a resumed line must have been judged so)."""
-    checklist: str | None = None
+    checklist_answers: str | None = None
     """How the grader's judge answers the rubric's checklist, None when it does not ask it
     (so must a resumed line)."""
     passed: int = 0
@@ -199,7 +199,9 @@ async def arun_eval(
     report = EvalReport(
         ready.eval,
         [
-            GraderStats(g, judges[g.name].model, judges[g.name].votes, judges[g.name].checklist)
+            GraderStats(
+                g, judges[g.name].model, judges[g.name].votes, judges[g.name].checklist_answers
+            )
             for g in ready.eval.graders
         ],
         planned_rows=ready.rows,

@@ -19,7 +19,7 @@ from rubriclib.evals.plan import max_prompt_tokens
 from rubriclib.evals.results import read_resumable
 from rubriclib.files import holds_anything
 from rubriclib.judging import checklist_refused
-from rubriclib.settings import AnswerMode, checklist_flag
+from rubriclib.settings import AnswerMode, checklist_flag, checklist_mode
 
 if TYPE_CHECKING:
     from rubriclib.batch import BatchRun
@@ -203,8 +203,8 @@ def ready_run(
     if out is not None and not resume:
         refuse_to_replace(out, force)
     ev = prepared.eval
-    mode = True if checklist else None  # the flag turns checklist mode on, never off
-    over = JudgeSettings(model=model, votes=votes, checklist=mode, checklist_answers=checklist)
+    # the flags turn checklist mode on, never off
+    over = JudgeSettings(model=model, votes=votes, **checklist_mode(checklist))
     judges = _make_judges(ev, over, cache, capabilities, offline)
     target = _make_target(ev)
     kept = {}
@@ -212,7 +212,7 @@ def ready_run(
         expected: dict[str, tuple[str, str, int, str | None]] = {}
         for g in ev.graders:
             judge = judges[g.name]
-            expected[g.name] = (g.rubric.digest, judge.model, judge.votes, judge.checklist)
+            expected[g.name] = (g.rubric.digest, judge.model, judge.votes, judge.checklist_answers)
         kept = read_resumable(out, expected, own_rubrics(ev))
     return ReadyRun(
         ev,
@@ -299,9 +299,7 @@ def _make_panel(
     from rubriclib.judging import Panel
 
     assert grader.panel is not None
-    flags = JudgeSettings(
-        votes=over.votes, checklist=over.checklist, checklist_answers=over.checklist_answers
-    )
+    flags = JudgeSettings(votes=over.votes, mode=over.mode, answers=over.answers)
     members = [judge_for(member.merge(flags)) for member in grader.panel.judges]
     return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
 

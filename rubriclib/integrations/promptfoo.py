@@ -10,6 +10,7 @@ assertion: it counts as a failed one, never a pass). The rubric identity is in `
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -19,8 +20,10 @@ from rubriclib.errors import InputError, JudgeConfigError
 from rubriclib.item import field_text
 from rubriclib.judging import GradeResult, Judge, not_judged
 from rubriclib.rubrics import load_rubric
-from rubriclib.settings import JudgeSettings
+from rubriclib.settings import JudgeSettings, Respelling
 from rubriclib.validation import problems_from_validation
+
+logger = logging.getLogger("rubriclib")
 
 SHIM_FILENAME = "rubriclib_assert.py"
 SHIM_TEXT = '''\
@@ -81,11 +84,9 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
         context: promptfoo's assertion context: `config` (`rubric`, and the judge settings of
             an eval file's `judge:`), `vars` and `prompt`.
     """
-    try:
-        config = AssertConfig.model_validate(context.get("config") or {})
-    except ValidationError as error:
-        problems = problems_from_validation(error, "promptfoo assertion", AssertConfig, "config")
-        return _problem("; ".join(str(problem) for problem in problems))
+    config = _config(context.get("config") or {})
+    if isinstance(config, str):
+        return _problem(config)
     try:
         rubric = load_rubric(config.rubric)
         judge = Judge.from_settings(config, named_by="config.api_key_env")
@@ -96,6 +97,25 @@ def get_assert(output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
     except ValueError as error:
         return to_promptfoo(not_judged(rubric, judge.model, str(error)))
     return to_promptfoo(judge.grade(rubric, _output_text(output), **fields))
+
+
+def _config(given: Any) -> AssertConfig | str:
+    """The assertion's `config` read, or every problem with it: a judge setting spelt the old
+    way (`checklist`) is read as its new spelling (`mode`), warned of on the rubriclib
+    logger."""
+    respelling = Respelling("promptfoo assertion")
+    respelt = respelling.settings(given, "config")
+    for deprecation in respelling.deprecations:
+        logger.warning("%s", deprecation)
+    problems = list(respelling.refusals)
+    try:
+        config = AssertConfig.model_validate(respelt)
+    except ValidationError as error:
+        found = problems_from_validation(error, respelling.label, AssertConfig, "config")
+        problems += [respelling.as_written(problem) for problem in found]
+    if problems:
+        return "; ".join(str(problem) for problem in problems)
+    return config
 
 
 def to_promptfoo(result: GradeResult) -> dict[str, Any]:

@@ -32,7 +32,7 @@ class Grader(Protocol):
         ...
 
     @property
-    def checklist(self) -> AnswerMode | None:
+    def checklist_answers(self) -> AnswerMode | None:
         """How its results' checklist items are answered (`details.checklist`), None when its
         results are not checklist results: a resumed run keeps only results judged the way it
         judges now."""

@@ -5,6 +5,7 @@ engine (`engine.agrade_many`)."""
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -12,6 +13,7 @@ from rubriclib.item import Item, as_item, missing_fields
 from rubriclib.judging.engine import agrade_many
 from rubriclib.judging.result import GradeResult, not_judged
 from rubriclib.rubrics import Rubric, load_rubric
+from rubriclib.settings import AnswerMode
 
 if TYPE_CHECKING:
     from rubriclib.judging.grader import Grader
@@ -23,6 +25,17 @@ if TYPE_CHECKING:
 class ManyJudgments:
     """`grade`, `agrade`, `grade_many` and `agrade_many` for any Grader (a Judge, or a Panel of
     them); `grade` calls the grader's own `grade_item`, the sync twin of `agrade_item`."""
+
+    @property
+    def checklist(self: Grader) -> AnswerMode | None:
+        """Deprecated, read until 0.2.0: `checklist_answers`, under its old name."""
+        warnings.warn(
+            f"{type(self).__name__}.checklist is deprecated, use checklist_answers (checklist "
+            "is read until rubriclib 0.2.0)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.checklist_answers
 
     def grade(
         self: _SyncGrader,

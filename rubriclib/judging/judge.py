@@ -25,7 +25,7 @@ from rubriclib.judging.judgments.modes import Modes, Remembered
 from rubriclib.judging.result import GradeResult
 from rubriclib.judging.steps import Send, Steps, adrive, drive, run_to_end, send
 from rubriclib.rubrics import Rubric
-from rubriclib.settings import ANSWER_MODES, AnswerMode, JudgeSettings
+from rubriclib.settings import ANSWER_MODES, AnswerMode, JudgeSettings, Mode
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer, Pacing
@@ -85,7 +85,7 @@ class Judge(ManyJudgments):
         JudgeConfigError: A setting out of range, or a key or base URL that cannot be used.
     """
 
-    mode: Literal["holistic", "checklist"]
+    mode: Mode
     """`holistic`: one request asks for the rubric's verdict. `checklist`: each of the
     rubric's checklist items is asked on its own (one request per item, at once) and the
     verdict is computed from the answers (`checklist.checklist_verdict`); a vote is one pass
@@ -140,7 +140,7 @@ class Judge(ManyJudgments):
         transport: Literal["auto", "sdk"] | Transport = "auto",
         votes: int = 1,
         capabilities: bool | str | os.PathLike[str] = False,
-        mode: Literal["holistic", "checklist"] = "holistic",
+        mode: Mode = "holistic",
         max_prompt_tokens: int | None = None,
         answers: AnswerMode = "tool",
     ) -> None:
@@ -196,7 +196,7 @@ class Judge(ManyJudgments):
         return self._at.limits.total_timeout
 
     @property
-    def checklist(self) -> AnswerMode | None:
+    def checklist_answers(self) -> AnswerMode | None:
         """How its results' checklist items were answered (`answers`), None when they are
         not checklist results (`mode="holistic"`)."""
         return self.answers if self.mode == "checklist" else None
@@ -274,13 +274,10 @@ class Judge(ManyJudgments):
         if variable:
             api_key = credential(variable, named_by=named_by)
         options = settings.judge_settings().model_dump(
-            exclude_none=True,
-            exclude={"model", "base_url", "api_key_env", "checklist", "checklist_answers"},
+            exclude_none=True, exclude={"model", "base_url", "api_key_env"}
         )
-        if settings.checklist is not None or settings.checklist_answers is not None:
-            options["mode"] = "checklist" if settings.asks_checklist else "holistic"
-        if settings.checklist_answers is not None:
-            options["answers"] = settings.checklist_answers
+        if settings.asks_checklist:  # answers="probability" or "one-call" imply checklist mode
+            options["mode"] = "checklist"
         judge = cls(
             settings.model,
             settings.base_url,

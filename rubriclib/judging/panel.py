@@ -86,7 +86,7 @@ class Panel(ManyJudgments):
         return "panel:" + ",".join(judge.endpoint for judge in self.judges)
 
     @property
-    def checklist(self) -> AnswerMode | None:
+    def checklist_answers(self) -> AnswerMode | None:
         """None: a panel's result is its members' combined (their modes are in its `model`)."""
         return None
 

@@ -48,7 +48,7 @@ name: checklist-pages
 dataset: rows.jsonl
 judge: {model: judge-a}
 graders:
-  - {name: facts, rubric: facts, checklist: true}
+  - {name: facts, rubric: facts, mode: checklist}
 """
 ROWS = [
     {"id": "r1", "input": "q", "output": "fine"},

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from rubriclib.evals.formats.ours import EvalSpec
 from rubriclib.rubrics.registry import load_rubric
 from rubriclib.rubrics.rubric import _Frontmatter
+from rubriclib.settings import RENAMED_KEYS
 
 MOST_WORDS = 600
 """The most words of prose under one heading (code blocks, tables and markers not counted)."""
@@ -158,9 +159,27 @@ def table_keys(page: str, heading: str) -> set[str]:
 
 
 def test_the_eval_file_keys_table_lists_every_key_the_eval_shape_accepts() -> None:
+    """The keys of the models, and each renamed key's old spelling (still read) marked
+    deprecated."""
     expected = accepted_keys(EvalSpec, {"gate": "GRADER"})
-    assert "graders[].checklist_answers" in expected and "gate.GRADER.min_pass_rate" in expected
-    assert table_keys("eval-files.md", "## Eval-file keys") == expected
+    assert "graders[].answers" in expected and "gate.GRADER.min_pass_rate" in expected
+    deprecated = {
+        f"{key.removesuffix(new)}{old}"
+        for key in expected
+        for old, new in RENAMED_KEYS.items()
+        if key.endswith(f".{new}")
+    }
+    assert deprecated == {
+        "judge.checklist",
+        "judge.checklist_answers",
+        "graders[].checklist",
+        "graders[].checklist_answers",
+    }
+    assert table_keys("eval-files.md", "## Eval-file keys") == expected | deprecated
+    text = (DOCS / "eval-files.md").read_text(encoding="utf-8")
+    for key in deprecated:
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{key}` |"))
+        assert "| Deprecated, read until 0.2.0: " in row, row
 
 
 def test_the_frontmatter_table_lists_every_field_a_rubric_accepts() -> None:

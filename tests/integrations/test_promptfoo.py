@@ -335,3 +335,72 @@ def test_the_shim_is_a_tiny_import() -> None:
     exec(compile(promptfoo.SHIM_TEXT, promptfoo.SHIM_FILENAME, "exec"), namespace)
     assert namespace["get_assert"] is get_assert
     assert len(promptfoo.SHIM_TEXT.splitlines()) < 25
+
+
+CHECKLIST_RUBRIC = """\
+---
+name: short-facts
+version: 1.0.0
+scale: pass-fail
+description: Whether the output invents nothing.
+citations: off
+checklist:
+  - id: invented
+    question: Does the output state a number the input does not give?
+    fail_if: "yes"
+  - id: rude
+    question: Is the output rude?
+    fail_if: "yes"
+---
+Call `set_grade_pass` or `set_grade_fail`.
+"""
+
+
+def answer_every_item_no(body: dict[str, Any]) -> Reply:
+    """A checklist asked in one call: every item answered no (each satisfied)."""
+    tool = body["tools"][0]["function"]
+    items = [name for name in tool["parameters"]["required"] if name != "reason"]
+    return tool_reply(tool["name"], {"reason": "r"} | dict.fromkeys(items, "no"))
+
+
+def test_the_config_takes_mode_and_answers_and_the_old_keys_alike(
+    library: Path, endpoint: JudgeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    (library / "short-facts.md").write_text(CHECKLIST_RUBRIC)
+    endpoint.responder = answer_every_item_no
+
+    def graded(**config: Any) -> dict[str, Any]:
+        result = get_assert("In 1969.", {"config": {"rubric": "short-facts", **config}})
+        result["metadata"]["judge"].pop("latency_ms")
+        return result
+
+    new = graded(mode="checklist", answers="one-call")
+    assert (new["pass"], new["reason"]) == (True, "all 2 checklist items satisfied")
+    assert new["metadata"]["judge"]["answers"] == "one-call"
+    assert [r["tools"][0]["function"]["name"] for r in endpoint.requests] == ["answer_checklist"]
+    assert graded(answers="one-call") == new  # one-call implies checklist mode
+    assert not caplog.records
+    assert graded(checklist=True, checklist_answers="one-call") == new
+    assert len(endpoint.requests) == 3 and endpoint.requests[2] == endpoint.requests[0]
+    assert [record.getMessage() for record in caplog.records] == [
+        "promptfoo assertion: config.checklist: deprecated, use mode: checklist (checklist is "
+        "read until rubriclib 0.2.0)",
+        "promptfoo assertion: config.checklist_answers: deprecated, use answers: one-call "
+        "(checklist_answers is read until rubriclib 0.2.0)",
+    ]
+
+
+def test_the_config_refuses_both_spellings_of_one_setting(
+    library: Path, endpoint: JudgeServer
+) -> None:
+    both = get_assert("x", {"config": {"rubric": "keywords", "mode": "checklist", "checklist": 1}})
+    assert (both["pass"], both["metadata"]["verdict"]) == (False, "error")
+    assert both["reason"] == (
+        "rubriclib: promptfoo assertion: config.checklist: give mode or checklist (its old "
+        "name), not both"
+    )
+    bad = get_assert("x", {"config": {"rubric": "keywords", "checklist_answers": "one_call"}})
+    assert bad["reason"].startswith(
+        "rubriclib: promptfoo assertion: config.checklist_answers: 'one_call' is not allowed"
+    )
+    assert endpoint.requests == []

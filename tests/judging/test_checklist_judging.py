@@ -341,7 +341,7 @@ def test_eval_reads_checklist_on_a_grader_and_the_flag(
 ) -> None:
     write_file("facts.md", PASS_FAIL)
     plain = write_file("plain.yaml", EVAL)
-    marked = write_file("marked.yaml", EVAL + "    checklist: true\n")
+    marked = write_file("marked.yaml", EVAL + "    mode: checklist\n")
     out = tmp_path / "out.jsonl"
     assert cli("eval", str(marked), "--out", str(out), "--no-cache").exit_code == 0  # no gate
     lines = [json.loads(line) for line in out.read_text().splitlines()]  # in finishing order
@@ -383,10 +383,10 @@ def test_a_resumed_eval_keeps_only_results_judged_in_its_mode(
 def test_eval_refuses_checklist_mode_for_a_rubric_without_one(
     endpoint: JudgeServer, write_file: Callable[..., Path], library: Path
 ) -> None:
-    marked = write_file("kw.yaml", EVAL.replace("./facts.md", "keywords") + "    checklist: true\n")
+    marked = write_file("kw.yaml", EVAL.replace("./facts.md", "keywords") + "    mode: checklist\n")
     result = cli("eval", str(marked), "--no-cache")
     assert result.exit_code == 2
-    assert f"{marked}:9: graders[0].checklist: the rubric keywords has no" in result.output
+    assert f"{marked}:9: graders[0].mode: the rubric keywords has no" in result.output
     plain = write_file("plain.yaml", EVAL.replace("./facts.md", "keywords"))
     flagged = cli("eval", str(plain), "--no-cache", "--checklist")
     assert flagged.exit_code == 2
@@ -507,12 +507,10 @@ def test_eval_refuses_checklist_mode_for_a_rubric_with_output_fields(
 ) -> None:
     fields = "requires: [input, context]\noutput:\n  severity: {type: string, enum: [low, high]}\n"
     write_file("facts.md", PASS_FAIL.replace("requires: [input, context]\n", fields))
-    marked = write_file("marked.yaml", EVAL + "    checklist: true\n")
+    marked = write_file("marked.yaml", EVAL + "    mode: checklist\n")
     result = cli("eval", str(marked), "--no-cache")
     assert result.exit_code == 2
-    assert (
-        f"{marked}:9: graders[0].checklist: the rubric grounded-facts has output" in result.output
-    )
+    assert f"{marked}:9: graders[0].mode: the rubric grounded-facts has output" in result.output
     plain = write_file("plain.yaml", EVAL)
     flagged = cli("eval", str(plain), "--no-cache", "--checklist")
     assert flagged.exit_code == 2

@@ -394,7 +394,7 @@ def test_an_eval_file_asks_for_one_call_and_resume_keeps_each_mode_apart(
     endpoint: JudgeServer, write_file: Callable[..., Path], tmp_path: Path
 ) -> None:
     write_file("facts.md", FACTS)
-    marked = write_file("marked.yaml", EVAL + "    checklist_answers: one-call\n")
+    marked = write_file("marked.yaml", EVAL + "    answers: one-call\n")
     out = tmp_path / "out.jsonl"
     assert cli("eval", str(marked), "--out", str(out), "--no-cache").exit_code == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -414,10 +414,10 @@ def test_a_bad_value_in_an_eval_file_is_named_at_its_line(
     endpoint: JudgeServer, write_file: Callable[..., Path]
 ) -> None:
     write_file("facts.md", FACTS)
-    marked = write_file("marked.yaml", EVAL + "    checklist_answers: one_call\n")
+    marked = write_file("marked.yaml", EVAL + "    answers: one_call\n")
     result = cli("eval", str(marked), "--no-cache")
     assert result.exit_code == 2
-    assert f"{marked}:9: graders[0].checklist_answers:" in result.output
+    assert f"{marked}:9: graders[0].answers:" in result.output
     assert "'one-call'" in result.output and endpoint.requests == []
 
 
@@ -425,10 +425,10 @@ def test_an_eval_grader_without_a_checklist_is_refused_at_the_key(
     endpoint: JudgeServer, write_file: Callable[..., Path], library: Path
 ) -> None:
     marked = write_file("kw.yaml", EVAL.replace("./facts.md", "keywords"))
-    marked.write_text(marked.read_text() + "    checklist_answers: one-call\n")
+    marked.write_text(marked.read_text() + "    answers: one-call\n")
     result = cli("eval", str(marked), "--no-cache")
     assert result.exit_code == 2
-    assert f"{marked}:9: graders[0].checklist_answers: the rubric keywords has no" in result.output
+    assert f"{marked}:9: graders[0].answers: the rubric keywords has no" in result.output
 
 
 def test_offline_batch_files_carry_one_request_per_row(
@@ -497,12 +497,10 @@ def test_an_item_named_like_the_tools_property_is_refused_before_any_request(
         "rubriclib: error: --checklist-answers one-call: the rubric grounded-facts has a "
         "checklist item named reason"
     )
-    marked = write_file("marked.yaml", EVAL + "    checklist_answers: one-call\n")
+    marked = write_file("marked.yaml", EVAL + "    answers: one-call\n")
     in_file = cli("eval", str(marked), "--no-cache")
     assert in_file.exit_code == 2
-    assert f"{marked}:9: graders[0].checklist_answers: the rubric grounded-facts has a " in (
-        in_file.output
-    )
+    assert f"{marked}:9: graders[0].answers: the rubric grounded-facts has a " in in_file.output
     from_flag = cli("eval", str(write_file("plain.yaml", EVAL)), *one_call)
     assert from_flag.exit_code == 2
     assert "graders.facts: --checklist-answers one-call: the rubric grounded-facts has" in (
@@ -514,13 +512,13 @@ def test_an_item_named_like_the_tools_property_is_refused_before_any_request(
 @pytest.mark.parametrize(
     ("judge", "grader", "where"),
     [
-        ("{model: judge-model, checklist_answers: one-call}", "", "2: judge.checklist_answers"),
+        ("{model: judge-model, answers: one-call}", "", "2: judge.answers"),
         (
             "{model: judge-model}",
-            "    judge: {checklist_answers: one-call}\n",
+            "    judge: {answers: one-call}\n",
             "9: graders[0].judge",
         ),
-        ("{model: judge-model, checklist: true}", "", "2: judge.checklist"),
+        ("{model: judge-model, mode: checklist}", "", "2: judge.mode"),
     ],
 )
 def test_an_eval_file_refusal_is_named_at_the_judge_key_that_asked(

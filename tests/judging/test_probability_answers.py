@@ -289,7 +289,7 @@ def test_a_grader_asks_for_probability_answers_and_resume_keeps_its_mode(
     endpoint: JudgeServer, write_file: Callable[..., Path], tmp_path: Path
 ) -> None:
     write_file("facts.md", FACTS.replace("citations: required\n", ""))
-    marked = write_file("marked.yaml", EVAL + "    checklist_answers: probability\n")
+    marked = write_file("marked.yaml", EVAL + "    answers: probability\n")
     out = tmp_path / "out.jsonl"
     assert cli("eval", str(marked), "--out", str(out), "--no-cache").exit_code == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -310,10 +310,10 @@ def test_probability_answers_for_a_rubric_without_a_checklist_are_refused(
     endpoint: JudgeServer, write_file: Callable[..., Path], library: Path
 ) -> None:
     marked = write_file("kw.yaml", EVAL.replace("./facts.md", "keywords"))
-    marked.write_text(marked.read_text() + "    checklist_answers: probability\n")
+    marked.write_text(marked.read_text() + "    answers: probability\n")
     result = cli("eval", str(marked), "--no-cache")
     assert result.exit_code == 2
-    assert f"{marked}:9: graders[0].checklist_answers: the rubric keywords has no" in result.output
+    assert f"{marked}:9: graders[0].answers: the rubric keywords has no" in result.output
     assert endpoint.requests == []
 
 

@@ -11,15 +11,17 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from rubriclib.errors import Problem
 from rubriclib.evals.datasets import Dataset
 from rubriclib.evals.formats.model import Condition, Eval, GraderEntry, PanelSettings, Strict
+from rubriclib.evals.formats.old_keys import respelt
 from rubriclib.evals.formats.sources import (
     dataset_problems,
     dataset_source,
     duplicate_graders,
     grader_rubric,
+    warn_at_lines,
 )
 from rubriclib.judging import Rule, TargetSettings, checklist_refused
 from rubriclib.rubrics import Rubric
-from rubriclib.settings import AnswerMode, JudgeSettings, usable_base_url
+from rubriclib.settings import AnswerMode, JudgeSettings, Mode, usable_base_url
 from rubriclib.validation import problems_from_validation, valid_parts
 
 RUN_SETTINGS = ("concurrency", "requests_per_minute", "max_prompt_tokens")
@@ -40,9 +42,9 @@ class _GraderSpec(Strict):
     prompt: str | None = None
     judge: _JudgeSpec | None = None
     votes: int | None = Field(default=None, ge=1, strict=True)
-    checklist: bool | None = None
-    """Judge in checklist mode (each of the rubric's checklist items asked on its own)."""
-    checklist_answers: AnswerMode | None = None
+    mode: Mode | None = None
+    """`checklist`: judge by the rubric's checklist, each item asked on its own."""
+    answers: AnswerMode | None = None
     """How the checklist items are answered; `probability` and `one-call` imply checklist
     mode."""
     judges: list[_JudgeSpec] | None = None
@@ -87,7 +89,20 @@ def read(
 ) -> Eval | None:
     """Our shape; a file that fails validation is still checked as far as its valid parts go
     (each grader's rubric, the gate's names, the dataset's rows), so every problem comes at
-    once."""
+    once. A judge setting spelt the old way is read as its new spelling, warned of at its
+    line (`old_keys`)."""
+    respelt_data, respelling = respelt(data, str(path))
+    warn_at_lines(respelling.deprecations, path)
+    found: list[Problem] = list(respelling.refusals)
+    read_eval = _read(respelt_data, path, override, found)
+    problems += [respelling.as_written(problem) for problem in found]
+    return None if found else read_eval
+
+
+def _read(
+    data: dict[str, Any], path: Path, override: Dataset | None, problems: list[Problem]
+) -> Eval | None:
+    """`read`, its judge settings spelt the new way."""
     label = str(path)
     try:
         spec = EvalSpec.model_validate(data)
@@ -133,10 +148,7 @@ def _graders(spec: EvalSpec, path: Path, problems: list[Problem]) -> list[Grader
     graders = []
     for index, grader in enumerate(spec.graders or []):
         settings = defaults.merge(
-            grader.judge,
-            votes=grader.votes,
-            checklist=grader.checklist,
-            checklist_answers=grader.checklist_answers,
+            grader.judge, votes=grader.votes, mode=grader.mode, answers=grader.answers
         )
         panel = _panel(grader, settings, label, problems, index)
         if grader.rubric is None and grader.prompt is None:
@@ -154,13 +166,13 @@ def _checklist_refusals(
     grader: _GraderSpec, settings: JudgeSettings, rubric: Rubric, label: str, index: int
 ) -> list[Problem]:
     """Why a grader's rubric cannot be judged in the checklist mode it asks for, named at
-    the key that asked: checklist mode's refusal at `checklist` (else `checklist_answers`,
-    which implies it), one-call's at `checklist_answers`."""
-    answers = settings.checklist_answers or "tool"
+    the key that asked: checklist mode's refusal at `mode` (else `answers`, which implies
+    it), one-call's at `answers`."""
+    answers = settings.answers or "tool"
     if (refused := checklist_refused(rubric)) is not None:
-        key = "checklist" if settings.checklist else "checklist_answers"
+        key = "mode" if settings.mode == "checklist" else "answers"
     elif (refused := checklist_refused(rubric, answers)) is not None:
-        key = "checklist_answers"
+        key = "answers"
     else:
         return []
     return [Problem(label, _setting_key(grader, key, index), refused)]

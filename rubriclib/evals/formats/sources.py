@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from rubriclib.errors import InputError, Problem
 from rubriclib.evals.datasets import Dataset
-from rubriclib.rubrics import Rubric, load_rubric, rubric_from_prompt
+from rubriclib.rubrics import Rubric, load_rubric, read_text, rubric_from_prompt
+from rubriclib.validation import LineFinder
+
+logger = logging.getLogger("rubriclib")
 
 NOT_READ = Dataset(inline=[], label="rows (not read: the eval file is scanned for its rubrics)")
 """The rows of an eval file only scanned for the rubrics its graders use (`lock`, `check`):
@@ -75,3 +79,14 @@ def duplicate_graders(names: list[str], label: str) -> list[Problem]:
             problems.append(Problem(label, f"graders[{index}].name", f"duplicate {name!r}"))
         seen.add(name)
     return problems
+
+
+def warn_at_lines(warnings: list[Problem], path: Path, note: str = "") -> None:
+    """Each warning about the eval file at `path` logged (on the `rubriclib` logger) naming
+    the file, the line and the field, in file order, `note` after each. The file is read again
+    for the lines, only when there is something to warn of."""
+    if not warnings:
+        return
+    lines = LineFinder(read_text(path, str(path)), str(path))
+    for warning in lines.in_file_order(warnings):
+        logger.warning("%s%s", warning, note)

@@ -11,7 +11,6 @@ and its ValidatorInline graders, decoded with KnownFields) and internal/graders/
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,14 +18,11 @@ from typing import Any
 from rubriclib.errors import InputError, Problem
 from rubriclib.evals.datasets import Dataset
 from rubriclib.evals.formats.model import Eval, GraderEntry
-from rubriclib.evals.formats.sources import dataset_source, duplicate_graders
+from rubriclib.evals.formats.sources import dataset_source, duplicate_graders, warn_at_lines
 from rubriclib.evals.formats.waza_rubric import is_waza_rubric_path, load_waza_rubric, unknown_keys
 from rubriclib.evals.formats.waza_tasks import Task, read_tasks
-from rubriclib.rubrics import Rubric, load_rubric, read_text, rubric_from_prompt
+from rubriclib.rubrics import Rubric, load_rubric, rubric_from_prompt
 from rubriclib.settings import JudgeSettings
-from rubriclib.validation import LineFinder
-
-logger = logging.getLogger("rubriclib")
 
 SPEC_KEYS = (
     "name",
@@ -108,7 +104,7 @@ def read(
         if isinstance(raw, dict):
             ignored += unknown_keys(raw, GRADER_KEYS, label, place.at)
         graders += _prompt_grader(raw, place, path, judge_model, problems, skipped)
-    _warn_ignored(ignored, path)
+    warn_at_lines(ignored, path, " (ignored, as waza's runner ignores it)")
     problems += duplicate_graders([g.name for g in graders], label)
     for task in read_tasks(data.get("tasks"), path, problems, skipped):
         graders += _task_graders(task, path, judge_model, skipped)
@@ -121,17 +117,6 @@ def read(
         return None
     name = str(data.get("name") or path.stem)
     return Eval(name, path, "waza", source, graders, [], data.get("description"), skipped)
-
-
-def _warn_ignored(ignored: list[Problem], path: Path) -> None:
-    """Each key of eval.yaml that waza's runner ignores, as a warning naming the file, the line
-    and the field (with the known key it may be a typo of); the eval loads as waza's does. The
-    file is read again for the lines, only when there is something to warn of."""
-    if not ignored:
-        return
-    lines = LineFinder(read_text(path, str(path)), str(path))
-    for problem in lines.in_file_order(ignored):
-        logger.warning("%s (ignored, as waza's runner ignores it)", problem)
 
 
 def _task_graders(
