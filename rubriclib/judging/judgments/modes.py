@@ -39,6 +39,7 @@ from rubriclib.judging.prompt.render import item_prompts
 from rubriclib.judging.result import GradeResult, combine_orders, not_judged, with_details
 from rubriclib.judging.steps import Steps, Together
 from rubriclib.rubrics import ChecklistItem, Rubric
+from rubriclib.settings import checklist_argument
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer
@@ -101,8 +102,8 @@ class Modes:
             return cause
         checklist = self.mode == "checklist"
         if checklist and (refused := checklist_refused(rubric, self.answers)) is not None:
-            asked = "mode='checklist'" if self.answers == "tool" else f"answers={self.answers!r}"
-            return not_judged(rubric, model, f"{asked}: {refused}")  # as the caller asked it
+            asked = checklist_argument(self.answers)  # as the caller asked it
+            return not_judged(rubric, model, f"{asked}: {refused}")
         one_call = checklist and self.answers == "one-call"
         prompter = item_prompts
         if checklist:
