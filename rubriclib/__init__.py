@@ -43,7 +43,7 @@ if TYPE_CHECKING:
         calibrate,
         test_goldens,
     )
-    from rubriclib.measure import align_rubric as align
+    from rubriclib.measure import align_rubric as align  # type: ignore[attr-defined]
     from rubriclib.rubrics import Golden, Rubric, list_rubrics, load_goldens, load_rubric
     from rubriclib.settings import JudgeSettings
 

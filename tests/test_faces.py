@@ -40,7 +40,8 @@ def test_a_face_loads_each_name_from_its_home(package: str) -> None:
     homes = face._HOMES
     assert set(homes) == typed_names(package)
     for name, home in homes.items():
-        expected = getattr(importlib.import_module(home, face.__name__), name)
+        module, _, attribute = home.partition(":")
+        expected = getattr(importlib.import_module(module, face.__name__), attribute or name)
         assert getattr(face, name) is expected
     assert set(homes) <= set(dir(face))
     with pytest.raises(AttributeError, match=f"module 'rubriclib.{package}' has no attribute"):

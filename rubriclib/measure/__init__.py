@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from rubriclib.measure.profiles import cross_validated as cross_validated
     from rubriclib.measure.runs import aalign as aalign
     from rubriclib.measure.runs import acalibrate as acalibrate
-    from rubriclib.measure.runs import align_rubric as align_rubric
+    from rubriclib.measure.runs import align as align_rubric  # noqa: F401 (see _HOMES)
     from rubriclib.measure.runs import atest_goldens as atest_goldens
     from rubriclib.measure.runs import calibrate as calibrate
     from rubriclib.measure.runs import test_goldens as test_goldens
@@ -100,7 +100,8 @@ _HOMES = {
     "wilson_interval": ".agreement",
     "aalign": ".runs",
     "acalibrate": ".runs",
-    "align_rubric": ".runs",
+    # `align` is this room's module align.py too, which importing it sets on the package
+    "align_rubric": ".runs:align",
     "atest_goldens": ".runs",
     "calibrate": ".runs",
     "test_goldens": ".runs",

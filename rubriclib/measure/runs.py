@@ -320,11 +320,6 @@ async def aalign(
     raise failure  # outside the handler: the error that held the key is not its context
 
 
-align_rubric = align
-"""`align` as this room's face exports it: the face cannot export the name `align`, which is
-also its module measure/align.py (importing a module sets its name on the package)."""
-
-
 def _refuse_to_align(
     rubric: Rubric, rows: list[LabelledRow], labels: str, folds: int, guidelines: bool
 ) -> None:
