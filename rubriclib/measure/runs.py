@@ -99,8 +99,7 @@ async def atest_goldens(
     in_flight = _checked_pace(concurrency, requests_per_minute)
     _at_least("trials", trials, 1)
     named = [rubrics] if isinstance(rubrics, str | Rubric) else list(rubrics)
-    extra = os.fspath(goldens_file) if goldens_file is not None else None
-    plan = plan_run(named, extra, trials)
+    plan = plan_run(named, os.fspath(goldens_file) if goldens_file else None, trials)
     checked = [rubric for rubric, _ in plan.rubrics]
     _refuse_unlocked(checked, frozen)
     grader = _grader(judge, cache, checked)
@@ -112,9 +111,8 @@ async def atest_goldens(
         await grader.aclose()
 
 
-# pytest collects a function named test_* that a test module imports: never this one
-test_goldens.__test__ = False  # type: ignore[attr-defined]
-atest_goldens.__test__ = False  # type: ignore[attr-defined]
+# pytest collects a function named test_* that a test module imports: never these
+test_goldens.__test__ = atest_goldens.__test__ = False  # type: ignore[attr-defined]
 
 
 def calibrate(
@@ -383,8 +381,7 @@ def _grader(
 
 
 def _checked_pace(concurrency: int | None, requests_per_minute: float | None) -> int:
-    """Judgments in flight (`concurrency`, else the project's config, else 8), checked with
-    `requests_per_minute` before anything is read."""
+    """Judgments in flight (`concurrency`, else the config's, else 8), both numbers checked."""
     from rubriclib.config import resolve
 
     if concurrency is not None:
