@@ -33,11 +33,31 @@ if TYPE_CHECKING:
         given_citations,
         render,
     )
+    from rubriclib.measure import (
+        Alignment,
+        Calibration,
+        GoldensReport,
+        aalign,
+        acalibrate,
+        atest_goldens,
+        calibrate,
+        test_goldens,
+    )
+    from rubriclib.measure import align_rubric as align  # type: ignore[attr-defined]
     from rubriclib.rubrics import Golden, Rubric, list_rubrics, load_goldens, load_rubric
     from rubriclib.settings import JudgeSettings
 
 _HOMES = {
     "__version__": "rubriclib._version",
+    "Alignment": "rubriclib.measure",
+    "Calibration": "rubriclib.measure",
+    "GoldensReport": "rubriclib.measure",
+    "aalign": "rubriclib.measure",
+    "acalibrate": "rubriclib.measure",
+    "align": "rubriclib.measure:align_rubric",  # measure.align is a module of that room
+    "atest_goldens": "rubriclib.measure",
+    "calibrate": "rubriclib.measure",
+    "test_goldens": "rubriclib.measure",
     "Details": "rubriclib.judging",
     "EndpointError": "rubriclib.judging",
     "Eval": "rubriclib.evals",
@@ -69,12 +89,15 @@ _HOMES = {
     "run_eval": "rubriclib.evals",
 }
 __all__ = [
+    "Alignment",
+    "Calibration",
     "Details",
     "EndpointError",
     "Eval",
     "EvalError",
     "EvalReport",
     "Golden",
+    "GoldensReport",
     "GradeResult",
     "Grader",
     "Item",
@@ -88,7 +111,12 @@ __all__ = [
     "Transcript",
     "TranscriptError",
     "Transport",
+    "aalign",
+    "acalibrate",
+    "align",
     "arun_eval",
+    "atest_goldens",
+    "calibrate",
     "given_citations",
     "list_rubrics",
     "load_eval",
@@ -98,6 +126,7 @@ __all__ = [
     "read_transcript",
     "render",
     "run_eval",
+    "test_goldens",
 ]
 
 

@@ -13,13 +13,17 @@ def lazy_face(
     package: str, homes: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """`package`'s `__getattr__` and `__dir__`: each name in `homes` is imported from its home
-    module (a name relative to the package, like `.judge`) when first asked for, then kept."""
+    module (a name relative to the package, like `.judge`) when first asked for, then kept.
+    A home `module:attribute` exports that attribute under the name (the package face's `align`
+    is the measure face's `align_rubric`: a room's face cannot export a name one of its modules
+    has, which importing that module sets on the package)."""
     namespace = sys.modules[package].__dict__
 
     def load(name: str) -> Any:
         if name not in homes:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(homes[name], package), name)
+        module, _, attribute = homes[name].partition(":")
+        value = getattr(importlib.import_module(module, package), attribute or name)
         namespace[name] = value  # later lookups skip this function
         return value
 

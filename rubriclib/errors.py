@@ -17,13 +17,16 @@ _NAMED_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with an input file or reference: where, which field, what."""
+    """One thing wrong with an input file or reference: where, which field ("" when it is the
+    input as a whole, such as a labels file too small to measure with), what."""
 
     source: str
     field: str
     message: str
 
     def __str__(self) -> str:
+        if not self.field:
+            return f"{self.source}: {self.message}"
         return f"{self.source}: {self.field}: {self.message}"
 
 

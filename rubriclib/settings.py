@@ -141,6 +141,12 @@ class Respelling:
         return problem
 
 
+def checklist_argument(answers: AnswerMode) -> str:
+    """The Judge argument that asks for checklist mode with items answered as `answers`, as a
+    Python caller wrote it (a refusal names it): `mode='checklist'`, or `answers='one-call'`."""
+    return "mode='checklist'" if answers == "tool" else f"answers={answers!r}"
+
+
 class JudgeSettings(BaseModel):
     """A judge's settings; None leaves a field to the next layer down. Layers merge by one rule,
     flag > eval file > config > default: `merge` lays one layer over another, and

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,8 +40,20 @@ def test_a_face_loads_each_name_from_its_home(package: str) -> None:
     homes = face._HOMES
     assert set(homes) == typed_names(package)
     for name, home in homes.items():
-        expected = getattr(importlib.import_module(home, face.__name__), name)
+        module, _, attribute = home.partition(":")
+        expected = getattr(importlib.import_module(module, face.__name__), attribute or name)
         assert getattr(face, name) is expected
     assert set(homes) <= set(dir(face))
     with pytest.raises(AttributeError, match=f"module 'rubriclib.{package}' has no attribute"):
         face.no_such_name  # noqa: B018
+
+
+def test_the_package_face_exports_align_though_measure_has_a_module_of_that_name() -> None:
+    """Importing measure/align.py sets `align` on the measure package, so the package face
+    takes the function from the measure face's `align_rubric`, whichever is imported first."""
+    probe = (
+        "import rubriclib.measure.align, rubriclib, rubriclib.measure.runs as runs; "
+        "print(rubriclib.align is runs.align, rubriclib.aalign is runs.aalign)"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["True", "True"]

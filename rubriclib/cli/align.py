@@ -152,7 +152,7 @@ def _labelled_rows(
 ) -> tuple[Rubric, list[LabelledRow]]:
     """The rubric and its labelled rows, refused (exit 2, before any request) when they are
     too few to measure a gain, or to fill every fold."""
-    from rubriclib.measure import load_labels, too_few_labels
+    from rubriclib.measure import folds_left_empty, load_labels, too_few_labels
     from rubriclib.rubrics import load_rubric
 
     if labels_file is None:
@@ -163,23 +163,18 @@ def _labelled_rows(
     rows = load_labels(Path(labels_file), rubric)
     if (why := too_few_labels(rows)) is not None:
         raise BadInput(f"{labels_file}: {why}")
-    if folds > len(rows):
-        raise BadInput(f"--folds: {folds} folds of {len(rows)} row(s) would leave a fold empty")
+    if (why := folds_left_empty(rows, folds)) is not None:
+        raise BadInput(f"--folds: {why}")
     return rubric, rows
 
 
 def _refuse_without_examples(rubric: Rubric, rows: list[LabelledRow], labels: str) -> None:
     """Refused before any request: without an optimizer, a revision is only its worked
     examples, and no row can be one (every row an agent run, or missing a required field)."""
-    from rubriclib.measure import can_be_example
+    from rubriclib.measure import no_example_row
 
-    if not any(can_be_example(rubric, row) for row in rows):
-        raise BadInput(
-            f"{labels}: no row can be a worked example (an example is shown as text: not an "
-            f"agent run, and with every field {rubric.name} requires: "
-            f"{', '.join(rubric.requires) or 'none'}); pass --optimizer-model for guideline "
-            "lines instead"
-        )
+    if (why := no_example_row(rubric, rows)) is not None:
+        raise BadInput(f"{labels}: {why}; pass --optimizer-model for guideline lines instead")
 
 
 def _destination(rubric: Rubric, out: str | None, write: bool) -> Path | None:

@@ -43,7 +43,7 @@ from rubriclib.cli.options import (
 if TYPE_CHECKING:
     from rubriclib.batch import BatchRun
     from rubriclib.judging import GradeResult, Interrupted, Judge
-    from rubriclib.measure import RunReport
+    from rubriclib.measure import GoldensReport
     from rubriclib.settings import AnswerMode
 
 
@@ -210,7 +210,7 @@ def test_goldens(
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
 
-        def run(progress: Progress | None) -> Coroutine[Any, Any, RunReport]:
+        def run(progress: Progress | None) -> Coroutine[Any, Any, GoldensReport]:
             return run_goldens(
                 judge, plan.rubrics, trials, in_flight, progress, interrupt, requests_per_minute
             )
@@ -237,7 +237,7 @@ def _batch_run(judge: Judge, destination: Path, resume: bool, poll: float) -> Ba
     )
 
 
-def _finish(run: RunReport, report_format: str, reports: ReportFiles) -> None:
+def _finish(run: GoldensReport, report_format: str, reports: ReportFiles) -> None:
     """Print (or write) the report, and the HTML one when asked; exit by what the run found."""
     from rubriclib.reports import GOLDENS_FORMATTERS, goldens_last_line, goldens_page
 
@@ -247,7 +247,7 @@ def _finish(run: RunReport, report_format: str, reports: ReportFiles) -> None:
     sys.exit(_exit_code(run))
 
 
-def _exit_code(run: RunReport) -> int:
+def _exit_code(run: GoldensReport) -> int:
     """130/143 when interrupted, 1 when a judged golden missed (a regression), 3 when only judge
     errors kept goldens from agreeing (undecided), 0 when every judgment matched."""
     if run.info is not None and run.info.interrupted is not None:

@@ -20,7 +20,7 @@ from rubriclib.evals.ledger import Ledger
 from rubriclib.evals.results import ResultsFile, result_line
 from rubriclib.evals.setup import ReadyRun, check_eval, ready_run
 from rubriclib.item import Item, missing_fields
-from rubriclib.judging import GradeResult, not_judged
+from rubriclib.judging import GradeResult, not_judged, run_to_end
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
@@ -326,7 +326,9 @@ def run_eval(
     votes: int | None = None,
 ) -> EvalReport:
     """Judge every row of `ev` with every grader through the engine; every row is checked
-    first (`setup.check_eval`), so a problem is an EvalError with no request sent.
+    first (`setup.check_eval`), so a problem is an EvalError with no request sent. Called from
+    code already running an event loop (a notebook), the run gets a loop of its own in a worker
+    thread.
 
     Args:
         ev: The eval, from `load_eval`.
@@ -341,6 +343,13 @@ def run_eval(
         force: Let the run replace an `out` that holds lines (once its first result is in).
         limit: Judge only the first `limit` rows.
         votes: Votes per judgment for every grader, over the eval file's.
+
+    Returns:
+        The run's report: each grader's statistics, the gate, the judge errors by row.
+
+    Raises:
+        EvalError: A bad row, or an `out` that holds results without `resume` or `force`.
+        JudgeConfigError: A grader's judge that cannot be built (no key for its endpoint).
     """
     ready = ready_run(
         check_eval(ev),
@@ -353,7 +362,7 @@ def run_eval(
         resume=resume,
         force=force,
     )
-    return asyncio.run(arun_eval(ready))
+    return run_to_end(lambda: arun_eval(ready))
 
 
 class _Outputs:

@@ -259,12 +259,12 @@ def _judge_goldens(config: pytest.Config, items: list[GoldenItem]) -> dict[str, 
     import asyncio
 
     from rubriclib.config import resolve
-    from rubriclib.measure import RunReport, run_goldens
+    from rubriclib.measure import GoldensReport, run_goldens
 
     judge = session_judge(config)
     plan = [(item.rubric, [item.golden]) for item in items]
 
-    async def run() -> RunReport:
+    async def run() -> GoldensReport:
         try:
             return await run_goldens(judge, plan, concurrency=resolve("concurrency").value)
         finally:

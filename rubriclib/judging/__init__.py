@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.result import not_judged as not_judged
     from rubriclib.judging.result import pairwise_stats as pairwise_stats
     from rubriclib.judging.result import summed_judge as summed_judge
+    from rubriclib.judging.steps import run_to_end as run_to_end
     from rubriclib.judging.target import Target as Target
     from rubriclib.judging.target import TargetSettings as TargetSettings
 
@@ -131,6 +132,7 @@ _HOMES = {
     "refused_key": ".endpoints.failures",
     "render": ".prompt.render",
     "run_blocks": ".prompt.agent_run",
+    "run_to_end": ".steps",
     "shifted": ".profile",
     "sigmoid": ".profile",
     "status_error": ".endpoints.failures",

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer
     from rubriclib.judging.endpoints.transport import Transport
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class Send:
@@ -101,13 +103,18 @@ def _reply(step: Send | Wait | Together, post: Callable[..., bytes]) -> Any:
         return error
 
 
-def run_to_end(start: Callable[[], Coroutine[Any, Any, GradeResult]]) -> GradeResult:
+def run_to_end(start: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """`start()` run to its end from sync code, in an event loop of its own (a worker thread's
-    when this thread already runs one): how `grade` drives a judgment through an injected
-    Transport, exactly as `agrade` does."""
+    when this thread already runs one, as a notebook's does): how `grade` drives a judgment
+    through an injected Transport exactly as `agrade` does, and how every sync form of an async
+    run (`run_eval`, `test_goldens`, `calibrate`, `align`) runs it."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False  # run it outside this handler: its errors are not raised "during" it
+    else:
+        running = True
+    if not running:
         return asyncio.run(start())
     with ThreadPoolExecutor(max_workers=1) as worker:
         return worker.submit(asyncio.run, start()).result()

@@ -69,11 +69,29 @@ def _rank(judged: Judged) -> tuple[int, int, int]:
     return kind, _length(judged), judged.labelled.row.number
 
 
+def folds_left_empty(rows: Sequence[LabelledRow], folds: int) -> str | None:
+    """Why `folds` folds cannot be dealt from these rows (a fold would hold none), else None."""
+    if folds > len(rows):
+        return f"{folds} folds of {len(rows)} row(s) would leave a fold empty"
+    return None
+
+
 def can_be_example(rubric: Rubric, labelled: LabelledRow) -> bool:
     """Whether a row can be shown as a worked example: not an agent run (an example is shown
     as text), with every field the rubric requires."""
     item = labelled.row.item
     return item.transcript is None and not missing_fields(rubric.requires, item)
+
+
+def no_example_row(rubric: Rubric, rows: Sequence[LabelledRow]) -> str | None:
+    """Why no row can be a worked example (each an agent run, or lacking a field the rubric
+    requires), else None: without guideline lines, a revision would have nothing to show."""
+    if any(can_be_example(rubric, row) for row in rows):
+        return None
+    return (
+        "no row can be a worked example (an example is shown as text: not an agent run, and "
+        f"with every field {rubric.name} requires: {', '.join(rubric.requires) or 'none'})"
+    )
 
 
 def choose_examples(judged: Sequence[Judged], limit: int, rubric: Rubric) -> list[Judged]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class RunReport:
+class GoldensReport:
     """A whole regression run: one report per rubric, in the order given. After an interrupt,
     a golden's outcome holds only the judgments that were made (possibly none)."""
 
@@ -69,10 +69,12 @@ class RunPlan:
         return sum(len(goldens) for _, goldens in self.rubrics) * self.trials
 
 
-def plan_run(refs: Sequence[str], goldens_file: str | None = None, trials: int = 1) -> RunPlan:
-    """The goldens of each rubric named (every resolvable one when none is), with the extra
-    goldens of `goldens_file` added to the rubrics they fit (those with expected_winner to
-    pairwise rubrics, the others to the rest), each checked for its rubric exactly as the
+def plan_run(
+    refs: Sequence[str | Rubric], goldens_file: str | None = None, trials: int = 1
+) -> RunPlan:
+    """The goldens of each rubric named or given (every resolvable one when none is), with the
+    extra goldens of `goldens_file` added to the rubrics they fit (those with expected_winner
+    to pairwise rubrics, the others to the rest), each checked for its rubric exactly as the
     rubric's own goldens are. Every problem at once, before any request: RubricError (a label
     that is not one, a value outside an output field's enum, an extra golden named like one of
     a rubric's own, one that fits no rubric...)."""
@@ -84,7 +86,8 @@ def plan_run(refs: Sequence[str], goldens_file: str | None = None, trials: int =
         shown_goldens,
     )
 
-    rubrics = [load_rubric(ref) for ref in refs or [rubric.name for rubric in list_rubrics()]]
+    named = refs or [rubric.name for rubric in list_rubrics()]
+    rubrics = [ref if isinstance(ref, Rubric) else load_rubric(ref) for ref in named]
     owns = [load_goldens(rubric) for rubric in rubrics]
     added: list[list[Golden]] = [[] for _ in rubrics]
     if goldens_file:
@@ -108,7 +111,7 @@ async def run_goldens(
     on_judgment: Callable[[], None] | None = None,
     interrupt: Interrupted | None = None,
     requests_per_minute: float | None = None,
-) -> RunReport:
+) -> GoldensReport:
     """Judge every golden of every rubric `trials` times through the engine. When `interrupt`
     records a signal, the run stops and the report holds what was judged until then."""
     from rubriclib.judging import Job, judge_all
@@ -139,7 +142,7 @@ async def run_goldens(
             outcomes.append(GoldenOutcome(golden, judged))
             position += trials
         reports.append(RubricReport(rubric, outcomes))
-    return RunReport(reports, trials, info)
+    return GoldensReport(reports, trials, info)
 
 
 def golden_item(golden: Golden) -> Item:

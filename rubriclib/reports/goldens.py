@@ -15,7 +15,7 @@ from rubriclib.judging import (
     failed_items_text,
     pairwise_stats,
 )
-from rubriclib.measure import GoldenOutcome, RubricReport, RunReport, kappa_band
+from rubriclib.measure import GoldenOutcome, GoldensReport, RubricReport, kappa_band
 from rubriclib.reports.common import (
     citations_json,
     citations_text,
@@ -35,11 +35,11 @@ _REASON_WIDTH = 160
 _QUOTE_WIDTH = 80
 
 
-def _results(run: RunReport) -> list[GradeResult]:
+def _results(run: GoldensReport) -> list[GradeResult]:
     return [result for report in run.rubrics for o in report.outcomes for result in o.results]
 
 
-def _planned(run: RunReport) -> int:
+def _planned(run: GoldensReport) -> int:
     if run.info is not None:
         return run.info.planned
     return run.trials * sum(len(report.outcomes) for report in run.rubrics)
@@ -159,7 +159,7 @@ def _miss_text(outcome: GoldenOutcome) -> str:
     return one_line(f"output fields: {'; '.join(outcome.unmatched(result))}", _REASON_WIDTH)
 
 
-def goldens_last_line(run: RunReport) -> str:
+def goldens_last_line(run: GoldensReport) -> str:
     """The report's summary line: OK, REGRESSION (a judged golden missed), UNDECIDED (judge
     errors alone kept goldens from being met: no regression measured) or INTERRUPTED, with the
     run's tally, where goldens missed and goldens a judge error kept from being judged are
@@ -188,7 +188,7 @@ def goldens_last_line(run: RunReport) -> str:
     )
 
 
-def format_table(run: RunReport) -> str:
+def format_table(run: GoldensReport) -> str:
     """A report for people; the last line is the verdict (OK, REGRESSION, UNDECIDED or
     INTERRUPTED)."""
     lines: list[str] = []
@@ -205,7 +205,7 @@ def format_table(run: RunReport) -> str:
     return "\n".join(lines)
 
 
-def _run_json(run: RunReport) -> dict[str, Any]:
+def _run_json(run: GoldensReport) -> dict[str, Any]:
     results = _results(run)
     return {
         **run_json(run.info, results),
@@ -259,7 +259,7 @@ def _rubric_json(report: RubricReport) -> dict[str, Any]:
     }
 
 
-def to_json(run: RunReport) -> dict[str, Any]:
+def to_json(run: GoldensReport) -> dict[str, Any]:
     """The whole run, every GradeResult included, text exactly as received."""
     return {
         "ok": run.ok,
@@ -270,12 +270,12 @@ def to_json(run: RunReport) -> dict[str, Any]:
     }
 
 
-def format_json(run: RunReport) -> str:
+def format_json(run: GoldensReport) -> str:
     """`to_json` as ASCII JSON: control characters and lone surrogates escaped as \\uXXXX."""
     return json.dumps(to_json(run), indent=2)
 
 
-GOLDENS_FORMATTERS: dict[str, Callable[[RunReport], str]] = {
+GOLDENS_FORMATTERS: dict[str, Callable[[GoldensReport], str]] = {
     "table": format_table,
     "json": format_json,
     "junit": format_junit,

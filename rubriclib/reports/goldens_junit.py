@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from rubriclib.item import Transcript
 from rubriclib.judging import GradeResult, fence, run_blocks
-from rubriclib.measure import GoldenOutcome, RubricReport, RunReport, answer_of
+from rubriclib.measure import GoldenOutcome, GoldensReport, RubricReport, answer_of
 from rubriclib.reports.common import (
     junit_text,
     junit_totals,
@@ -19,7 +19,7 @@ from rubriclib.reports.common import (
 )
 
 
-def interrupted_signal(run: RunReport) -> str | None:
+def interrupted_signal(run: GoldensReport) -> str | None:
     """The signal that interrupted the run (`SIGINT`, `SIGTERM`), None when it finished."""
     return run.info.interrupted if run.info is not None else None
 
@@ -89,7 +89,9 @@ def _case(
     xml_element(case, "system-out", _system_out(outcome, result))
 
 
-def _suite(root: ElementTree.Element, report: RubricReport, run: RunReport) -> ElementTree.Element:
+def _suite(
+    root: ElementTree.Element, report: RubricReport, run: GoldensReport
+) -> ElementTree.Element:
     """One testsuite per rubric: its totals as attributes, its identity as properties."""
     rubric = report.rubric
     interrupted = interrupted_signal(run)
@@ -125,7 +127,7 @@ def _suite(root: ElementTree.Element, report: RubricReport, run: RunReport) -> E
     return suite
 
 
-def format_junit(run: RunReport) -> str:
+def format_junit(run: GoldensReport) -> str:
     """JUnit XML: a testsuite per rubric, a testcase per golden and trial (`<golden> [trial N]`),
     every text through `xml_safe`; totals on <testsuites>, whose time is the run's wall time."""
     root = ElementTree.Element("testsuites", name="rubriclib test-goldens")

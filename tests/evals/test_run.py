@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -256,6 +257,23 @@ def test_the_python_api_gives_the_numbers_the_cli_prints(
     helpful = next(s for s in report.graders if s.grader.name == "helpful")
     assert (helpful.passed, helpful.failed, helpful.errors, helpful.pass_rate) == (3, 1, 0, 0.75)
     assert report.most_failed_rows == [("r2", 2)]
+
+
+def test_run_eval_works_from_code_already_running_an_event_loop(
+    support: Path, endpoint: JudgeServer
+) -> None:
+    """A notebook runs an event loop: `run_eval` there runs its own in a worker thread."""
+
+    async def notebook_cell() -> rubriclib.EvalReport:
+        return rubriclib.run_eval(rubriclib.load_eval(support))
+
+    outside = rubriclib.run_eval(rubriclib.load_eval(support))
+    sent = endpoint.request_count
+    report = asyncio.run(notebook_cell())
+    helpful = next(s for s in report.graders if s.grader.name == "helpful")
+    assert report.status == "passed" and (helpful.passed, helpful.failed) == (3, 1)
+    assert report.most_failed_rows == outside.most_failed_rows == [("r2", 2)]
+    assert endpoint.request_count == 2 * sent
 
 
 def test_junit_has_a_case_per_row_and_grader(

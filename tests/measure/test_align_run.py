@@ -4,6 +4,7 @@ dry run's budget against the requests a run then sends, and the optimizer's guid
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import signal
@@ -18,10 +19,12 @@ from click.testing import CliRunner, Result
 from conftest import SECRET_KEY, VALID_RUBRIC, sections, start, wait_for_requests
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 
+import rubriclib
 from rubriclib.cli import main
 from rubriclib.errors import EvalError
 from rubriclib.measure import load_labels
 from rubriclib.measure.align_guidelines import GUIDELINES_TOOL, guidelines_request, read_guidelines
+from rubriclib.reports import ALIGNMENT_FORMATTERS
 from rubriclib.rubrics.registry import builtin_names, load_goldens, load_rubric
 from rubriclib.rubrics.revision import next_minor
 
@@ -466,3 +469,90 @@ def test_the_accuracy_benchmark_counts_a_judge_error_as_a_miss(
     assert report["rubrics"][0]["accuracy"] == 1.0  # test-goldens leaves the error out
     row = accuracy_benchmark().per_rubric(report)["keywords"]
     assert row["accuracy"].startswith("67% [") and row["errors"].startswith("1 (")
+
+
+def without_timings(value: Any) -> Any:
+    """A report's JSON without its timings, which differ between any two runs."""
+    if isinstance(value, dict):
+        timings = {"started", "finished", "duration_seconds", "latency_ms"}
+        return {key: without_timings(item) for key, item in value.items() if key not in timings}
+    if isinstance(value, list):
+        return [without_timings(item) for item in value]
+    return value
+
+
+def test_align_from_python_returns_the_report_the_command_prints_and_writes_nothing(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    printed = align("--format", "json", "--no-cache")
+    sent = judge_server.request_count
+    files = sorted(project.rglob("*"))
+    alignment = rubriclib.align("house", "labels.jsonl")
+    assert printed.exit_code == 0 and sent == 48
+    shown = json.loads(ALIGNMENT_FORMATTERS["json"](alignment, None))
+    assert without_timings(shown) == without_timings(json.loads(printed.stdout))
+    assert alignment.accepted and judge_server.request_count == 2 * sent
+    assert alignment.final is not None and alignment.final.rubric.version == "1.3.0"
+    assert len(alignment.final.examples) == 4 and "examples:" in alignment.final.text
+    assert (project / "rubrics" / "house.md").read_text() == HOUSE  # nothing written
+    assert sorted(project.rglob("*")) == files
+
+
+def test_align_runs_in_the_caller_s_event_loop_and_from_code_running_one(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    async def notebook_cell() -> tuple[rubriclib.Alignment, rubriclib.Alignment]:
+        guided = await rubriclib.aalign(
+            "house", Path("labels.jsonl"), examples=0, optimizer_model="strong", concurrency=4
+        )
+        return guided, rubriclib.align(load_rubric("house"), "labels.jsonl", folds=3)
+
+    guided, shown = asyncio.run(notebook_cell())
+    assert guided.accepted and guided.final is not None
+    assert guided.final.guidelines == [GUIDELINE] and guided.requests == 54
+    assert shown.accepted and len(shown.folds) == 3
+    assert judge_server.request_count == 54 + 48
+
+
+def test_align_from_python_refuses_bad_input_before_any_request(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    (project / "few.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in labelled_rows(passes=16, late=3))
+    )
+    command = run("align", "house", "--labels", "few.jsonl")
+    with pytest.raises(EvalError) as too_few:
+        rubriclib.align("house", "few.jsonl")
+    assert command.exit_code == 2 and command.stderr == f"rubriclib: error: {too_few.value}\n"
+    with pytest.raises(EvalError, match="^labels.jsonl: folds: 25 folds of 24 row"):
+        rubriclib.align("house", "labels.jsonl", folds=25)
+    with pytest.raises(ValueError, match="^examples=0: nothing to learn without optimizer_model"):
+        rubriclib.align("house", "labels.jsonl", examples=0)
+    with pytest.raises(ValueError, match="folds must be a whole number of at least 2, not 1"):
+        rubriclib.align("house", "labels.jsonl", folds=1)
+    run_of = [{"role": "user", "content": "refund?"}, {"role": "assistant", "content": "sent"}]
+    rows = [row | {"transcript": run_of} for row in labelled_rows()]
+    (project / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(EvalError, match="^runs.jsonl: no row can be a worked example") as runs:
+        rubriclib.align("task-completion", "runs.jsonl")
+    assert str(runs.value).endswith("; pass optimizer_model for guideline lines instead")
+    judge = rubriclib.Judge(base_url=judge_server.url, api_key=SECRET_KEY)
+    panel = rubriclib.Panel([judge, judge])
+    with pytest.raises(rubriclib.JudgeConfigError, match="pass a Judge"):
+        rubriclib.align("house", "labels.jsonl", judge=panel, optimizer_model="strong")
+    assert judge_server.request_count == 0
+
+
+def test_an_optimizer_that_cannot_be_asked_raises_its_error_without_the_key(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    judge_server.responder = lambda body: (
+        error_reply(400, f"no such model for key {SECRET_KEY}")
+        if body["model"] == "strong"
+        else marker_judge(body)
+    )
+    with pytest.raises(rubriclib.EndpointError) as raised:
+        rubriclib.align("house", "labels.jsonl", examples=0, optimizer_model="strong")
+    assert "no such model for key [redacted]" in str(raised.value)
+    assert raised.value.status == 400 and raised.value.__context__ is None
+    assert (project / "rubrics" / "house.md").read_text() == HOUSE

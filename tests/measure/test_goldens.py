@@ -18,7 +18,7 @@ from rubriclib.cli import main
 from rubriclib.item import Item
 from rubriclib.judging.result import judge_details, make_result, pairwise_result, with_details
 from rubriclib.measure.golden_stats import GoldenOutcome, RubricReport
-from rubriclib.measure.goldens import RunReport, plan_run, run_goldens
+from rubriclib.measure.goldens import GoldensReport, plan_run, run_goldens
 from rubriclib.reports.goldens import format_table
 
 
@@ -86,7 +86,7 @@ def test_flaky_is_disagreement_across_trials(rubric: Rubric) -> None:
     flaky = outcome(rubric, "pass", "pass", "error")
     report = RubricReport(rubric, [steady, flaky])
     assert not steady.flaky and flaky.flaky and report.flaky == [flaky.golden.name]
-    table = format_table(RunReport([report], trials=2))
+    table = format_table(GoldensReport([report], trials=2))
     assert "FLAKY" in table and table.splitlines()[-1].startswith("REGRESSION")
 
 
@@ -103,13 +103,15 @@ def test_intervals_bracket_accuracy_and_kappa_and_flipped_goldens_are_named(
     kappa_low, kappa_high = report.kappa_interval  # type: ignore[misc]
     assert kappa_low < report.kappa < kappa_high <= 1.0  # type: ignore[operator]
     assert report.accuracy_interval == RubricReport(rubric, outcomes).accuracy_interval  # seeded
-    table = format_table(RunReport([report], trials=2))
+    table = format_table(GoldensReport([report], trials=2))
     assert "accuracy 92.3%  (95% interval " in table and "kappa 0.85 almost perfect  (95% " in table
     flipped = [line for line in table.splitlines() if "flipped across trials" in line]
     assert flipped == [
         f"  flipped across trials: {outcomes[-2].golden.name}, {outcomes[-1].golden.name}"
     ]
-    assert "flipped" not in format_table(RunReport([RubricReport(rubric, outcomes[:11])], trials=2))
+    assert "flipped" not in format_table(
+        GoldensReport([RubricReport(rubric, outcomes[:11])], trials=2)
+    )
 
 
 class RaisingJudge:
@@ -162,7 +164,7 @@ def test_corrected_judgments_are_counted_in_every_format(rubric: Rubric) -> None
     report = RubricReport(
         rubric, [GoldenOutcome(golden, [corrected, result(rubric, "pass"), result(rubric, "pass")])]
     )
-    run = RunReport([report], trials=3)
+    run = GoldensReport([report], trials=3)
     assert report.corrected == 1 and report.modes == {"named": 1, "required": 2}
     assert ", corrected 1" in format_table(run).splitlines()[0]
     data = json.loads(format_json(run))["rubrics"][0]
@@ -206,7 +208,7 @@ def test_pairwise_counts_are_winners_and_add_up_to_the_accuracy() -> None:
         "expected_baseline": {"baseline": 6, "tie": 4, "output": 0},
         "errors": 0,
     }
-    run = RunReport([report], trials=1)
+    run = GoldensReport([report], trials=1)
     assert run.misses == 6
     summary = format_table(run).splitlines()[0]
     assert "accuracy 62.5%" in summary and "true pass" not in summary

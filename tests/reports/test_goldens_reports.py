@@ -17,7 +17,7 @@ from rubriclib import Golden, GradeResult, Rubric
 from rubriclib.judging.engine import RunInfo
 from rubriclib.judging.result import judge_details, make_result
 from rubriclib.measure.golden_stats import GoldenOutcome, RubricReport
-from rubriclib.measure.goldens import RunReport
+from rubriclib.measure.goldens import GoldensReport
 from rubriclib.reports.goldens import (
     GOLDENS_FORMATTERS,
     format_json,
@@ -57,14 +57,14 @@ def info(interrupted: str | None = None, planned: int = 2) -> RunInfo:
     )
 
 
-def hostile_run(rubric: Rubric, text: str) -> RunReport:
+def hostile_run(rubric: Rubric, text: str) -> GoldensReport:
     """A miss, a judge error and an agreement, with `text` in every free-text field."""
     fields: dict[str, Any] = {"input": text, "context": text, "reference": text, "why": text}
     fields["tags"] = [text]
     missed = GoldenOutcome(golden("missed", output=text, **fields), [judged(rubric, "fail", text)])
     broken = GoldenOutcome(golden("broken", output=text), [judged(rubric, "error", text)])
     agreed = GoldenOutcome(golden("agreed", output=text), [judged(rubric, "pass", text)])
-    return RunReport([RubricReport(rubric, [missed, broken, agreed])], 1, info(planned=3))
+    return GoldensReport([RubricReport(rubric, [missed, broken, agreed])], 1, info(planned=3))
 
 
 def test_table_never_passes_control_characters_to_the_terminal(rubric: Rubric) -> None:
@@ -84,7 +84,7 @@ def test_table_never_passes_control_characters_to_the_terminal(rubric: Rubric) -
 def test_table_reason_is_one_line_with_blanks_collapsed(rubric: Rubric) -> None:
     reason = "first\n\n  second\r\n\tthird\x1fsep"
     outcome = GoldenOutcome(golden(), [judged(rubric, "fail", reason)])
-    table = format_table(RunReport([RubricReport(rubric, [outcome])], 1))
+    table = format_table(GoldensReport([RubricReport(rubric, [outcome])], 1))
     assert table.splitlines()[2] == "       first second third\\x1fsep"
 
 
@@ -144,7 +144,9 @@ def test_junit_names_are_stable_across_versions_and_free_of_dots(rubric: Rubric)
     def identities(version: str) -> list[tuple[str | None, str | None]]:
         bumped = rubric.model_copy(update={"version": version})
         outcomes = [GoldenOutcome(golden(), [judged(bumped, "pass"), judged(bumped, "pass")])]
-        root = ElementTree.fromstring(format_junit(RunReport([RubricReport(bumped, outcomes)], 2)))
+        root = ElementTree.fromstring(
+            format_junit(GoldensReport([RubricReport(bumped, outcomes)], 2))
+        )
         return [(case.get("classname"), case.get("name")) for case in root.iter("testcase")]
 
     assert (
@@ -163,7 +165,7 @@ def test_junit_suite_carries_identity_totals_and_times(rubric: Rubric) -> None:
         GoldenOutcome(golden("b", "fail", input="q"), [judged(rubric, "pass", "why not")]),
         GoldenOutcome(golden("c"), [judged(rubric, "error", "timed out", latency_ms=250)]),
     ]
-    run = RunReport([RubricReport(rubric, outcomes)], 1, info(planned=3))
+    run = GoldensReport([RubricReport(rubric, outcomes)], 1, info(planned=3))
     root = ElementTree.fromstring(format_junit(run))
     assert {key: root.get(key) for key in ("tests", "failures", "errors", "skipped", "time")} == {
         "tests": "3",
@@ -193,7 +195,7 @@ def test_junit_suite_carries_identity_totals_and_times(rubric: Rubric) -> None:
 
 def test_junit_without_run_info_sums_case_times(rubric: Rubric) -> None:
     outcomes = [GoldenOutcome(golden(), [judged(rubric, "pass", latency_ms=1234)])]
-    root = ElementTree.fromstring(format_junit(RunReport([RubricReport(rubric, outcomes)], 1)))
+    root = ElementTree.fromstring(format_junit(GoldensReport([RubricReport(rubric, outcomes)], 1)))
     suite = root.find("testsuite")
     assert root.get("time") == "1.234" and suite is not None and suite.get("timestamp") is None
 
@@ -208,7 +210,7 @@ def test_json_run_object(rubric: Rubric) -> None:
             ],
         )
     ]
-    data = to_json(RunReport([RubricReport(rubric, outcomes)], 2, info()))
+    data = to_json(GoldensReport([RubricReport(rubric, outcomes)], 2, info()))
     assert data["run"] == {
         "rubriclib_version": rubriclib.__version__,
         "judge_model": "judge-model",
@@ -234,7 +236,7 @@ def test_json_run_object(rubric: Rubric) -> None:
 
 def test_results_that_cost_no_tokens_or_time(rubric: Rubric) -> None:
     bare = judged(rubric, "fail", latency_ms=0, usage={"prompt_tokens": 0, "completion_tokens": 0})
-    run = RunReport([RubricReport(rubric, [GoldenOutcome(golden(), [bare])])], 1)
+    run = GoldensReport([RubricReport(rubric, [GoldenOutcome(golden(), [bare])])], 1)
     data = to_json(run)
     assert data["run"]["usage"] == {"prompt_tokens": 0, "completion_tokens": 0}
     assert data["run"]["planned"] == 1 and data["run"]["started"] is None
@@ -243,14 +245,14 @@ def test_results_that_cost_no_tokens_or_time(rubric: Rubric) -> None:
     assert format_table(run).splitlines()[-1].startswith("REGRESSION: 1 rubric(s)")
 
 
-def interrupted_run(rubric: Rubric) -> RunReport:
+def interrupted_run(rubric: Rubric) -> GoldensReport:
     """Trials 2: `done` judged twice, `half` once, `never` not at all; 3 of 6 judgments made."""
     outcomes = [
         GoldenOutcome(golden("done"), [judged(rubric, "pass"), judged(rubric, "pass")]),
         GoldenOutcome(golden("half"), [judged(rubric, "pass")]),
         GoldenOutcome(golden("never", "fail"), []),
     ]
-    return RunReport([RubricReport(rubric, outcomes)], 2, info("SIGINT", planned=6))
+    return GoldensReport([RubricReport(rubric, outcomes)], 2, info("SIGINT", planned=6))
 
 
 def test_interrupted_table(rubric: Rubric) -> None:
@@ -291,7 +293,7 @@ def test_interrupted_junit_skips_what_was_not_judged(rubric: Rubric) -> None:
 
 def test_a_finished_run_is_unchanged_by_the_interrupt_support(rubric: Rubric) -> None:
     outcomes = [GoldenOutcome(golden(), [judged(rubric, "pass")])]
-    run = RunReport([RubricReport(rubric, outcomes)], 1, info(planned=1))
+    run = GoldensReport([RubricReport(rubric, outcomes)], 1, info(planned=1))
     assert format_table(run).splitlines()[-1] == (
         "OK: 1 rubric(s), 1 golden(s) x 1 trial(s); 0 golden(s) missed, 0 judge error(s)"
     )
@@ -309,7 +311,7 @@ def test_formatters_by_name_and_module_direction() -> None:
     assert result.stdout.strip() == "False False"
 
 
-def cited_run(rubric: Rubric) -> RunReport:
+def cited_run(rubric: Rubric) -> GoldensReport:
     """A golden met with its cites, one that got its verdict without citing, and a golden
     without cites whose judge gave an unverified citation."""
     wanted = ["on Friday", "the 3rd"]
@@ -333,7 +335,7 @@ def cited_run(rubric: Rubric) -> RunReport:
             )
         ],
     )
-    return RunReport([RubricReport(rubric, [met, uncited, plain])], 1, info(planned=3))
+    return GoldensReport([RubricReport(rubric, [met, uncited, plain])], 1, info(planned=3))
 
 
 def test_table_names_the_quote_a_golden_was_not_cited_for(rubric: Rubric) -> None:
@@ -351,7 +353,7 @@ def test_table_names_the_quote_a_golden_was_not_cited_for(rubric: Rubric) -> Non
 
 def test_a_table_without_citations_or_cites_shows_nothing_new(rubric: Rubric) -> None:
     plain = GoldenOutcome(golden(), [judged(rubric, "pass")])
-    summary = format_table(RunReport([RubricReport(rubric, [plain])], 1)).splitlines()[0]
+    summary = format_table(GoldensReport([RubricReport(rubric, [plain])], 1)).splitlines()[0]
     assert summary.endswith("judge errors 0, flaky 0, corrected 0")
 
 
@@ -382,7 +384,9 @@ def test_json_counts_citations_and_lists_the_unverified(rubric: Rubric) -> None:
 
 
 def test_json_counts_are_there_when_the_judge_gave_no_citation(rubric: Rubric) -> None:
-    run = RunReport([RubricReport(rubric, [GoldenOutcome(golden(), [judged(rubric, "pass")])])], 1)
+    run = GoldensReport(
+        [RubricReport(rubric, [GoldenOutcome(golden(), [judged(rubric, "pass")])])], 1
+    )
     [report] = to_json(run)["rubrics"]
     assert report["citations"] == {
         "given": 0,
@@ -410,7 +414,7 @@ def test_the_goldens_page_notes_citations_and_the_quotes_not_cited(rubric: Rubri
         "tiny: citations 4 given, 3 verified (75.0%), 1 unverified",
         'tiny: golden uncited got its expected verdict without citing "the 3rd"',
     ]
-    plain = RunReport(
+    plain = GoldensReport(
         [RubricReport(rubric, [GoldenOutcome(golden(), [judged(rubric, "pass")])])], 1
     )
     assert embedded_data(goldens_page(plain))["notes"] == []

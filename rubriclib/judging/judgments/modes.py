@@ -35,6 +35,7 @@ from rubriclib.judging.prompt.render import Prompt, shown_run
 from rubriclib.judging.result import GradeResult, combine_orders, not_judged, with_details
 from rubriclib.judging.steps import Steps, Together
 from rubriclib.rubrics import Rubric
+from rubriclib.settings import checklist_argument
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer
@@ -93,8 +94,8 @@ class Modes:
             return cause
         checklist = self.mode == "checklist"
         if checklist and (refused := checklist_refused(rubric, self.answers)) is not None:
-            what = "mode='checklist'" if self.answers == "tool" else f"answers={self.answers!r}"
-            return not_judged(rubric, model, f"{what}: {refused}")  # as the caller asked it
+            argument = checklist_argument(self.answers)  # as the caller asked it
+            return not_judged(rubric, model, f"{argument}: {refused}")
         one_call = checklist and self.answers == "one-call"
         run = shown_run(rubric, item.transcript, self.max_prompt_tokens)  # cut once, here
         requester = CHECKLIST_REQUESTS[self.answers] if checklist else verdict_requests

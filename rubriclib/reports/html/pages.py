@@ -31,7 +31,7 @@ from rubriclib.reports.html.page import page
 
 if TYPE_CHECKING:
     from rubriclib.evals import Eval, EvalReport, GraderEntry, Row
-    from rubriclib.measure import Calibration, RunReport
+    from rubriclib.measure import Calibration, GoldensReport
 
 HTML_SUFFIXES = (".html", ".htm")
 
@@ -244,7 +244,7 @@ def message_pieces(
     return pieces, found
 
 
-def goldens_page(run: RunReport) -> str:
+def goldens_page(run: GoldensReport) -> str:
     """The page of a test-goldens run: its JSON report (reports.goldens.to_json), shown."""
     from rubriclib.reports.goldens import to_json
 
