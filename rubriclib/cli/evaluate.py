@@ -194,7 +194,7 @@ def eval_command(
       rubriclib eval eval.yaml --out results.jsonl --resume
       rubriclib eval eval.yaml --out results.jsonl --batch      (then --batch --resume)
     """
-    from rubriclib.evals import arun_eval, open_eval_batch
+    from rubriclib.evals import open_eval_batch, run_ready
     from rubriclib.judging import interruptible
     from rubriclib.reports import is_html
 
@@ -220,7 +220,7 @@ def eval_command(
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
 
         def run(progress: Progress | None) -> Coroutine[Any, Any, EvalReport]:
-            return arun_eval(ready, keep_cases=keep_cases, on_result=progress, interrupt=interrupt)
+            return run_ready(ready, keep_cases=keep_cases, on_result=progress, interrupt=interrupt)
 
         report = judging(ready.judgments, run, interrupt, [batch] if batch else [])
         stop_if_refused(batch)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from rubriclib.evals.run import GraderStats as GraderStats
     from rubriclib.evals.run import arun_eval as arun_eval
     from rubriclib.evals.run import run_eval as run_eval
+    from rubriclib.evals.run import run_ready as run_ready
     from rubriclib.evals.setup import Prepared as Prepared
     from rubriclib.evals.setup import ReadyRun as ReadyRun
     from rubriclib.evals.setup import open_eval_batch as open_eval_batch
@@ -61,6 +62,7 @@ _HOMES = {
     "acollect": ".batch_run",
     "aprepare": ".batch_run",
     "arun_eval": ".run",
+    "run_ready": ".run",
     "read_results_lines": ".results",
     "load_eval": ".formats",
     "open_eval_batch": ".setup",

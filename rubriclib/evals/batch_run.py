@@ -54,7 +54,7 @@ def _cached_votes(result: GradeResult) -> int:
 async def aprepare(ready: ReadyRun) -> Prepared:
     """Every first-turn request (every vote's) the eval's judgments would send, unsent (no
     results file written, whatever `ready` names)."""
-    from rubriclib.evals.run import arun_eval
+    from rubriclib.evals.run import run_ready
 
     recorder = Recorder()
     judges = batch_judges(ready.judges, recorder, records_only=True)
@@ -66,7 +66,7 @@ async def aprepare(ready: ReadyRun) -> Prepared:
         cached += _cached_votes(result)
         not_judged += result.reason.startswith("not judged: row ")
 
-    report = await arun_eval(recording, on_result=count)
+    report = await run_ready(recording, on_result=count)
     judgments = sum(stats.judged for stats in report.graders)
     return Prepared(recorder.requests, judgments, cached, not_judged)
 
@@ -94,7 +94,7 @@ async def acollect(
     """Judge the eval from batch output files: the same results file (`ready.out`) and report a
     live run writes. The requests a `prepare` would write are worked out first, to tell an
     unknown answer from a needed one."""
-    from rubriclib.evals.run import arun_eval
+    from rubriclib.evals.run import run_ready
 
     read = OutputFile()
     for output in outputs:
@@ -104,7 +104,7 @@ async def acollect(
     answerer = Answerer(read, expected, names)
     judges = batch_judges(ready.judges, answerer)
     answering = ready.through(judges, IN_FLIGHT)
-    report = await arun_eval(
+    report = await run_ready(
         answering, keep_cases=keep_cases, on_result=on_result, interrupt=interrupt
     )
     problems = list(read.problems)

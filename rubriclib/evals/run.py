@@ -184,7 +184,7 @@ class EvalReport:
         return self.failures_by_row.most_common(10)
 
 
-async def arun_eval(
+async def run_ready(
     ready: ReadyRun,
     *,
     keep_cases: bool = False,
@@ -313,6 +313,22 @@ def _unjudgeable(row: Row, grader: GraderEntry, model: str) -> GradeResult | Non
     return None
 
 
+async def arun_eval(
+    ev: Eval,
+    *,
+    model: str | None = None,
+    cache: bool | str | os.PathLike[str] = False,
+    concurrency: int | None = None,
+    out: str | Path | None = None,
+    resume: bool = False,
+    force: bool = False,
+    limit: int | None = None,
+    votes: int | None = None,
+) -> EvalReport:
+    """The async form of `run_eval`, in the caller's event loop."""
+    return await run_ready(_ready(ev, model, cache, concurrency, out, resume, force, limit, votes))
+
+
 def run_eval(
     ev: Eval,
     *,
@@ -351,7 +367,23 @@ def run_eval(
         EvalError: A bad row, or an `out` that holds results without `resume` or `force`.
         JudgeConfigError: A grader's judge that cannot be built (no key for its endpoint).
     """
-    ready = ready_run(
+    ready = _ready(ev, model, cache, concurrency, out, resume, force, limit, votes)
+    return run_to_end(lambda: run_ready(ready))
+
+
+def _ready(
+    ev: Eval,
+    model: str | None,
+    cache: bool | str | os.PathLike[str],
+    concurrency: int | None,
+    out: str | Path | None,
+    resume: bool,
+    force: bool,
+    limit: int | None,
+    votes: int | None,
+) -> ReadyRun:
+    """`ev` checked and made ready as `run_eval`'s arguments say."""
+    return ready_run(
         check_eval(ev),
         model=model,
         cache=cache,
@@ -362,7 +394,6 @@ def run_eval(
         resume=resume,
         force=force,
     )
-    return run_to_end(lambda: arun_eval(ready))
 
 
 class _Outputs:

@@ -46,7 +46,7 @@ class Prepared:
 
 @dataclass(frozen=True)
 class ReadyRun:
-    """An eval ready to run (`ready_run`): all the engine needs (`run.arun_eval`), worked out
+    """An eval ready to run (`ready_run`): all the engine needs (`run.run_ready`), worked out
     before the first request."""
 
     eval: Eval

@@ -16,7 +16,7 @@ from rubriclib.evals.datasets import Dataset, Row
 from rubriclib.evals.formats import GraderEntry, load_eval
 from rubriclib.evals.judgments import Judgment, Judgments
 from rubriclib.evals.ledger import Ledger
-from rubriclib.evals.run import EvalReport, arun_eval
+from rubriclib.evals.run import EvalReport, run_ready
 from rubriclib.evals.setup import check_eval, ready_run
 from rubriclib.item import Item
 from rubriclib.judging.engine import Interrupted
@@ -132,7 +132,7 @@ def test_an_interrupted_run_reads_the_dataset_once_and_lists_what_it_missed(
                 interrupt.signal = "SIGINT"
                 task.cancel()
 
-        report = await arun_eval(ready, keep_cases=True, on_result=stop, interrupt=interrupt)
+        report = await run_ready(ready, keep_cases=True, on_result=stop, interrupt=interrupt)
         return len(seen), report
 
     seen, report = asyncio.run(interrupted_after_three())

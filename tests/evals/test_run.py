@@ -276,6 +276,23 @@ def test_run_eval_works_from_code_already_running_an_event_loop(
     assert endpoint.request_count == 2 * sent
 
 
+def test_arun_eval_takes_what_run_eval_takes_in_the_callers_loop(
+    support: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    """The async form is public: it takes an Eval and run_eval's arguments (it took an internal
+    ReadyRun nothing public could make), and runs in the caller's event loop."""
+    out = tmp_path / "results.jsonl"
+
+    async def notebook_cell() -> rubriclib.EvalReport:
+        return await rubriclib.arun_eval(rubriclib.load_eval(support), out=out, limit=2)
+
+    report = asyncio.run(notebook_cell())
+    assert report.status == "passed" and report.rows == 2
+    assert len(out.read_text().splitlines()) == 2 * len(report.graders)
+    with pytest.raises(rubriclib.EvalError, match="already holds results"):
+        asyncio.run(rubriclib.arun_eval(rubriclib.load_eval(support), out=out))
+
+
 def test_junit_has_a_case_per_row_and_grader(
     support: Path, endpoint: JudgeServer, tmp_path: Path
 ) -> None:

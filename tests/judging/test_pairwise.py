@@ -491,10 +491,10 @@ def test_eval_junit_runs_count_position_flips(
         "eval.yaml", "name: ab\ndataset: rows.jsonl\ngraders:\n  - {name: p, rubric: versus}\n"
     )
     ev = rubriclib.load_eval(eval_file)
-    from rubriclib.evals.run import arun_eval
+    from rubriclib.evals.run import run_ready
     from rubriclib.evals.setup import check_eval, ready_run
 
-    report = asyncio.run(arun_eval(ready_run(check_eval(ev)), keep_cases=True))
+    report = asyncio.run(run_ready(ready_run(check_eval(ev)), keep_cases=True))
     found = grader_pairwise(report.graders[0], report)
     assert found is not None and found["flip_rate"] == 1.0 and found["tie"] == 1
 

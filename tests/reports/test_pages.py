@@ -130,9 +130,9 @@ def test_report_with_a_bad_eval_exits_2(tmp_path: Path, write_file: Callable[...
 def test_an_interrupted_eval_report_says_how_many_judgments_are_missing(
     eval_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rubriclib import evals  # the face the command imports arun_eval from
+    from rubriclib import evals  # the face the command imports run_ready from
 
-    real = evals.arun_eval
+    real = evals.run_ready
 
     async def interrupted(*arguments: Any, **options: Any) -> Any:
         report = await real(*arguments, **options)
@@ -140,7 +140,7 @@ def test_an_interrupted_eval_report_says_how_many_judgments_are_missing(
         report.not_judged = [("r4", "kw"), ("r4", "grounded")]
         return report
 
-    monkeypatch.setattr(evals, "arun_eval", interrupted)
+    monkeypatch.setattr(evals, "run_ready", interrupted)
     ran, data = eval_page(eval_file)
     assert ran.exit_code == 130, ran.output
     assert data["expected"] == 8
