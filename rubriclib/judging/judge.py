@@ -22,8 +22,9 @@ from rubriclib.judging.endpoints.transport import (
 )
 from rubriclib.judging.grading import ManyJudgments
 from rubriclib.judging.judgments.modes import Modes, Remembered
+from rubriclib.judging.request_steps import request_steps
 from rubriclib.judging.result import GradeResult
-from rubriclib.judging.steps import Send, Steps, adrive, drive, run_to_end, send
+from rubriclib.judging.steps import Steps, adrive, drive, run_to_end
 from rubriclib.rubrics import Rubric
 from rubriclib.settings import ANSWER_MODES, AnswerMode, JudgeSettings, Mode
 
@@ -336,14 +337,22 @@ class Judge(ManyJudgments):
         pacing: Pacing | None = None,
     ) -> bytes:
         """One request that is not a judgment (align's optimizer) through this judge's
-        transport, waiting on the run's pacer for its endpoint and key (`pacing`'s) as a
-        judgment's requests do: the reply's bytes.
+        transport, as a judgment's requests are sent (`request_steps`): retried after the
+        judge's backoff when the failure is retryable, and waiting on the run's pacer for its
+        endpoint and key (`pacing`'s). The quirks a refusal shows are learned for the body's own
+        model, apart from the judge's. The reply's bytes.
 
         Raises:
             EndpointError: The request failed, or the run has stopped sending to the endpoint.
         """
         pacer = pacing.pacer(self.pace_key) if pacing is not None else None
-        reply = await send(Send(body, timeout, custom_id), self.transport, pacer, self._at.signal)
+        own = self._at.limits  # the judge's retries and backoff, over this request's timeout
+        limits = Limits.of(
+            timeout, own.max_retries, None, own.backoff_base, own.backoff_max, own.max_retry_after
+        )
+        sender = replace(self._at, model=body["model"], limits=limits, quirks=set())
+        steps = request_steps(sender, lambda quirks: body, custom_id, custom_id)
+        reply = await adrive(steps, self.transport, pacer, sender.signal)
         if isinstance(reply, EndpointUnusable):
             raise EndpointError(str(reply))
         if isinstance(reply, BaseException):

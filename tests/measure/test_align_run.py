@@ -556,3 +556,23 @@ def test_an_optimizer_that_cannot_be_asked_raises_its_error_without_the_key(
     assert "no such model for key [redacted]" in str(raised.value)
     assert raised.value.status == 400 and raised.value.__context__ is None
     assert (project / "rubrics" / "house.md").read_text() == HOUSE
+
+
+def test_an_optimizer_call_that_fails_for_a_moment_is_sent_again(
+    project: Path, judge_server: JudgeServer
+) -> None:
+    """The optimizer's request is sent as a judgment's is: a 503 is retried after the
+    backoff, so a passing outage does not end the run."""
+    failed: list[str] = []
+
+    def flaky(body: dict[str, Any]) -> Reply:
+        if body["model"] == "strong" and not failed:
+            failed.append(body["model"])
+            return error_reply(503, "overloaded")
+        return marker_judge(body)
+
+    judge_server.responder = flaky
+    result = align("--examples", "0", "--optimizer-model", "strong", "--out", "house-next.md")
+    assert result.exit_code == 0, result.output + result.stderr
+    asked = [body for body in judge_server.requests if body["model"] == "strong"]
+    assert failed and len(asked) == 7  # 6 optimizer calls, the first sent twice
