@@ -4,7 +4,6 @@ engine (`engine.agrade_many`)."""
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from rubriclib.item import Item, as_item, missing_fields
 from rubriclib.judging.engine import agrade_many
 from rubriclib.judging.result import GradeResult, not_judged
+from rubriclib.judging.steps import run_to_end
 from rubriclib.rubrics import Rubric, load_rubric
 from rubriclib.settings import AnswerMode
 
@@ -104,13 +104,16 @@ class ManyJudgments:
             concurrency: Judgments in flight at once.
             requests_per_minute: At most this many request starts a minute (None: no cap).
 
+        Called from code already running an event loop (a notebook), the judging gets a loop
+        of its own in a worker thread.
+
         Raises:
             rubriclib.item.ItemError: A bad item (a TypeError naming it, its run's messages
                 too); the results of the items before it are on the error.
         """
 
-        return asyncio.run(
-            ManyJudgments.agrade_many(
+        return run_to_end(
+            lambda: ManyJudgments.agrade_many(
                 self,
                 rubric,
                 items,

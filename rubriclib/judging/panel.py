@@ -21,6 +21,7 @@ from rubriclib.judging.endpoints.pacer import Pacing
 from rubriclib.judging.grading import ManyJudgments, unjudgeable
 from rubriclib.judging.judge import Judge
 from rubriclib.judging.result import GradeResult, not_judged
+from rubriclib.judging.steps import run_to_end
 from rubriclib.rubrics import Rubric
 from rubriclib.settings import AnswerMode
 
@@ -109,7 +110,7 @@ class Panel(ManyJudgments):
             finally:
                 await self.aclose()
 
-        return asyncio.run(run())
+        return run_to_end(run)
 
     async def aclose(self) -> None:
         """Close every member's async connections of the running event loop."""

@@ -45,6 +45,25 @@ def test_grade_many_keeps_input_order_one_result_each(
     assert judge_server.max_in_flight <= 3
 
 
+def test_grade_many_and_a_panel_work_from_code_already_running_an_event_loop(
+    judge: Judge, judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    """A notebook runs an event loop: the sync forms judge in a loop of their own there
+    (`asyncio.run` inside a running loop raised RuntimeError)."""
+    from rubriclib import Panel
+
+    judge_server.responder = by_output()
+    panel = Panel([judge])
+
+    async def notebook_cell() -> list[str]:
+        many = judge.grade_many(rubric, [{"output": "good"}, {"output": "bad"}])
+        both = panel.grade_many(rubric, [{"output": "good"}])
+        one = panel.grade(rubric, output="bad")
+        return [result.verdict for result in [*many, *both, one]]
+
+    assert asyncio.run(notebook_cell()) == ["pass", "fail", "pass", "fail"]
+
+
 def test_the_stream_yields_as_judgments_finish(
     judge: Judge, judge_server: JudgeServer, rubric: Rubric
 ) -> None:
