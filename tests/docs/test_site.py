@@ -311,7 +311,8 @@ def test_the_changelog_is_on_the_site_and_the_sitemap_has_addresses(site: Path) 
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     assert "Unreleased" in page and "--8&lt;--" not in page
     first = re.search(r"^- \*\*(.+?)\*\*", changelog, re.M)
-    assert first and html.escape(first[1], quote=False) in page
+    text = re.sub(r"<[^>]+>", "", page)  # the bullet's words, whatever markup they render in
+    assert first and html.escape(first[1].replace("`", ""), quote=False) in text
     sitemap = (site / "sitemap.xml").read_text(encoding="utf-8")
     assert "<loc>https://rubriclib.readthedocs.io/changelog/</loc>" in sitemap
 
