@@ -28,14 +28,14 @@ def list_command(as_json: bool) -> None:
     Example:
       rubriclib list --json
     """
-    from rubriclib.rubrics import builtin_names, scan_rubrics
+    from rubriclib.rubrics import builtin_names, scan_library
 
     builtins = set(builtin_names())
-    rubrics, problems = scan_rubrics(all_versions=True)
+    rubrics, resolved, problems = scan_library()  # each file read once
     for problem in problems:
         click.echo(f"rubriclib: error: {' '.join(str(problem).split())}", err=True)
     # What a bare name resolves to; every other version is reached by a pin (name@VERSION).
-    defaults = {(r.name, r.version, r.source) for r in scan_rubrics()[0]}
+    defaults = {(r.name, r.version, r.source) for r in resolved}
     shadowing = {
         r.name
         for r in rubrics

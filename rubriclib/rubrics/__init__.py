@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.registry import project_root as project_root
     from rubriclib.rubrics.registry import project_rubrics_dir as project_rubrics_dir
     from rubriclib.rubrics.registry import rubric_from_prompt as rubric_from_prompt
+    from rubriclib.rubrics.registry import scan_library as scan_library
     from rubriclib.rubrics.registry import scan_rubrics as scan_rubrics
     from rubriclib.rubrics.revision import GUIDELINES_HEADING as GUIDELINES_HEADING
     from rubriclib.rubrics.revision import Revision as Revision
@@ -111,6 +112,7 @@ _HOMES = {
     "required_fields": ".output_fields",
     "revise": ".revision",
     "rubric_from_prompt": ".registry",
+    "scan_library": ".registry",
     "scan_rubrics": ".registry",
     "shown_example": ".golden",
     "shown_goldens": ".golden",

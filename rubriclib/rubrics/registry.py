@@ -8,7 +8,7 @@ import importlib.metadata
 import importlib.util
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -144,22 +144,38 @@ def scan_rubrics(all_versions: bool = False) -> tuple[list[Rubric], list[Problem
     """Every resolvable rubric that loads (with `all_versions`, also the older NAME@VERSION.md
     files and the versions a name shadows), and the problems of those that do not, so one
     broken file never hides the rest. Sorted by name, newest version first."""
+    every, defaults, problems = scan_library(all_versions)
+    return (every if all_versions else defaults), problems
+
+
+def scan_library(
+    all_versions: bool = True,
+) -> tuple[list[Rubric], list[Rubric], list[Problem]]:
+    """One pass over the library, each file read once: every rubric that loads (with
+    `all_versions`, as `scan_rubrics` says), the ones a bare name resolves to, and the problems
+    of the files that do not load; both lists sorted by name, newest version first."""
     found: dict[str, Rubric] = {}
+    defaults: dict[str, Rubric] = {}
     problems: list[Problem] = []
     for directory, origin in _lookup_order():
-        files = _rubric_files(directory)
-        if all_versions and directory.is_dir():
-            files += sorted(directory.glob("*@*.md"))
-        for path in files:
+        named = _rubric_files(directory)
+        pinned = sorted(directory.glob("*@*.md")) if all_versions and directory.is_dir() else []
+        for path in named + pinned:
             try:
                 rubric = _load_from_dir(path, directory, origin)
             except RubricError as error:
                 problems.extend(error.problems)
                 continue
-            key = f"{rubric.name}@{rubric.version}" if all_versions else rubric.name
-            found.setdefault(key, rubric)
-    ordered = sorted(found.values(), key=lambda r: semver_key(r.version), reverse=True)
-    return sorted(ordered, key=lambda rubric: rubric.name), problems
+            found.setdefault(f"{rubric.name}@{rubric.version}", rubric)
+            if path in named:
+                defaults.setdefault(rubric.name, rubric)
+    return _by_name(found.values()), _by_name(defaults.values()), problems
+
+
+def _by_name(rubrics: Iterable[Rubric]) -> list[Rubric]:
+    """Sorted by name, newest version first."""
+    ordered = sorted(rubrics, key=lambda r: semver_key(r.version), reverse=True)
+    return sorted(ordered, key=lambda rubric: rubric.name)
 
 
 def load_goldens(rubric: Rubric) -> list[Golden]:

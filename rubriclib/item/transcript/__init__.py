@@ -5,6 +5,9 @@ run per trace of an OTLP JSON export). inspect_ai's message JSON is read by `ins
 samples, and the integration's `state.messages`), letta's messages by evals/letta/runs.py, into
 the same model."""
 
+from typing import TYPE_CHECKING
+
+from rubriclib._faces import lazy_face
 from rubriclib.item.transcript.model import (
     Message,
     Problems,
@@ -14,8 +17,10 @@ from rubriclib.item.transcript.model import (
     Transcript,
     TranscriptError,
 )
-from rubriclib.item.transcript.opentelemetry import read_traces
 from rubriclib.item.transcript.reading import read_transcript, unanswered, with_final_answer
+
+if TYPE_CHECKING:
+    from rubriclib.item.transcript.opentelemetry import read_traces as read_traces
 
 __all__ = [
     "Message",
@@ -30,3 +35,6 @@ __all__ = [
     "unanswered",
     "with_final_answer",
 ]
+
+# An OTLP export is read only by who asks for it: its reader is loaded on first use.
+__getattr__, __dir__ = lazy_face(__name__, {"read_traces": ".opentelemetry"})
