@@ -34,12 +34,12 @@ if TYPE_CHECKING:
     from rubriclib.evals.plan import Plan as Plan
     from rubriclib.evals.plan import plan_eval as plan_eval
     from rubriclib.evals.project import project_rubrics as project_rubrics
+    from rubriclib.evals.python_api import arun_eval as arun_eval
+    from rubriclib.evals.python_api import run_eval as run_eval
     from rubriclib.evals.results import ResultsLines as ResultsLines
     from rubriclib.evals.results import read_results_lines as read_results_lines
     from rubriclib.evals.run import EvalReport as EvalReport
     from rubriclib.evals.run import GraderStats as GraderStats
-    from rubriclib.evals.run import arun_eval as arun_eval
-    from rubriclib.evals.run import run_eval as run_eval
     from rubriclib.evals.run import run_ready as run_ready
     from rubriclib.evals.setup import Prepared as Prepared
     from rubriclib.evals.setup import ReadyRun as ReadyRun
@@ -61,7 +61,7 @@ _HOMES = {
     "Row": ".datasets",
     "acollect": ".batch_run",
     "aprepare": ".batch_run",
-    "arun_eval": ".run",
+    "arun_eval": ".python_api",
     "run_ready": ".run",
     "read_results_lines": ".results",
     "load_eval": ".formats",
@@ -72,6 +72,6 @@ _HOMES = {
     "ready_run": ".setup",
     "row_judgments": ".judgments",
     "rubric_fields": ".letta",
-    "run_eval": ".run",
+    "run_eval": ".python_api",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)

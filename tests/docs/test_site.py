@@ -179,7 +179,7 @@ DOCUMENTED = {
     "rubriclib.Judge.grade": "rubriclib.judging.judge:Judge.grade",
     "rubriclib.Judge.grade_many": "rubriclib.judging.judge:Judge.grade_many",
     "rubriclib.Panel": "rubriclib.judging.panel:Panel",
-    "rubriclib.run_eval": "rubriclib.evals.run:run_eval",
+    "rubriclib.run_eval": "rubriclib.evals.python_api:run_eval",
     "rubriclib.test_goldens": "rubriclib.measure.runs:test_goldens",
     "rubriclib.calibrate": "rubriclib.measure.runs:calibrate",
     "rubriclib.align": "rubriclib.measure.runs:align",
