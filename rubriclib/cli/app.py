@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
@@ -58,7 +59,41 @@ class RunRefused(BadInput):
     exit_code = 3
 
 
+# The module that registers each command. A command's module is imported when the command is
+# looked up, so `rubriclib list` loads no code of `eval`'s; `--help` loads them all.
+COMMAND_MODULES = {
+    "align": "align",
+    "batch": "batch",
+    "cache": "runs",
+    "calibrate": "calibrate",
+    "check": "versions",
+    "config": "versions",
+    "eval": "evaluate",
+    "integrations": "integrations",
+    "judge": "runs",
+    "list": "rubrics",
+    "lock": "versions",
+    "new": "rubrics",
+    "new-pack": "rubrics",
+    "render": "rubrics",
+    "report": "report",
+    "show": "rubrics",
+    "test-goldens": "runs",
+    "validate": "validate",
+}
+
+
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for name in COMMAND_MODULES:
+            self.get_command(ctx, name)
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            importlib.import_module(f"rubriclib.cli.{COMMAND_MODULES[cmd_name]}")
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

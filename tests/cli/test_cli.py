@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 from conftest import KEYWORD_RUBRIC, SECRET_KEY, VALID_RUBRIC, keyword_responder
@@ -418,6 +419,32 @@ def test_commands_that_do_not_judge_never_import_openai_or_aiohttp() -> None:
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "[]"
+
+
+def test_a_command_loads_only_its_own_module() -> None:
+    """`rubriclib list` imports the module that registers it, not `eval`'s or `align`'s."""
+    probe = (
+        "import sys; from click.testing import CliRunner; from rubriclib.cli import main; "
+        "CliRunner().invoke(main, ['list']); "
+        "print(sorted(m for m in sys.modules if m.startswith('rubriclib.cli.')))"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == str(
+        ["rubriclib.cli.app", "rubriclib.cli.options", "rubriclib.cli.rubrics"]
+    )
+
+
+def test_every_command_is_found_by_its_module() -> None:
+    """`COMMAND_MODULES` names exactly the commands the modules register, each by its own
+    module, so a new command cannot be missing from it (nor a removed one linger)."""
+    from rubriclib.cli.app import COMMAND_MODULES
+
+    names = main.list_commands(click.Context(main))
+    assert names == sorted(COMMAND_MODULES)
+    for name in names:
+        command = main.commands[name]
+        assert command.callback is not None
+        assert command.callback.__module__ == f"rubriclib.cli.{COMMAND_MODULES[name]}"
 
 
 def test_import_and_help_load_nothing_heavy() -> None:

@@ -80,7 +80,10 @@ def test_the_search_box_reads_a_query_as_the_index_is_split(site: Path) -> None:
 
 
 def commands(group: click.Group, prefix: str = "rubriclib") -> Iterator[tuple[str, click.Command]]:
-    for name, command in sorted(group.commands.items()):
+    context = click.Context(group)
+    for name in group.list_commands(context):  # loads each command's module
+        command = group.get_command(context, name)
+        assert command is not None
         yield f"{prefix} {name}", command
         if isinstance(command, click.Group):
             yield from commands(command, f"{prefix} {name}")
