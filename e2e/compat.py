@@ -91,13 +91,14 @@ def run_test_goldens(
     rubrics: list[str],
     concurrency: int,
     rubriclib: Sequence[str] = (RUBRICLIB,),
+    flags: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """`rubriclib test-goldens --format json` against the server, `rubriclib` the command that
-    starts the CLI; the parsed report."""
+    """`rubriclib test-goldens --format json` (and `flags`) against the server, `rubriclib` the
+    command that starts the CLI; the parsed report."""
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "RUBRICLIB_MODEL": model}
     env.pop("OPENAI_API_KEY", None)
     command = [*rubriclib, "test-goldens", *rubrics, "--format", "json", "--no-cache"]
-    command += ["--concurrency", str(concurrency)]
+    command += ["--concurrency", str(concurrency), *flags]
     run = subprocess.run(command, env=env, capture_output=True, text=True)
     if run.returncode not in (0, 1):
         raise SystemExit(f"rubriclib test-goldens exited {run.returncode}: {run.stderr.strip()}")

@@ -261,3 +261,32 @@ def test_a_labels_rubric_with_output_fields_through_the_real_server(
     assert result.verdict == (rubric.labels or {})[result.details.label]
     assert result.details.output is not None
     assert value_problems(rubric.output or {}, result.details.output) == []
+
+
+JSON_RUBRICS = ["groundedness", "answer-correctness", "preference"]
+"""A pass-fail rubric that requires citations, a 1-5 and a pairwise one."""
+
+
+def test_goldens_in_the_json_protocol(server_url: str) -> None:
+    """`test-goldens --protocol json`: the server refuses `json_schema` (HTTP 422), so every
+    judgment is asked in llama-cpp-python's `json_object` form, whose schema the server turns
+    into a grammar, and the model answers one JSON object the judge reads as a verdict."""
+    sampled = [sys.executable, str(SAMPLED_GOLDENS)]
+    flags = ["--protocol", "json"]
+    report = run_test_goldens(server_url, "smollm2-135m", JSON_RUBRICS, 2, sampled, flags)
+    results = [
+        (entry["rubric"]["name"], result)
+        for entry in report["rubrics"]
+        for golden in entry["goldens"]
+        for result in golden["results"]
+    ]
+    assert {name for name, _ in results} == set(JSON_RUBRICS)
+    for name, result in results:
+        assert_well_formed(result, name)
+        judge = result["details"]["judge"]
+        assert judge["protocol"] == "json"
+        assert judge["mode"] in ("json_object", None), judge  # None: never answered
+    answered = [result for _, result in results if result["details"]["judge"]["mode"]]
+    assert len(answered) == len(results), [r["reason"] for _, r in results]
+    unreadable = [r for _, r in results if "no valid verdict" in r["reason"]]
+    assert len(unreadable) <= 0.2 * len(results), [r["reason"] for r in unreadable]

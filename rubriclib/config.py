@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "cache": True,
     "paths": [],
     "max_prompt_tokens": 128_000,
+    "protocol": "tools",
 }
 ENVIRONMENT = {
     "model": "RUBRICLIB_MODEL",
@@ -30,6 +31,7 @@ ENVIRONMENT = {
     "cache": "RUBRICLIB_CACHE_DIR",
     "paths": "RUBRICLIB_PATH",
     "max_prompt_tokens": "RUBRICLIB_MAX_PROMPT_TOKENS",
+    "protocol": "RUBRICLIB_PROTOCOL",
 }
 """The environment variable of each setting."""
 CONFIG_FILES = ("rubriclib.toml", "pyproject.toml")
@@ -103,6 +105,7 @@ def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
         "max_prompt_tokens": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
         "cache": lambda v: isinstance(v, bool | str),
         "paths": lambda v: isinstance(v, list) and all(isinstance(f, str) for f in v),
+        "protocol": lambda v: v in ("tools", "json"),
     }
     kinds = {
         "model": "a model name",
@@ -111,6 +114,7 @@ def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
         "max_prompt_tokens": "an integer of at least 1",
         "cache": "true, false or a folder",
         "paths": "a list of folders",
+        "protocol": "tools or json",
     }
     return [
         Problem(str(path), key, f"must be {kinds[key]}, not {value!r}")
@@ -144,6 +148,8 @@ def _from_environment(name: str, raw: str) -> Any:
             raise RubricError.single(
                 ENVIRONMENT[name], "value", f"must be an integer, not {raw!r}"
             ) from None
+    if name == "protocol" and raw not in ("tools", "json"):
+        raise RubricError.single(ENVIRONMENT[name], "value", f"must be tools or json, not {raw!r}")
     return raw
 
 

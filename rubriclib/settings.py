@@ -33,6 +33,11 @@ Mode = Literal["holistic", "checklist"]
 """How a judge asks for a verdict: one request for the whole rubric (`holistic`), or each of
 the rubric's checklist items on its own, the verdict computed from the answers (`checklist`)."""
 
+Protocol = Literal["tools", "json"]
+PROTOCOLS: tuple[Protocol, ...] = ("tools", "json")
+"""How a judge is asked for its verdict: a tool call (`tools`, the default) or one JSON object
+in the same schema (`json`, for endpoints that constrain output to a schema but call tools
+badly)."""
 AnswerMode = Literal["tool", "probability", "one-call"]
 ANSWER_MODES: tuple[AnswerMode, ...] = ("tool", "probability", "one-call")
 """How checklist items are answered: each by a tool call with a reason (the default), each as
@@ -175,6 +180,10 @@ class JudgeSettings(BaseModel):
     reason), `probability` (one word, p(yes) read from logprobs) or `one-call` (every item in
     one call); the last two imply `mode="checklist"`. Before 0.2.0 also read as
     `checklist_answers`, deprecated."""
+
+    protocol: Protocol | None = None
+    """How verdicts are asked for, as `Judge(protocol=...)`: `tools` (a tool call) or `json`
+    (one JSON object in the verdict tool's schema)."""
 
     _base_url = field_validator("base_url")(usable_base_url)
 

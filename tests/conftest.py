@@ -251,10 +251,10 @@ def scripted_citations(body: dict[str, Any], user: str) -> dict[str, Any]:
     """What a judge that meets `citations: required` adds when the tools ask for a citation (a
     built-in such as groundedness): the first line of the output block, else of the first
     block shown with text; nothing under any other policy, so other verdicts stay as they were."""
-    wanted = [
-        tool["function"]["parameters"]["properties"].get("citations", {})
-        for tool in body.get("tools", [])
-    ]
+    schemas = [tool["function"]["parameters"] for tool in body.get("tools", [])]
+    asked = body.get("response_format", {})  # protocol: json
+    schemas += [asked.get("json_schema", {}).get("schema") or asked.get("schema") or {}]
+    wanted = [schema.get("properties", {}).get("citations") or {} for schema in schemas]
     if not any(citations.get("minItems") for citations in wanted):
         return {}
     shown = sorted(_SHOWN_BLOCK.findall(user), key=lambda found: found[0] != "output")

@@ -70,6 +70,54 @@ def error_reply(status: int, message: str, headers: dict[str, str] | None = None
     )
 
 
+JSON_SCHEMA_REFUSAL = Reply(
+    422,
+    {
+        "detail": [
+            {
+                "type": "literal_error",
+                "loc": ["body", "response_format", "type"],
+                "msg": "Input should be 'text' or 'json_object'",
+                "input": "json_schema",
+            }
+        ]
+    },
+)
+"""llama-cpp-python 0.3's answer to `response_format: {"type": "json_schema", ...}`."""
+
+
+def _asks(body: dict[str, Any], kind: str) -> bool:
+    asked = body.get("response_format")
+    return isinstance(asked, dict) and asked.get("type") == kind
+
+
+def as_json_answer(body: dict[str, Any], reply: Reply) -> Reply:
+    """A scripted tool-call reply as a judge answering in JSON gives it when the request asks
+    for a `response_format` (`protocol: json`): the call's arguments as the message's text,
+    and a pass-fail rubric's own tool (`set_grade_pass`) as its `verdict`. Other replies (an
+    error, plain text, a reply with no call) are sent as they are."""
+    if not (_asks(body, "json_schema") or _asks(body, "json_object")):
+        return reply
+    message = reply.body["choices"][0]["message"] if isinstance(reply.body, dict) else None
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not calls:
+        return reply
+    function = calls[0]["function"]
+    try:
+        answer = json.loads(function["arguments"])
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):  # arguments that are not JSON stay text that is not JSON
+        return Reply(body=completion(content=function["arguments"]), delay=reply.delay)
+    name = function["name"]
+    if name.endswith(("_pass", "_fail")) and "verdict" not in answer:
+        answer = {"verdict": name.rsplit("_", 1)[1]} | answer
+    answered = completion(content=json.dumps(answer))
+    if "logprobs" in reply.body["choices"][0]:  # a checklist item's answer reads them
+        answered["choices"][0]["logprobs"] = reply.body["choices"][0]["logprobs"]
+    return Reply(body=answered, delay=reply.delay)
+
+
 class _HTTPServer(ThreadingHTTPServer):
     request_queue_size = 128  # the listen backlog: 64 clients may connect at once, and more
 
@@ -92,6 +140,9 @@ class JudgeServer:
         self.record = record
         self.in_flight = 0
         self.max_in_flight = 0
+        self.refuse_json_schema = False
+        """Refuse `response_format: json_schema` as llama-cpp-python's server does (HTTP 422),
+        taking only its `json_object` form."""
         self._lock = threading.Lock()
         self._http = _HTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._http.daemon_threads = True
@@ -120,10 +171,12 @@ class JudgeServer:
             self.request_count += 1
             if self.record:
                 self.requests.append(body)
+            if self.refuse_json_schema and _asks(body, "json_schema"):
+                return JSON_SCHEMA_REFUSAL
             if self.replies:
-                return self.replies.popleft()
+                return as_json_answer(body, self.replies.popleft())
         if self.responder is not None:
-            return self.responder(body)
+            return as_json_answer(body, self.responder(body))
         return error_reply(500, "the test scripted no reply for this request")
 
 

@@ -16,6 +16,7 @@ from rubriclib.cli.options import (
     FROZEN_OPTION,
     MODEL_OPTION,
     NO_CACHE_OPTION,
+    PROTOCOL_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
     TABLE_OR_JSON_OPTION,
     TEMPERATURE_OPTION,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from rubriclib.judging import Judge
     from rubriclib.measure import Alignment, AlignSettings, LabelledRow
     from rubriclib.rubrics import Rubric
-    from rubriclib.settings import AnswerMode
+    from rubriclib.settings import AnswerMode, Protocol
 
 
 @main.command("align")
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
 @NO_CACHE_OPTION
 @FROZEN_OPTION
 @checklist_options
+@PROTOCOL_OPTION
 def align(
     ref: str,
     labels_file: str | None,
@@ -98,6 +100,7 @@ def align(
     no_cache: bool,
     frozen: bool,
     checklist: AnswerMode | None,
+    protocol: Protocol | None,
 ) -> None:
     """Revise a rubric from human labels: worked examples (and, with --optimizer-model,
     guideline lines) learned from the rows the judge gets wrong, accepted only when agreement
@@ -138,7 +141,9 @@ def align(
     if dry_run:
         click.echo(budget_text(budget, len(rows), folds))
         return
-    judge = flag_judge([rubric], model, checklist, no_cache, temperature=temperature)
+    judge = flag_judge(
+        [rubric], model, checklist, no_cache, temperature=temperature, protocol=protocol
+    )
     settings = AlignSettings(
         example_count, folds, concurrency_setting(concurrency), requests_per_minute
     )

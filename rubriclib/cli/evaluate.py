@@ -32,7 +32,7 @@ from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
     from rubriclib.evals import Eval, EvalReport, Plan, Prepared, ReadyRun
-    from rubriclib.settings import AnswerMode
+    from rubriclib.settings import AnswerMode, Protocol
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,8 @@ class EvalChoice:
     no_cache: bool
     checklist: AnswerMode | None
     """How --checklist and --checklist-answers ask the checklist (`options.checklist_options`)."""
+    protocol: Protocol | None = None
+    """--protocol: how every grader's judge gives its verdict (wins over the eval file)."""
 
     def prepared(self, *, frozen: bool = False, batch: str | None = None) -> Prepared:
         """The eval, checked (`setup.prepare`): no key read, no request sent."""
@@ -81,6 +83,7 @@ class EvalChoice:
             cache=cache_setting(self.no_cache),
             votes=self.votes,
             checklist=self.checklist,
+            protocol=self.protocol,
             capabilities=capabilities_setting(),
             offline=offline,
             limit=self.limit,
@@ -104,9 +107,10 @@ def with_eval_choice(command: Any) -> Any:
         votes: int | None,
         no_cache: bool,
         checklist: AnswerMode | None,
+        protocol: Protocol | None,
         **rest: Any,
     ) -> Any:
-        chosen = EvalChoice(eval_file, dataset, model, limit, votes, no_cache, checklist)
+        chosen = EvalChoice(eval_file, dataset, model, limit, votes, no_cache, checklist, protocol)
         return command(chosen, **rest)
 
     return run

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from rubriclib.item import Transcript
     from rubriclib.judging import Judge
     from rubriclib.rubrics import Rubric
-    from rubriclib.settings import AnswerMode
+    from rubriclib.settings import AnswerMode, Protocol
 
 C = TypeVar("C", bound=Callable[..., Any])
 
@@ -127,6 +127,16 @@ TEMPERATURE_OPTION = non_negative_option(
     "--temperature",
     0.0,
     "The judge's sampling temperature; votes need one above 0 to be independent samples.",
+)
+
+
+PROTOCOL_OPTION = click.option(
+    "--protocol",
+    type=click.Choice(["tools", "json"]),
+    default=None,
+    help="How the judge gives its verdict: tools (a tool call; the default) or json (one JSON "
+    "object in the same fields, through response_format, for endpoints that call tools badly). "
+    "Default: RUBRICLIB_PROTOCOL, the project's config, else tools.",
 )
 
 
@@ -315,6 +325,7 @@ eval_options = [
     votes_option("Votes per judgment for every grader (wins over the eval file's votes)."),
     NO_CACHE_OPTION,
     checklist_options,
+    PROTOCOL_OPTION,
 ]
 
 
@@ -352,8 +363,9 @@ def flag_judge(
     *,
     votes: int = 1,
     temperature: float = 0.0,
+    protocol: Protocol | None = None,
 ) -> Judge:
-    """The Judge `judge`, `test-goldens` and `calibrate` build from their flags, once
+    """The Judge `judge`, `test-goldens`, `calibrate` and `align` build from their flags, once
     --checklist has been checked against `rubrics` (a missing key stops here)."""
     from rubriclib.config import cache_setting, capabilities_setting
     from rubriclib.judging import Judge
@@ -361,7 +373,11 @@ def flag_judge(
 
     refuse_without_checklist(rubrics, checklist)
     settings = JudgeSettings(
-        model=model, votes=votes, temperature=temperature, **checklist_mode(checklist)
+        model=model,
+        votes=votes,
+        temperature=temperature,
+        protocol=protocol,
+        **checklist_mode(checklist),
     )
     return Judge.from_settings(
         settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()

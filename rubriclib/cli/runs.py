@@ -28,6 +28,7 @@ from rubriclib.cli.options import (
     MODEL_OPTION,
     NO_CACHE_OPTION,
     POLL_SECONDS_OPTION,
+    PROTOCOL_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
     TEMPERATURE_OPTION,
     JudgedInputs,
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from rubriclib.batch import BatchRun
     from rubriclib.judging import GradeResult, Interrupted, Judge
     from rubriclib.measure import GoldensReport
-    from rubriclib.settings import AnswerMode
+    from rubriclib.settings import AnswerMode, Protocol
 
 
 @main.command("judge")
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 @TEMPERATURE_OPTION
 @FROZEN_OPTION
 @checklist_options
+@PROTOCOL_OPTION
 def judge_command(
     ref: str,
     inputs: JudgedInputs,
@@ -67,6 +69,7 @@ def judge_command(
     temperature: float,
     frozen: bool,
     checklist: AnswerMode | None,
+    protocol: Protocol | None,
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
 
@@ -90,7 +93,15 @@ def judge_command(
     texts = inputs.read(rubric)
     if frozen:
         refuse_unlocked([rubric])
-    judge = flag_judge([rubric], model, checklist, no_cache, votes=votes, temperature=temperature)
+    judge = flag_judge(
+        [rubric],
+        model,
+        checklist,
+        no_cache,
+        votes=votes,
+        temperature=temperature,
+        protocol=protocol,
+    )
 
     async def judge_once(interrupt: Interrupted) -> GradeResult | str:
         with interrupt.cancelling_current_task():
@@ -159,6 +170,7 @@ def judge_command(
 )
 @POLL_SECONDS_OPTION
 @checklist_options
+@PROTOCOL_OPTION
 def test_goldens(
     refs: Sequence[str],
     model: str | None,
@@ -177,6 +189,7 @@ def test_goldens(
     resume: bool,
     poll_seconds: float,
     checklist: AnswerMode | None,
+    protocol: Protocol | None,
 ) -> None:
     """Regression run: judge every golden of each rubric (every resolvable one when no REF).
 
@@ -200,7 +213,9 @@ def test_goldens(
     rubrics = [rubric for rubric, _ in plan.rubrics]
     if frozen:
         refuse_unlocked(rubrics)
-    judge = flag_judge(rubrics, model, checklist, no_cache, votes=votes, temperature=temperature)
+    judge = flag_judge(
+        rubrics, model, checklist, no_cache, votes=votes, temperature=temperature, protocol=protocol
+    )
     in_flight = concurrency_setting(concurrency)
     state = reports.destination  # a batch's state file sits beside the report
     batch = _batch_run(judge, state, resume, poll_seconds) if state and use_batch else None

@@ -19,7 +19,7 @@ from rubriclib.evals.plan import max_prompt_tokens
 from rubriclib.evals.results import read_resumable
 from rubriclib.files import holds_anything
 from rubriclib.judging import checklist_refused
-from rubriclib.settings import AnswerMode, checklist_flag, checklist_mode
+from rubriclib.settings import AnswerMode, Protocol, checklist_flag, checklist_mode
 
 if TYPE_CHECKING:
     from rubriclib.batch import BatchRun
@@ -179,6 +179,7 @@ def ready_run(
     cache: bool | str | os.PathLike[str] = False,
     votes: int | None = None,
     checklist: AnswerMode | None = None,
+    protocol: Protocol | None = None,
     capabilities: bool | str | os.PathLike[str] = False,
     offline: bool = False,
     limit: int | None = None,
@@ -188,9 +189,9 @@ def ready_run(
     force: bool = False,
 ) -> ReadyRun:
     """A prepared eval made runnable, the one place an eval becomes so: its judges (`model`,
-    `votes` and `checklist` mode, answered by `tool`, `probability` or `one-call`, override every
-    grader's; `cache`, `capabilities` and
-    `offline` as `_make_judges` takes them) and its target (a missing key is a
+    `votes`, `checklist` mode, answered by `tool`, `probability` or `one-call`, and `protocol`
+    override every grader's; `cache`, `capabilities` and `offline` as `_make_judges` takes
+    them) and its target (a missing key is a
     JudgeConfigError here, before any request); the rows it reads, within `limit` (else the
     eval's own); its concurrency (`concurrency`, else the eval's, else the config's); and with
     `resume` the lines of `out` whose row, grader, rubric digest, judge model, votes and
@@ -204,7 +205,7 @@ def ready_run(
         refuse_to_replace(out, force)
     ev = prepared.eval
     # the flags turn checklist mode on, never off
-    over = JudgeSettings(model=model, votes=votes, **checklist_mode(checklist))
+    over = JudgeSettings(model=model, votes=votes, protocol=protocol, **checklist_mode(checklist))
     judges = _make_judges(ev, over, cache, capabilities, offline)
     target = _make_target(ev)
     kept = {}
@@ -299,7 +300,9 @@ def _make_panel(
     from rubriclib.judging import Panel
 
     assert grader.panel is not None
-    flags = JudgeSettings(votes=over.votes, mode=over.mode, answers=over.answers)
+    flags = JudgeSettings(
+        votes=over.votes, mode=over.mode, answers=over.answers, protocol=over.protocol
+    )
     members = [judge_for(member.merge(flags)) for member in grader.panel.judges]
     return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)
 

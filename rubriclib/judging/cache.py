@@ -201,7 +201,9 @@ def stored_verdict(
     return stored | verdict.item_details() | verdict.cited() | verdict.rubric_details()
 
 
-def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> GradeResult | None:
+def cached_result(
+    stored: dict[str, Any] | None, rubric: Rubric, model: str, protocol: str = "tools"
+) -> GradeResult | None:
     """A cached verdict as a result (no attempts, `cached: true`), or None for a miss or a
     stored value that is not a verdict; on a pairwise rubric only one that kept the judge's
     answer (A, B or tie, in `details.winner`); a checklist item's with its answer (yes or no,
@@ -218,7 +220,8 @@ def cached_result(stored: dict[str, Any] | None, rubric: Rubric, model: str) -> 
         return None
     correction = stored.get("correction") if isinstance(stored.get("correction"), str) else None
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
-    details = judge_details(model, stored.get("mode"), 0, 0, usage, correction, cached=True)
+    mode = stored.get("mode")
+    details = judge_details(model, mode, 0, 0, usage, correction, cached=True, protocol=protocol)
     result = make_result(rubric, details, stored["verdict"], reason, raw)
     p = stored.get("p") if isinstance(stored.get("p"), float) else None
     read = {key: stored[key] for key in ANSWER_DETAILS if key in stored}

@@ -1,4 +1,5 @@
-"""Ask an OpenAI-compatible judge for a verdict through tool calls: the module that talks to it."""
+"""Ask an OpenAI-compatible judge for a verdict through tool calls (or one JSON object): the module
+that talks to it."""
 
 from __future__ import annotations
 
@@ -26,7 +27,14 @@ from rubriclib.judging.request_steps import request_steps
 from rubriclib.judging.result import GradeResult
 from rubriclib.judging.steps import Steps, adrive, drive, run_to_end
 from rubriclib.rubrics import Rubric
-from rubriclib.settings import ANSWER_MODES, AnswerMode, JudgeSettings, Mode
+from rubriclib.settings import (
+    ANSWER_MODES,
+    PROTOCOLS,
+    AnswerMode,
+    JudgeSettings,
+    Mode,
+    Protocol,
+)
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer, Pacing
@@ -45,6 +53,13 @@ def checked_modes(votes: Any, mode: Any, answers: Any) -> None:
         raise JudgeConfigError(
             f"answers={answers!r} reads checklist items' answers: use it with mode='checklist'"
         )
+
+
+def checked_protocol(protocol: Any) -> Protocol:
+    """`protocol` if a Judge can take it, else a JudgeConfigError."""
+    if protocol not in PROTOCOLS:
+        raise JudgeConfigError(f"protocol must be 'tools' or 'json', not {protocol!r}")
+    return protocol  # type: ignore[no-any-return]
 
 
 class Judge(ManyJudgments):
@@ -81,6 +96,9 @@ class Judge(ManyJudgments):
         answers: How checklist items are answered: "tool" (a call with a reason),
             "probability" (one word, p(yes) read from its logprobs) or "one-call" (every item
             in one tool call); the last two need mode="checklist".
+        protocol: How verdicts are asked for: "tools" (a tool call) or "json" (one JSON object
+            in the verdict tool's schema, through `response_format`, for endpoints that call
+            tools badly); None takes `RUBRICLIB_PROTOCOL`, the project's config or "tools".
 
     Raises:
         JudgeConfigError: A setting out of range, or a key or base URL that cannot be used.
@@ -96,6 +114,9 @@ class Judge(ManyJudgments):
     `probability`, one word in plain text whose yes/no probability is read from the token
     logprobs (`probability_answers`): one generated token per item; or `one-call`, every item
     answered in one call to `answer_checklist` (`one_call`): one request per vote."""
+    protocol: Protocol
+    """How verdicts are asked for: `tools`, a tool call; or `json`, one JSON object in the
+    verdict tool's schema (`json_answers`)."""
     votes: int
     """Independent judgments per item: the majority verdict (on 1-5, the median score) wins, a
     tie never passes, and voting stops once a majority is decided."""
@@ -144,9 +165,11 @@ class Judge(ManyJudgments):
         mode: Mode = "holistic",
         max_prompt_tokens: int | None = None,
         answers: AnswerMode = "tool",
+        protocol: Protocol | None = None,
     ) -> None:
         checked_modes(votes, mode, answers)
         self.mode, self.answers, self.votes = mode, answers, votes
+        self.protocol: Protocol = checked_protocol(resolve("protocol", protocol).value)
         self._remembered = Remembered()
         self.model = resolve("model", model or None).value
         self.max_prompt_tokens = int(resolve("max_prompt_tokens", max_prompt_tokens).value)
@@ -177,8 +200,8 @@ class Judge(ManyJudgments):
     @property
     def quirks(self) -> set[str]:
         """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
-        `no_temperature`, `max_completion_tokens`, `no_logprobs`. Kept for every later
-        request of this Judge."""
+        `no_temperature`, `max_completion_tokens`, `no_logprobs`, `no_json_schema`. Kept for
+        every later request of this Judge."""
         return self._at.quirks
 
     @property
@@ -325,6 +348,7 @@ class Judge(ManyJudgments):
             self.max_prompt_tokens,
             self._records_only,
             self._remembered,
+            self.protocol,
         )
         return modes.item_steps(rubric, item, trial, pacer)
 

@@ -21,7 +21,7 @@ from rubriclib.evals.formats.sources import (
 )
 from rubriclib.judging import Rule, TargetSettings, checklist_refused
 from rubriclib.rubrics import Rubric
-from rubriclib.settings import AnswerMode, JudgeSettings, Mode, usable_base_url
+from rubriclib.settings import AnswerMode, JudgeSettings, Mode, Protocol, usable_base_url
 from rubriclib.validation import problems_from_validation, valid_parts
 
 RUN_SETTINGS = ("concurrency", "requests_per_minute", "max_prompt_tokens")
@@ -47,6 +47,8 @@ class _GraderSpec(Strict):
     answers: AnswerMode | None = None
     """How the checklist items are answered; `probability` and `one-call` imply checklist
     mode."""
+    protocol: Protocol | None = None
+    """How this grader's judge gives its verdict: `tools` or `json`."""
     judges: list[_JudgeSpec] | None = None
     aggregate: Rule | None = None
 
@@ -148,7 +150,11 @@ def _graders(spec: EvalSpec, path: Path, problems: list[Problem]) -> list[Grader
     graders = []
     for index, grader in enumerate(spec.graders or []):
         settings = defaults.merge(
-            grader.judge, votes=grader.votes, mode=grader.mode, answers=grader.answers
+            grader.judge,
+            votes=grader.votes,
+            mode=grader.mode,
+            answers=grader.answers,
+            protocol=grader.protocol,
         )
         panel = _panel(grader, settings, label, problems, index)
         if grader.rubric is None and grader.prompt is None:

@@ -22,7 +22,7 @@ from rubriclib.judging.asking.protocol import (
     first_messages,
 )
 from rubriclib.judging.asking.reply import JudgeVerdict, Verdict, tool_call
-from rubriclib.judging.asking.request import Mode, citation_argument, function_tool
+from rubriclib.judging.asking.request import JSON_MODES, Mode, citation_argument, function_tool
 from rubriclib.judging.citations import checked_citations, verified
 from rubriclib.judging.prompt.agent_run import CutRun, run_sections
 from rubriclib.judging.prompt.blocks import Spans
@@ -32,6 +32,7 @@ from rubriclib.judging.prompt.render import (
     SECTIONS,
     Prompt,
     citing,
+    json_words,
     section_part,
     shown_blocks,
     shown_run,
@@ -152,7 +153,7 @@ class ItemAsking(OneToolAsking):
     blocks: Mapping[str, str] = field(default_factory=dict)
 
     def system(self, mode: Mode) -> str:
-        return self.instructions
+        return json_words(self.instructions) if mode in JSON_MODES else self.instructions
 
     def body(
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]

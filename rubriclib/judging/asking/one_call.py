@@ -19,11 +19,18 @@ from rubriclib.item import Item
 from rubriclib.judging.asking.checklist_protocol import ANSWERS, FIXED, about, candidate_parts
 from rubriclib.judging.asking.protocol import Asked, OneToolAsking, ask_again
 from rubriclib.judging.asking.reply import JudgeVerdict, Verdict, tool_call
-from rubriclib.judging.asking.request import Mode, citation_argument
+from rubriclib.judging.asking.request import JSON_MODES, Mode, citation_argument
 from rubriclib.judging.citations import checked_citations, verified
 from rubriclib.judging.prompt.agent_run import CutRun
 from rubriclib.judging.prompt.examples import example_parts
-from rubriclib.judging.prompt.render import SECTIONS, Prompt, citing, shown_blocks, user_message
+from rubriclib.judging.prompt.render import (
+    SECTIONS,
+    Prompt,
+    citing,
+    json_words,
+    shown_blocks,
+    user_message,
+)
 from rubriclib.rubrics import ItemAnswer, Rubric, checklist_verdict
 
 CHECKLIST_TOOL = "answer_checklist"
@@ -108,7 +115,7 @@ class OneCallAsking(OneToolAsking):
     blocks: Mapping[str, str] = field(default_factory=dict)
 
     def system(self, mode: Mode) -> str:
-        return self.instructions
+        return json_words(self.instructions) if mode in JSON_MODES else self.instructions
 
     def body(
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]

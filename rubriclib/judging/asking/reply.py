@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -105,7 +105,7 @@ def read_reply(
     if rubric.output:
         values = {key: value for key, value in arguments.items() if key not in RESERVED}
         if broken := value_problems(rubric.output, values):
-            return BrokenFields(name, broken)
+            return BrokenFields(f"{name} was called with", broken)
         output = {
             key: _cited_output(rubric.output[key], value, blocks or {})
             for key, value in values.items()
@@ -122,8 +122,9 @@ class BrokenFields(str):
 
     problems: tuple[str, ...]
 
-    def __new__(cls, tool: str, problems: list[str]) -> BrokenFields:
-        why = f"{tool} was called with output fields that break the rubric's schema: "
+    def __new__(cls, given: str, problems: Sequence[str]) -> BrokenFields:
+        """`given`: what held the fields (`set_grade was called with`)."""
+        why = f"{given} output fields that break the rubric's schema: "
         made = super().__new__(cls, why + "; ".join(problems))
         made.problems = tuple(problems)
         return made

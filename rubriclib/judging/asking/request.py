@@ -33,7 +33,10 @@ from rubriclib.rubrics import (
     required_fields,
 )
 
-Mode = Literal["required", "named", "auto", "text"]
+Mode = Literal["required", "named", "auto", "text", "json_schema", "json_object"]
+JSON_MODES = ("json_schema", "json_object")
+"""How a verdict is asked for under `protocol: json` (`json_answers`): a response format holding
+the verdict tool's schema, as `json_schema` or, where an endpoint refuses that, `json_object`."""
 Position = Literal["A", "B", "tie"]
 POSITIONS = ("A", "B", "tie")
 
@@ -127,8 +130,10 @@ QUIRKS = (
     "no_temperature",
     "max_completion_tokens",
     "no_logprobs",
+    "no_json_schema",
 )
-"""What an endpoint may refuse, each with its fallback (`tool_mode`, `sampling`); learned from
+"""What an endpoint may refuse, each with its fallback (`tool_mode`, `sampling`,
+`json_answers.JsonAsking.mode`); learned from
 a refusal (`failures.quirk_in`) and remembered per endpoint and model (`cache.known_quirks`)."""
 
 

@@ -131,12 +131,18 @@ def quirk_in(error: BaseException, sent: dict[str, Any], known: set[str]) -> str
     # llama-cpp-python fails an assertion on tool_choice="required": HTTP 500, empty message.
     silent_crash = error.status == 500 and not str(body_message or "").strip()
     choice = sent.get("tool_choice")  # none in a plain-text request
+    response_format = sent.get("response_format")
+    schema_asked = (
+        isinstance(response_format, dict) and response_format.get("type") == "json_schema"
+    )
     choice_quirk = "no_named_tool_choice" if isinstance(choice, dict) else "no_required_tool_choice"
     candidates = [
         (choice_quirk, choice not in (None, "auto") and ("tool_choice" in text or silent_crash)),
         ("no_logprobs", "logprobs" in text and "logprobs" in sent),
         ("no_temperature", "temperature" in text and "temperature" in sent),
         ("max_completion_tokens", "max_tokens" in text and "max_tokens" in sent),
+        # llama-cpp-python: "Input should be 'text' or 'json_object'" at response_format.type
+        ("no_json_schema", schema_asked and ("json_schema" in text or "response_format" in text)),
     ]
     return next((quirk for quirk, hit in candidates if hit and quirk not in known), None)
 

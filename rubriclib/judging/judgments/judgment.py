@@ -51,8 +51,11 @@ class Judgment:
         asking: Asking,
         trial: int = 1,
         vote: int = 1,
+        protocol: str = "tools",
     ) -> None:
         self.endpoint, self.cache, self.sampling = endpoint, cache, sampling
+        self.protocol = protocol
+        """How the asking asks (`tools` or `json`, `json_answers.as_protocol`), recorded."""
         self.rubric, self.asking = rubric, asking
         self.user = user
         """The prompt's user message; the asking writes each mode's system message (`_body`)."""
@@ -118,7 +121,8 @@ class Judgment:
         if self.cache is None or self.correction is not None or key == self.first_key:
             return None
         self.first_key = key
-        return cached_result(self.cache.get(key), self.rubric, self.endpoint.model)
+        stored = self.cache.get(key)
+        return cached_result(stored, self.rubric, self.endpoint.model, self.protocol)
 
     def _stopped(self, reply: EndpointUnusable) -> GradeResult:
         """The engine stopped sending to the endpoint before this attempt."""
@@ -223,6 +227,7 @@ class Judgment:
             dict(self.usage),
             self.correction,
             retries=self.retries,
+            protocol=self.protocol,
         )
         reason = self.endpoint.hidden(reason)
         result = with_winner(make_result(self.rubric, details, verdict, reason, raw), winner)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from rubriclib.config import find_project
 from rubriclib.item import Item
 from rubriclib.judging.asking.checklist_protocol import checklist_refused, question_requests
+from rubriclib.judging.asking.json_answers import as_protocol
 from rubriclib.judging.asking.one_call import one_call_requests
 from rubriclib.judging.asking.probability_answers import probability_requests
 from rubriclib.judging.asking.protocol import Asked, Asking, first_messages, verdict_requests
@@ -39,7 +40,7 @@ from rubriclib.settings import checklist_argument
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer
-    from rubriclib.settings import AnswerMode
+    from rubriclib.settings import AnswerMode, Protocol
 
 logger = logging.getLogger("rubriclib")
 
@@ -85,6 +86,9 @@ class Modes:
     records_only: bool
     """The transport only records requests (a batch file): both pairwise orders are sent."""
     remembered: Remembered
+    protocol: Protocol = "tools"
+    """How verdicts are asked for: `tools` (a tool call) or `json` (one JSON object in the
+    tool's schema, `json_answers`)."""
 
     def item_steps(self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None) -> Steps:
         """Every step of one item's judgment: its votes, one after another, until a majority is
@@ -184,7 +188,16 @@ class Modes:
     def _judgment(self, ballot: Ballot, prompt: Prompt, asking: Asking) -> Steps:
         """Every step of one judgment (`judgment.Judgment`)."""
         sampling, trial, vote = self.sampling, ballot.trial, ballot.vote
+        asked = as_protocol(asking, self.protocol)  # a probability answer: plain text in both
         judgment = Judgment(
-            self.endpoint, self.cache, sampling, ballot.rubric, prompt.user, asking, trial, vote
+            self.endpoint,
+            self.cache,
+            sampling,
+            ballot.rubric,
+            prompt.user,
+            asked,
+            trial,
+            vote,
+            "tools" if asked is asking else "json",
         )
         return (yield from judgment.steps())

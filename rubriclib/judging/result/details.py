@@ -106,8 +106,12 @@ class JudgeInfo(Block):
     model: str
     """The judge's model; a panel's name for a panel (what `--resume` matches)."""
     mode: str | None
-    """How the verdict call was forced (`named`, `required`, `auto`, `text`); None when no
-    request was answered."""
+    """How the verdict call was forced (`named`, `required`, `auto`, `text`), or under
+    `protocol: json` how the JSON answer was asked for (`json_schema`, `json_object`); None
+    when no request was answered."""
+    protocol: Literal["tools", "json"] | None = None
+    """How verdicts were asked for: `tools` (a tool call) or `json` (one JSON object); absent
+    when nothing was sent, and in results written before it was recorded (tools)."""
     attempts: int
     """Every request sent."""
     retries: int = 0

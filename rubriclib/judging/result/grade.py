@@ -60,12 +60,15 @@ def judge_details(
     correction: str | None = None,
     cached: bool = False,
     retries: int = 0,
+    protocol: str | None = None,
 ) -> JudgeInfo:
     """The `details.judge` block. `attempts` counts every request sent, `retries` those sent
     again after a retryable failure; `mode` is how the verdict call was forced (None when no
     request was answered); `correction` is why a corrective turn was needed, if one was;
-    `cached` says the verdict came from the verdict cache, with no request."""
+    `cached` says the verdict came from the verdict cache, with no request; `protocol` how
+    verdicts were asked for (None: nothing was sent)."""
     corrected = {"correction": correction} if correction is not None else {}
+    corrected |= {"protocol": protocol} if protocol is not None else {}
     return JudgeInfo.model_validate(
         {
             "model": model,
@@ -220,6 +223,7 @@ def summed_judge(votes: list[GradeResult]) -> JudgeInfo:
         corrections[0] if corrections else None,
         cached=bool(blocks) and all(block.cached for block in blocks),
         retries=sum(block.retries for block in blocks),
+        protocol=next((block.protocol for block in blocks if block.protocol), None),
     )
     return details.adding(corrected=any(block.corrected for block in blocks))
 
