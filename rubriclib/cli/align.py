@@ -18,6 +18,7 @@ from rubriclib.cli.options import (
     NO_CACHE_OPTION,
     PROTOCOL_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
+    SEED_OPTION,
     TABLE_OR_JSON_OPTION,
     TEMPERATURE_OPTION,
     checklist_options,
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
 @FROZEN_OPTION
 @checklist_options
 @PROTOCOL_OPTION
+@SEED_OPTION
 def align(
     ref: str,
     labels_file: str | None,
@@ -101,6 +103,7 @@ def align(
     frozen: bool,
     checklist: AnswerMode | None,
     protocol: Protocol | None,
+    seed: int | None,
 ) -> None:
     """Revise a rubric from human labels: worked examples (and, with --optimizer-model,
     guideline lines) learned from the rows the judge gets wrong, accepted only when agreement
@@ -142,7 +145,13 @@ def align(
         click.echo(budget_text(budget, len(rows), folds))
         return
     judge = flag_judge(
-        [rubric], model, checklist, no_cache, temperature=temperature, protocol=protocol
+        [rubric],
+        model,
+        checklist,
+        no_cache,
+        temperature=temperature,
+        protocol=protocol,
+        seed=seed,
     )
     settings = AlignSettings(
         example_count, folds, concurrency_setting(concurrency), requests_per_minute

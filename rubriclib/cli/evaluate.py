@@ -49,6 +49,8 @@ class EvalChoice:
     """How --checklist and --checklist-answers ask the checklist (`options.checklist_options`)."""
     protocol: Protocol | None = None
     """--protocol: how every grader's judge gives its verdict (wins over the eval file)."""
+    seed: int | None = None
+    """--seed: the seed every grader's judge sends (wins over the eval file)."""
 
     def prepared(self, *, frozen: bool = False, batch: str | None = None) -> Prepared:
         """The eval, checked (`setup.prepare`): no key read, no request sent."""
@@ -84,6 +86,7 @@ class EvalChoice:
             votes=self.votes,
             checklist=self.checklist,
             protocol=self.protocol,
+            seed=self.seed,
             capabilities=capabilities_setting(),
             offline=offline,
             limit=self.limit,
@@ -108,9 +111,12 @@ def with_eval_choice(command: Any) -> Any:
         no_cache: bool,
         checklist: AnswerMode | None,
         protocol: Protocol | None,
+        seed: int | None,
         **rest: Any,
     ) -> Any:
-        chosen = EvalChoice(eval_file, dataset, model, limit, votes, no_cache, checklist, protocol)
+        chosen = EvalChoice(
+            eval_file, dataset, model, limit, votes, no_cache, checklist, protocol, seed
+        )
         return command(chosen, **rest)
 
     return run

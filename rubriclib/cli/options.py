@@ -140,6 +140,15 @@ PROTOCOL_OPTION = click.option(
 )
 
 
+SEED_OPTION = click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="A seed sent with every request (vote and trial K get the seed plus their offset, so "
+    "votes stay independent samples); recorded in each result. Default: none sent.",
+)
+
+
 def checklist_options(command: C) -> C:
     """--checklist and --checklist-answers, handed to `command` as one `checklist`: None
     (holistic), `tool`, `probability` or `one-call` (the last two imply --checklist)."""
@@ -326,6 +335,7 @@ eval_options = [
     NO_CACHE_OPTION,
     checklist_options,
     PROTOCOL_OPTION,
+    SEED_OPTION,
 ]
 
 
@@ -364,6 +374,7 @@ def flag_judge(
     votes: int = 1,
     temperature: float = 0.0,
     protocol: Protocol | None = None,
+    seed: int | None = None,
 ) -> Judge:
     """The Judge `judge`, `test-goldens`, `calibrate` and `align` build from their flags, once
     --checklist has been checked against `rubrics` (a missing key stops here)."""
@@ -377,6 +388,7 @@ def flag_judge(
         votes=votes,
         temperature=temperature,
         protocol=protocol,
+        seed=seed,
         **checklist_mode(checklist),
     )
     return Judge.from_settings(

@@ -30,6 +30,7 @@ from rubriclib.cli.options import (
     POLL_SECONDS_OPTION,
     PROTOCOL_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
+    SEED_OPTION,
     TEMPERATURE_OPTION,
     JudgedInputs,
     checklist_options,
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 @FROZEN_OPTION
 @checklist_options
 @PROTOCOL_OPTION
+@SEED_OPTION
 def judge_command(
     ref: str,
     inputs: JudgedInputs,
@@ -70,6 +72,7 @@ def judge_command(
     frozen: bool,
     checklist: AnswerMode | None,
     protocol: Protocol | None,
+    seed: int | None,
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
 
@@ -101,6 +104,7 @@ def judge_command(
         votes=votes,
         temperature=temperature,
         protocol=protocol,
+        seed=seed,
     )
 
     async def judge_once(interrupt: Interrupted) -> GradeResult | str:
@@ -171,6 +175,7 @@ def judge_command(
 @POLL_SECONDS_OPTION
 @checklist_options
 @PROTOCOL_OPTION
+@SEED_OPTION
 def test_goldens(
     refs: Sequence[str],
     model: str | None,
@@ -190,6 +195,7 @@ def test_goldens(
     poll_seconds: float,
     checklist: AnswerMode | None,
     protocol: Protocol | None,
+    seed: int | None,
 ) -> None:
     """Regression run: judge every golden of each rubric (every resolvable one when no REF).
 
@@ -214,7 +220,14 @@ def test_goldens(
     if frozen:
         refuse_unlocked(rubrics)
     judge = flag_judge(
-        rubrics, model, checklist, no_cache, votes=votes, temperature=temperature, protocol=protocol
+        rubrics,
+        model,
+        checklist,
+        no_cache,
+        votes=votes,
+        temperature=temperature,
+        protocol=protocol,
+        seed=seed,
     )
     in_flight = concurrency_setting(concurrency)
     state = reports.destination  # a batch's state file sits beside the report

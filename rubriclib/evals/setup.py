@@ -180,6 +180,7 @@ def ready_run(
     votes: int | None = None,
     checklist: AnswerMode | None = None,
     protocol: Protocol | None = None,
+    seed: int | None = None,
     capabilities: bool | str | os.PathLike[str] = False,
     offline: bool = False,
     limit: int | None = None,
@@ -189,8 +190,8 @@ def ready_run(
     force: bool = False,
 ) -> ReadyRun:
     """A prepared eval made runnable, the one place an eval becomes so: its judges (`model`,
-    `votes`, `checklist` mode, answered by `tool`, `probability` or `one-call`, and `protocol`
-    override every grader's; `cache`, `capabilities` and `offline` as `_make_judges` takes
+    `votes`, `checklist` mode, answered by `tool`, `probability` or `one-call`, `protocol` and
+    `seed` override every grader's; `cache`, `capabilities` and `offline` as `_make_judges` takes
     them) and its target (a missing key is a
     JudgeConfigError here, before any request); the rows it reads, within `limit` (else the
     eval's own); its concurrency (`concurrency`, else the eval's, else the config's); and with
@@ -205,7 +206,9 @@ def ready_run(
         refuse_to_replace(out, force)
     ev = prepared.eval
     # the flags turn checklist mode on, never off
-    over = JudgeSettings(model=model, votes=votes, protocol=protocol, **checklist_mode(checklist))
+    over = JudgeSettings(
+        model=model, votes=votes, protocol=protocol, seed=seed, **checklist_mode(checklist)
+    )
     judges = _make_judges(ev, over, cache, capabilities, offline)
     target = _make_target(ev)
     kept = {}
@@ -301,7 +304,11 @@ def _make_panel(
 
     assert grader.panel is not None
     flags = JudgeSettings(
-        votes=over.votes, mode=over.mode, answers=over.answers, protocol=over.protocol
+        votes=over.votes,
+        mode=over.mode,
+        answers=over.answers,
+        protocol=over.protocol,
+        seed=over.seed,
     )
     members = [judge_for(member.merge(flags)) for member in grader.panel.judges]
     return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)

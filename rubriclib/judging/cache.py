@@ -18,6 +18,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -202,7 +203,11 @@ def stored_verdict(
 
 
 def cached_result(
-    stored: dict[str, Any] | None, rubric: Rubric, model: str, protocol: str = "tools"
+    stored: dict[str, Any] | None,
+    rubric: Rubric,
+    model: str,
+    protocol: str = "tools",
+    sampled: Mapping[str, Any] | None = None,
 ) -> GradeResult | None:
     """A cached verdict as a result (no attempts, `cached: true`), or None for a miss or a
     stored value that is not a verdict; on a pairwise rubric only one that kept the judge's
@@ -221,7 +226,9 @@ def cached_result(
     correction = stored.get("correction") if isinstance(stored.get("correction"), str) else None
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     mode = stored.get("mode")
-    details = judge_details(model, mode, 0, 0, usage, correction, cached=True, protocol=protocol)
+    details = judge_details(
+        model, mode, 0, 0, usage, correction, cached=True, protocol=protocol, sampled=sampled
+    )
     result = make_result(rubric, details, stored["verdict"], reason, raw)
     p = stored.get("p") if isinstance(stored.get("p"), float) else None
     read = {key: stored[key] for key in ANSWER_DETAILS if key in stored}

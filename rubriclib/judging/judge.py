@@ -99,6 +99,9 @@ class Judge(ManyJudgments):
         protocol: How verdicts are asked for: "tools" (a tool call) or "json" (one JSON object
             in the verdict tool's schema, through `response_format`, for endpoints that call
             tools badly); None takes `RUBRICLIB_PROTOCOL`, the project's config or "tools".
+        seed: The seed sent with every request (None sends none). Each vote and trial is sent
+            the seed plus its offset (the first judgment of an item the seed itself), so
+            votes stay independent samples; recorded in `details.judge.seed`.
 
     Raises:
         JudgeConfigError: A setting out of range, or a key or base URL that cannot be used.
@@ -117,6 +120,8 @@ class Judge(ManyJudgments):
     protocol: Protocol
     """How verdicts are asked for: `tools`, a tool call; or `json`, one JSON object in the
     verdict tool's schema (`json_answers`)."""
+    seed: int | None
+    """The seed sent (plus each vote's and trial's offset); None sends none."""
     votes: int
     """Independent judgments per item: the majority verdict (on 1-5, the median score) wins, a
     tie never passes, and voting stops once a majority is decided."""
@@ -166,8 +171,12 @@ class Judge(ManyJudgments):
         max_prompt_tokens: int | None = None,
         answers: AnswerMode = "tool",
         protocol: Protocol | None = None,
+        seed: int | None = None,
     ) -> None:
         checked_modes(votes, mode, answers)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise JudgeConfigError(f"seed must be a whole number of at least 0, not {seed!r}")
+        self.seed = seed
         self.mode, self.answers, self.votes = mode, answers, votes
         self.protocol: Protocol = checked_protocol(resolve("protocol", protocol).value)
         self._remembered = Remembered()
@@ -200,8 +209,8 @@ class Judge(ManyJudgments):
     @property
     def quirks(self) -> set[str]:
         """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
-        `no_temperature`, `max_completion_tokens`, `no_logprobs`, `no_json_schema`. Kept for
-        every later request of this Judge."""
+        `no_temperature`, `max_completion_tokens`, `no_logprobs`, `no_json_schema`, `no_seed`.
+        Kept for every later request of this Judge."""
         return self._at.quirks
 
     @property
@@ -349,6 +358,7 @@ class Judge(ManyJudgments):
             self._records_only,
             self._remembered,
             self.protocol,
+            self.seed,
         )
         return modes.item_steps(rubric, item, trial, pacer)
 

@@ -131,6 +131,7 @@ QUIRKS = (
     "max_completion_tokens",
     "no_logprobs",
     "no_json_schema",
+    "no_seed",
 )
 """What an endpoint may refuse, each with its fallback (`tool_mode`, `sampling`,
 `json_answers.JsonAsking.mode`); learned from

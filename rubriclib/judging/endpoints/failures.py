@@ -143,6 +143,7 @@ def quirk_in(error: BaseException, sent: dict[str, Any], known: set[str]) -> str
         ("max_completion_tokens", "max_tokens" in text and "max_tokens" in sent),
         # llama-cpp-python: "Input should be 'text' or 'json_object'" at response_format.type
         ("no_json_schema", schema_asked and ("json_schema" in text or "response_format" in text)),
+        ("no_seed", "seed" in text and "seed" in sent),
     ]
     return next((quirk for quirk, hit in candidates if hit and quirk not in known), None)
 

@@ -52,10 +52,16 @@ class Judgment:
         trial: int = 1,
         vote: int = 1,
         protocol: str = "tools",
+        seed: int | None = None,
     ) -> None:
         self.endpoint, self.cache, self.sampling = endpoint, cache, sampling
         self.protocol = protocol
         """How the asking asks (`tools` or `json`, `json_answers.as_protocol`), recorded."""
+        self.seed = seed
+        """The seed this judgment sends (None: none), unless the endpoint refused seeds."""
+        self.sampled: dict[str, Any] = {}
+        """What produced the verdict (`result.SAMPLED`): the temperature and seed sent, the
+        model and fingerprint the reply named."""
         self.rubric, self.asking = rubric, asking
         self.user = user
         """The prompt's user message; the asking writes each mode's system message (`_body`)."""
@@ -114,6 +120,9 @@ class Judgment:
         elif self.correction is not None:
             sent = sent + self.asking.corrective_turn(self.unanswered, mode)
         shaped = self.asking.sampling(*self.sampling, self.endpoint.quirks)
+        if self.seed is not None and "no_seed" not in self.endpoint.quirks:
+            shaped["seed"] = self.seed
+        self.sampled |= {"temperature": shaped.get("temperature"), "seed": shaped.get("seed")}
         return self.asking.body(sent, mode, self.endpoint.model, shaped)
 
     def _cached(self, key: str) -> GradeResult | None:
@@ -122,7 +131,8 @@ class Judgment:
             return None
         self.first_key = key
         stored = self.cache.get(key)
-        return cached_result(stored, self.rubric, self.endpoint.model, self.protocol)
+        model = self.endpoint.model
+        return cached_result(stored, self.rubric, model, self.protocol, self.sampled)
 
     def _stopped(self, reply: EndpointUnusable) -> GradeResult:
         """The engine stopped sending to the endpoint before this attempt."""
@@ -156,6 +166,7 @@ class Judgment:
         """The judgment's result from a reply, or None when it gets its corrective turn."""
         self.answered_mode = self.answered_mode or mode
         parsed = parse_reply(reply)
+        self.sampled |= answered_by(parsed)
         for counted, count in usage_of(parsed).items():
             self.usage[counted] += count
         outcome = self.asking.read(parsed, mode)
@@ -228,10 +239,21 @@ class Judgment:
             self.correction,
             retries=self.retries,
             protocol=self.protocol,
+            sampled=self.sampled,
         )
         reason = self.endpoint.hidden(reason)
         result = with_winner(make_result(self.rubric, details, verdict, reason, raw), winner)
         return with_details(result, **({"citations": citations} if citations else {}))
+
+
+def answered_by(reply: Any) -> dict[str, str]:
+    """The model a parsed reply says answered and its `system_fingerprint`, where it names
+    them as text (nothing about a reply is trusted)."""
+    named = {"served_model": "model", "system_fingerprint": "system_fingerprint"}
+    found = (
+        {key: reply.get(field) for key, field in named.items()} if isinstance(reply, dict) else {}
+    )
+    return {key: value for key, value in found.items() if isinstance(value, str) and value}
 
 
 def said(verdict: JudgeVerdict) -> str:

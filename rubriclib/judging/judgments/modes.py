@@ -89,6 +89,8 @@ class Modes:
     protocol: Protocol = "tools"
     """How verdicts are asked for: `tools` (a tool call) or `json` (one JSON object in the
     tool's schema, `json_answers`)."""
+    seed: int | None = None
+    """The seed of an item's first judgment; each later vote and trial adds its offset."""
 
     def item_steps(self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None) -> Steps:
         """Every step of one item's judgment: its votes, one after another, until a majority is
@@ -173,6 +175,13 @@ class Modes:
         body, which no per-item request shares); the verdict computed from the answers."""
         return one_call_result(ballot.rubric, (yield from self._judgment(ballot, *asked[0])))
 
+    def _seed(self, trial: int, vote: int) -> int | None:
+        """The seed of vote `vote` of trial `trial`: the judge's seed plus their offset (the
+        first vote of the first trial sends the seed itself), so no two samples share one."""
+        if self.seed is None:
+            return None
+        return self.seed + (trial - 1) * self.votes + (vote - 1)
+
     def _profile(self, rubric: Rubric) -> Applied | None:
         """This model's profile for `rubric` in the project, read once per rubric digest; one
         that does not match (another rubric digest or model) is said once and never applied."""
@@ -199,5 +208,6 @@ class Modes:
             trial,
             vote,
             "tools" if asked is asking else "json",
+            self._seed(trial, vote),
         )
         return (yield from judgment.steps())

@@ -112,6 +112,16 @@ class JudgeInfo(Block):
     protocol: Literal["tools", "json"] | None = None
     """How verdicts were asked for: `tools` (a tool call) or `json` (one JSON object); absent
     when nothing was sent, and in results written before it was recorded (tools)."""
+    temperature: float | None = None
+    """The temperature sent (the first request's, over votes); absent when none was sent."""
+    seed: int | None = None
+    """The seed sent (`--seed`: the first vote's; vote and trial K get the seed plus their
+    offset); absent when none was sent."""
+    served_model: str | None = None
+    """The model the endpoint says answered (its reply's `model`), beside the model asked
+    for; absent when no reply named one."""
+    system_fingerprint: str | None = None
+    """The reply's `system_fingerprint`, when the endpoint gives one."""
     attempts: int
     """Every request sent."""
     retries: int = 0

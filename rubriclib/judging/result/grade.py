@@ -4,7 +4,7 @@ pairwise counts over many (how several results combine into one is `combining`'s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -51,6 +51,11 @@ class GradeResult(BaseModel):
         return self
 
 
+SAMPLED = ("temperature", "seed", "served_model", "system_fingerprint")
+"""What produced a verdict, kept in `details.judge` beside the model asked for (over votes,
+orders or items: the first that has it)."""
+
+
 def judge_details(
     model: str,
     mode: str | None,
@@ -61,14 +66,18 @@ def judge_details(
     cached: bool = False,
     retries: int = 0,
     protocol: str | None = None,
+    sampled: Mapping[str, Any] | None = None,
 ) -> JudgeInfo:
     """The `details.judge` block. `attempts` counts every request sent, `retries` those sent
     again after a retryable failure; `mode` is how the verdict call was forced (None when no
     request was answered); `correction` is why a corrective turn was needed, if one was;
     `cached` says the verdict came from the verdict cache, with no request; `protocol` how
-    verdicts were asked for (None: nothing was sent)."""
+    verdicts were asked for (None: nothing was sent); `sampled` what produced the verdict
+    (`SAMPLED`: temperature and seed sent, the model and fingerprint the reply named), each
+    kept when not None."""
     corrected = {"correction": correction} if correction is not None else {}
     corrected |= {"protocol": protocol} if protocol is not None else {}
+    corrected |= {key: value for key, value in (sampled or {}).items() if value is not None}
     return JudgeInfo.model_validate(
         {
             "model": model,
@@ -224,6 +233,7 @@ def summed_judge(votes: list[GradeResult]) -> JudgeInfo:
         cached=bool(blocks) and all(block.cached for block in blocks),
         retries=sum(block.retries for block in blocks),
         protocol=next((block.protocol for block in blocks if block.protocol), None),
+        sampled={key: next((b.get(key) for b in blocks if key in b), None) for key in SAMPLED},
     )
     return details.adding(corrected=any(block.corrected for block in blocks))
 
