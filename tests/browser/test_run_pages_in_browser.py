@@ -139,6 +139,9 @@ def test_the_goldens_page_shows_agreement_misses_and_flaky_goldens(
     assert "<b>Refunds</b> pass" in wrong and "fail, fail" in wrong
     flaky = page.locator(f"{box} h4:text-is('Flaky goldens (1)') + table tr[data-golden=wobbly]")
     assert "It flips." in flaky.text_content()
+    assert page.text_content(f"{box} dd[data-fact='flip rates']") == (
+        "flipped 1 of 4 golden(s) (25.0%), disagreement 12.5% (1 of 8 verdict(s))"
+    )
     confusion = page.locator(f"{box} table").first.locator("td").all_text_contents()
     counts = numbers["counts"]
     expected = [counts[k] for k in ("true_pass", "false_fail", "false_pass", "true_fail")]

@@ -21,6 +21,12 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
       ...answers.map((a) => el("td", { class: "num " + (a === k.slice(9) ? "pass" : "fail") }, number(counts[k][a] || 0))))));
   }
 
+  // Across trials, judge errors left out: things whose verdict changed, verdicts off their thing's majority.
+  function flipRates(f, noun) {
+    return `flipped ${number(f.flipped)} of ${number(f.compared)} ${noun}(s) (${percent(f.flipped_share)}), ` +
+      `disagreement ${percent(f.disagreement)} (${number(f.differing)} of ${number(f.judgments)} verdict(s))`;
+  }
+
   function goldens(section) {
     const run = data.goldens;
     section.hidden = false;
@@ -39,6 +45,7 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
         ["kappa", within(r.kappa, r.kappa_interval, decimal) + (r.kappa_band ? ` (${r.kappa_band})` : "")],
         ["judge errors", number(r.counts.errors)], ["missed goldens", number(misses.length)],
         ["goldens with judge errors", number(errored.length)], ["flaky goldens", number(flaky.length)]];
+      if (r.flip_rates) list.push(["flip rates", flipRates(r.flip_rates, "golden")]);
       if (r.exact_score_agreement !== null) list.push(["exact score agreement", percent(r.exact_score_agreement)]);
       if (r.mean_absolute_error !== null) list.push(["mean absolute error", decimal(r.mean_absolute_error)]);
       if (Object.keys(r.checklist_failures || {}).length) list.push(["checklist items failed", itemCounts(r.checklist_failures)]);
