@@ -195,3 +195,25 @@ def test_the_calibration_page_shows_disagreements_with_both_labels(
     cells = page.locator("#confusion td").all_text_contents()
     assert cells == ["1", "1", "0", "1", "1", "0"]
     assert page.errors == []
+
+
+def test_the_calibration_page_over_trials_shows_judgments_and_flip_rates(
+    page: Any, endpoint: JudgeServer, library: Path, write_file: Callable[..., Path]
+) -> None:
+    labels = [
+        {"id": "a", "output": "verdicts:ppp", "label": "pass"},
+        {"id": "b", "output": "verdicts:pff", "label": "pass"},
+    ]
+    path = write_file("labels.jsonl", "".join(json.dumps(row) + "\n" for row in labels))
+    report = path.parent / "calibration.html"
+    ran = rubriclib(
+        "calibrate", "keywords", "--labels", str(path), "--trials", "3", "--report", str(report)
+    )
+    assert ran.returncode == 0, ran.stderr
+    open_report(page, report)
+    assert page.text_content("dd[data-fact=judgments]") == "6 judged of 6 (2 rows x 3 trials)"
+    assert page.text_content("dd[data-fact='flip rates']") == (
+        "flipped 1 of 2 row(s) (50.0%), disagreement 16.7% (1 of 6 verdict(s))"
+    )
+    assert page.locator("#disagreements tr[data-row=b]").count() == 2
+    assert page.errors == []

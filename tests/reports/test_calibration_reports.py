@@ -118,9 +118,11 @@ def test_the_json_carries_the_numbers_and_each_case(rubric: Rubric) -> None:
             "judge_score": None,
             "reason": "looks fine",
             "tags": ["hard"],
+            "trial": 1,
         }
     ]
     assert data["judge_error_rows"] == [] and CALIBRATION_FORMATTERS["json"] is format_json
+    assert data["trials"] == 1 and data["flip_rates"] is None  # one trial: nothing to compare
 
 
 def test_disagreements_become_goldens_expecting_the_humans_label(rubric: Rubric) -> None:

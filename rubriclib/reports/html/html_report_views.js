@@ -63,12 +63,16 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
   function calibration(section) {
     const c = data.calibration;
     section.hidden = false;
-    const list = [["rows", `${number(c.run.judged)} judged of ${number(c.run.rows)}`], ["verdicts", number(c.verdicts)],
+    const judged = c.trials > 1
+      ? ["judgments", `${number(c.run.judged)} judged of ${number(c.run.planned)} (${number(c.run.rows)} rows x ${c.trials} trials)`]
+      : ["rows", `${number(c.run.judged)} judged of ${number(c.run.rows)}`];
+    const list = [judged, ["verdicts", number(c.verdicts)],
       ["judge errors", number(c.judge_errors)], ["disagreements", number(c.disagreements)],
       ["accuracy", within(c.accuracy, c.accuracy_interval, percent)],
       ["kappa", c.kappa === null ? `undefined${c.kappa_undefined ? ": " + c.kappa_undefined : ""}`
         : within(c.kappa, c.kappa_interval, decimal) + (c.kappa_band ? ` (${c.kappa_band})` : "")],
       ["base rate (human pass)", percent(c.base_rate)]];
+    if (c.flip_rates) list.push(["flip rates", flipRates(c.flip_rates, "row")]);
     if (c.majority_baseline) list.push(["always-majority baseline", `${c.majority_baseline.label}: ${percent(c.majority_baseline.accuracy)}`]);
     if (Object.keys(c.checklist_failures || {}).length) list.push(["checklist items failed", itemCounts(c.checklist_failures)]);
     if (c.scored_pairs) list.push(["exact score agreement", percent(c.exact_score_agreement)], ["mean absolute error", decimal(c.mean_absolute_error)]);
