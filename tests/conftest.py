@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -225,8 +226,11 @@ Judge it. Call `set_grade_pass` or `set_grade_fail`.
 
 
 def keyword_responder(delay: float = 0.0) -> Callable[[dict[str, Any]], Reply]:
-    """Answer from a keyword in the candidate output; `verdict:flip` alternates pass and fail."""
+    """Answer from a keyword in the candidate output; `verdict:flip` alternates pass and fail
+    over every such request; `verdicts:pfp` answers the Nth request of the same message with
+    its Nth letter (p pass, f fail), so each item's trials get those verdicts in any order."""
     flips = itertools.cycle(["set_grade_pass", "set_grade_fail"])
+    asked: Counter[str] = Counter()
     lock = threading.Lock()
 
     def respond(body: dict[str, Any]) -> Reply:
@@ -237,6 +241,11 @@ def keyword_responder(delay: float = 0.0) -> Callable[[dict[str, Any]], Reply]:
         if "verdict:flip" in user:
             with lock:
                 name = next(flips)
+        elif scripted := re.search(r"verdicts:([pf]+)", user):
+            with lock:
+                letters, asked[user] = scripted.group(1), asked[user] + 1
+                letter = letters[(asked[user] - 1) % len(letters)]
+            name = "set_grade_pass" if letter == "p" else "set_grade_fail"
         else:
             name = "set_grade_pass" if "verdict:pass" in user else "set_grade_fail"
         return tool_reply(name, {"reason": f"scripted {name}"} | scripted_citations(body, user))

@@ -51,6 +51,15 @@ if TYPE_CHECKING:
     "--fit, which fits on the goldens without.",
 )
 @MODEL_OPTION
+@click.option(
+    "--trials",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Judge every row this many times: each judgment counts in the agreement numbers, "
+    "and the report adds the flip rates (rows whose verdict changed, verdicts off their row's "
+    "majority).",
+)
 @CONCURRENCY_OPTION
 @REQUESTS_PER_MINUTE_OPTION
 @TABLE_OR_JSON_OPTION
@@ -81,6 +90,7 @@ def calibrate(
     ref: str,
     labels_file: str | None,
     model: str | None,
+    trials: int,
     concurrency: int | None,
     requests_per_minute: float | None,
     report_format: str,
@@ -100,13 +110,14 @@ def calibrate(
     the confusion matrix, bootstrap 95% intervals, a breakdown by tag and every disagreement
     with the judge's reason. Exit 0 when the report is made (1 with --min-kappa unmet),
     2 for bad input, 3 when every row ended in a judge error, 130/143 when interrupted (the
-    report holds what was judged).
+    report holds what was judged). With --trials K every row is judged K times.
 
     \b
     Examples:
       rubriclib calibrate groundedness --labels labelled.jsonl
       rubriclib calibrate answer-correctness --labels scores.csv --to-goldens review.yaml
       rubriclib calibrate groundedness --labels labelled.jsonl --report calibration.html
+      rubriclib calibrate groundedness --labels labelled.jsonl --trials 3  (flip rates too)
       rubriclib calibrate groundedness --labels labelled.jsonl --checklist  (the other mode)
       rubriclib calibrate groundedness --checklist-answers probability --fit  (on the goldens)
     """
@@ -114,15 +125,16 @@ def calibrate(
 
     reports = ReportFiles.checked(out, html_report)
     goldens_path = _goldens_destination(goldens_out, force, reports)
+    if fit and trials > 1:
+        raise BadInput("--fit: fits one judgment of each row: leave out --trials")
     rubric, rows, labels = _labelled_rows(ref, labels_file, fit, frozen, checklist)
     judge = flag_judge([rubric], model, checklist, no_cache)  # a missing key stops here
     profile = _profile_destination(judge.model, rubric, force) if fit else None
     in_flight = concurrency_setting(concurrency)
 
     with interruptible() as interrupt:  # through the report: a second signal cannot cut it
-        calibration = _judged(
-            judge, rubric, rows, labels, in_flight, requests_per_minute, interrupt
-        )
+        pace = (trials, in_flight, requests_per_minute)
+        calibration = _judged(judge, rubric, rows, labels, pace, interrupt)
         _finish(calibration, report_format, reports, (goldens_path, goldens_out))
         if profile is not None and calibration.interrupted is None:
             _write_profile(calibration, judge.model, profile)
@@ -158,13 +170,15 @@ def _judged(
     rubric: Rubric,
     rows: list[LabelledRow],
     labels: str,
-    in_flight: int,
-    requests_per_minute: float | None,
+    pace: tuple[int, int, float | None],
     interrupt: Interrupted,
 ) -> Calibration:
-    """Judge every labelled row, with progress on a terminal, until the end or the first
-    signal `interrupt` records."""
+    """Judge every labelled row (`pace`: trials of each, judgments in flight, requests per
+    minute), with progress on a terminal, until the end or the first signal `interrupt`
+    records."""
     from rubriclib.measure import run_calibration
+
+    trials, in_flight, requests_per_minute = pace
 
     def run(progress: Progress | None) -> Coroutine[Any, Any, Calibration]:
         return run_calibration(
@@ -172,13 +186,14 @@ def _judged(
             rubric,
             rows,
             labels,
+            trials=trials,
             concurrency=in_flight,
             requests_per_minute=requests_per_minute,
             on_judgment=progress,
             interrupt=interrupt,
         )
 
-    return judging(len(rows), run, interrupt, [judge])
+    return judging(len(rows) * trials, run, interrupt, [judge])
 
 
 def _refuse_fit(rubric: Rubric, checklist: str | None) -> None:
@@ -256,7 +271,7 @@ def _finish(
         _write_goldens(goldens[0], goldens_yaml(calibration))
     reports.write(text, calibration_last_line(calibration), lambda: calibration_page(calibration))
     if goldens[0] is not None:
-        count = len(calibration.disagreements)
+        count = len(calibration.disagreeing_rows)
         click.echo(f"rubriclib: wrote {count} disagreement(s) as goldens to {goldens[1]}", err=True)
 
 
@@ -290,9 +305,10 @@ def _write_goldens(path: Path, text: str) -> None:
 def _exit_code(calibration: Calibration, min_kappa: float | None) -> int:
     """130/143 when interrupted, 3 when every row ended in a judge error, 1 when --min-kappa is
     not met, else 0: a calibration is a measurement, not a gate."""
+    from rubriclib.reports import calibration_progress
+
     if calibration.interrupted is not None:
-        judged = f"{len(calibration.judged)} of {len(calibration.rows)} row(s)"
-        return interrupted_exit(calibration.interrupted, judged)
+        return interrupted_exit(calibration.interrupted, calibration_progress(calibration))
     if calibration.all_errors:
         return 3
     kappa = calibration.overall.kappa

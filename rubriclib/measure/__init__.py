@@ -1,11 +1,11 @@
 """Measure: many judgments plus numbers. How well a rubric and judge do against what is known.
 
-`agreement` (accuracy, Cohen's kappa, intervals), `goldens` (a rubric's goldens run as
-regression tests), `calibration` (a judge against human labels, each labels-file row read by
-`label_rows`), `align` and `align_run` (a rubric revised from labels, its gain measured held
-out), `runs` (those three started from Python as the CLI starts them), `citations` (the
-citations judged results hold, counted) and `output_summary` (a rubric's output fields over
-many judgments, and a labels rubric's label counts).
+`agreement` (accuracy, Cohen's kappa, intervals, flip rates across trials), `goldens` (a
+rubric's goldens run as regression tests), `calibration` (a judge against human labels, each
+labels-file row read by `label_rows`), `align` and `align_run` (a rubric revised from labels,
+its gain measured held out), `runs` (those three started from Python as the CLI starts them),
+`citations` (the citations judged results hold, counted) and `output_summary` (a rubric's
+output fields over many judgments, and a labels rubric's label counts).
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
 This room imports the root leaves, `rubrics`, `judging` and `evals`; it prints nothing (`reports`
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rubriclib.measure.agreement import CONFIDENCE as CONFIDENCE
     from rubriclib.measure.agreement import RESAMPLES as RESAMPLES
     from rubriclib.measure.agreement import SEED as SEED
+    from rubriclib.measure.agreement import FlipRates as FlipRates
     from rubriclib.measure.agreement import Interval as Interval
     from rubriclib.measure.agreement import kappa_band as kappa_band
     from rubriclib.measure.agreement import paired_difference_interval as paired_difference_interval
@@ -70,6 +71,7 @@ _HOMES = {
     "CONFIDENCE": ".agreement",
     "Calibration": ".calibration",
     "CitationCounts": ".citations",
+    "FlipRates": ".agreement",
     "GoldenOutcome": ".golden_stats",
     "Interval": ".agreement",
     "Judged": ".calibration",

@@ -1,5 +1,6 @@
-"""Agreement statistics between two raters (a human and a judge). Pure: (label, verdict) pairs
-in, numbers out; no rubriclib imports.
+"""Agreement statistics between two raters (a human and a judge), and of a judge with itself
+across trials (`flip_rates`). Pure: (label, verdict) pairs or answers in, numbers out; no
+rubriclib imports.
 
 Intervals are bootstrap percentile intervals with a fixed seed, so the same pairs always give
 the same intervals.
@@ -11,6 +12,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 RESAMPLES = 2000
@@ -129,6 +131,47 @@ def score_agreement(pairs: Iterable[tuple[int, int]]) -> tuple[float, float, int
     exact = sum(human == judge for human, judge in scored) / len(scored)
     error = sum(abs(human - judge) for human, judge in scored) / len(scored)
     return exact, error, len(scored)
+
+
+@dataclass(frozen=True)
+class FlipRates:
+    """How steady a judge was across trials of the same thing, judge errors left out: of the
+    `compared` things (goldens, rows) that got a verdict at least twice, `flipped` got more
+    than one; of their `judgments` (verdicts), `differing` differ from their thing's majority."""
+
+    compared: int
+    flipped: int
+    judgments: int
+    differing: int
+
+    @property
+    def flipped_share(self) -> float | None:
+        """Share of the compared things whose verdict changed across trials (None: none)."""
+        return self.flipped / self.compared if self.compared else None
+
+    @property
+    def disagreement(self) -> float | None:
+        """Share of the verdicts that differ from their thing's majority verdict (None: none)."""
+        return self.differing / self.judgments if self.judgments else None
+
+
+def flip_rates(answers: Iterable[Sequence[str]]) -> FlipRates:
+    """The flip rates of things each judged over several trials, given each thing's answers
+    (verdicts; on a pairwise or labels rubric winners or labels). `error` answers are left
+    out, and a thing with fewer than two others too (it cannot flip). A thing's majority is
+    its most common answer; in a tie, any of the tied ones, which differ by the same count
+    (a 2-trial pass / fail split is 1 verdict of 2 differing)."""
+    compared = flipped = judgments = differing = 0
+    for one in answers:
+        counts = Counter(answer for answer in one if answer != "error")
+        verdicts = counts.total()
+        if verdicts < 2:
+            continue
+        compared += 1
+        flipped += len(counts) > 1
+        judgments += verdicts
+        differing += verdicts - max(counts.values())
+    return FlipRates(compared, flipped, judgments, differing)
 
 
 Z_95 = 1.959963984540054

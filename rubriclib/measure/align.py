@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rubriclib.errors import EvalError, Problem
 from rubriclib.item import missing_fields
 from rubriclib.measure.agreement import Interval, bootstrap_interval
 from rubriclib.measure.calibration import Judged
@@ -92,6 +93,24 @@ def no_example_row(rubric: Rubric, rows: Sequence[LabelledRow]) -> str | None:
         "no row can be a worked example (an example is shown as text: not an agent run, and "
         f"with every field {rubric.name} requires: {', '.join(rubric.requires) or 'none'})"
     )
+
+
+def refuse_to_align(
+    rubric: Rubric, rows: list[LabelledRow], labels: str, folds: int, guidelines: bool
+) -> None:
+    """EvalError, before any request, for labels that cannot measure a gain or fill `folds`
+    folds, or that no revision could learn from (no row can be an example, no guidelines);
+    RubricError for a rubric that is no file to revise."""
+    from rubriclib.rubrics import revise
+
+    revise(rubric, [], [])  # only a rubric read from its file can be revised
+    if (why := too_few_labels(rows)) is not None:
+        raise EvalError([Problem(labels, "", why)])
+    if (why := folds_left_empty(rows, folds)) is not None:
+        raise EvalError([Problem(labels, "folds", why)])
+    if not guidelines and (why := no_example_row(rubric, rows)) is not None:
+        advice = "pass optimizer_model for guideline lines instead"
+        raise EvalError([Problem(labels, "", f"{why}; {advice}")])
 
 
 def choose_examples(judged: Sequence[Judged], limit: int, rubric: Rubric) -> list[Judged]:

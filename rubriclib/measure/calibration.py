@@ -7,7 +7,9 @@ a `score` from 1 to 5 (it passes at the rubric's threshold), or, for a labels ru
 its label names (`label_rows` reads them); `tags` (a list, or text split at commas) group rows
 for the breakdown. On a labels rubric, accuracy, kappa and the confusion matrix are over the
 labels, with the pass-fail agreement by the rubric's map beside them. Judge errors are counted
-apart and left out of accuracy, kappa and the intervals.
+apart and left out of accuracy, kappa and the intervals. Judged over several trials, every
+judgment of a row counts once in those numbers, and the flip rates say how steady the judge
+was (`agreement.flip_rates`).
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from rubriclib.errors import EvalError
 from rubriclib.evals import Dataset, Row
 from rubriclib.judging import GradeResult
 from rubriclib.measure.agreement import (
+    FlipRates,
     Interval,
     accuracy,
     base_rate,
     bootstrap_interval,
     cohen_kappa,
+    flip_rates,
     majority_baseline,
     score_agreement,
     why_kappa_undefined,
@@ -41,10 +45,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Judged:
-    """A labelled row and the judge's result for it."""
+    """A labelled row and the judge's result for it (of its `trial`, from 1)."""
 
     labelled: LabelledRow
     result: GradeResult
+    trial: int = 1
 
     @property
     def verdict(self) -> str:
@@ -197,8 +202,8 @@ def agreement(
 
 @dataclass(frozen=True)
 class Calibration:
-    """A calibration run: every labelled row, the rows judged (in file order; fewer when it was
-    interrupted) and how the run went."""
+    """A calibration run: every labelled row, its judgments (in file order, each row's trials
+    in turn; fewer when it was interrupted) and how the run went."""
 
     rubric: Rubric
     labels: str
@@ -206,6 +211,21 @@ class Calibration:
     rows: list[LabelledRow]
     judged: list[Judged]
     info: RunInfo | None = None
+    trials: int = 1
+
+    @property
+    def planned(self) -> int:
+        """The judgments the run set out to make: every row, `trials` times."""
+        return len(self.rows) * self.trials
+
+    @cached_property
+    def flip_rates(self) -> FlipRates:
+        """Rows whose verdict (labels rubric: label) changed across trials, and the share of
+        verdicts off their row's majority (judge errors left out)."""
+        answers: dict[int, list[str]] = {}
+        for one in self.judged:
+            answers.setdefault(one.labelled.row.number, []).append(one.answer)
+        return flip_rates(answers.values())
 
     @property
     def label_names(self) -> list[str] | None:
@@ -231,6 +251,14 @@ class Calibration:
     def disagreements(self) -> list[Judged]:
         return [one for one in self.judged if one.disagrees]
 
+    @property
+    def disagreeing_rows(self) -> list[Judged]:
+        """The first judgment of each row that disagreed with its label (one per row)."""
+        firsts: dict[int, Judged] = {}
+        for one in self.disagreements:
+            firsts.setdefault(one.labelled.row.number, one)
+        return list(firsts.values())
+
     @cached_property
     def citations(self) -> CitationCounts:
         """The citations the judge gave over every row judged, the unverified ones named by
@@ -250,7 +278,7 @@ class Calibration:
 
     @property
     def all_errors(self) -> bool:
-        """Rows were judged, and every one ended in a judge error."""
+        """Rows were judged, and every judgment ended in a judge error."""
         return bool(self.judged) and len(self.errors) == len(self.judged)
 
 
@@ -260,28 +288,36 @@ async def run_calibration(
     rows: list[LabelledRow],
     labels: str,
     *,
+    trials: int = 1,
     concurrency: int = 8,
     requests_per_minute: float | None = None,
     on_judgment: Callable[[], None] | None = None,
     interrupt: Interrupted | None = None,
     pacing: Pacing | None = None,
 ) -> Calibration:
-    """Judge every labelled row through the engine (a row lacking a field the rubric requires
-    is an error result, with no request), paced by `pacing` when it is part of a longer run.
-    When `interrupt` records a signal, the run stops and the calibration holds what was judged
-    until then."""
+    """Judge every labelled row `trials` times through the engine (each trial its own request
+    and cache key; a row lacking a field the rubric requires is an error result, with no
+    request), paced by `pacing` when it is part of a longer run. When `interrupt` records a
+    signal, the run stops and the calibration holds what was judged until then."""
     from rubriclib.judging import Job, judge_all
 
-    jobs = (Job(rubric, labelled.row.item) for labelled in rows)
+    if trials < 1:
+        raise ValueError("trials must be at least 1")
+    jobs = (
+        Job(rubric, labelled.row.item, trial) for labelled in rows for trial in range(1, trials + 1)
+    )
     results, info = await judge_all(
         judge,
         jobs,
-        len(rows),
+        len(rows) * trials,
         concurrency=concurrency,
         requests_per_minute=requests_per_minute,
         on_judgment=on_judgment,
         interrupt=interrupt,
         pacing=pacing,
     )
-    judged = [Judged(rows[index], results[index]) for index in sorted(results)]
-    return Calibration(rubric, labels, rows, judged, info)
+    judged = [
+        Judged(rows[index // trials], results[index], index % trials + 1)
+        for index in sorted(results)
+    ]
+    return Calibration(rubric, labels, rows, judged, info, trials)

@@ -10,7 +10,15 @@ from functools import cached_property
 from typing import Any, Literal
 
 from rubriclib.judging import GradeResult, cite_matches
-from rubriclib.measure.agreement import Interval, Pair, accuracy, bootstrap_interval, cohen_kappa
+from rubriclib.measure.agreement import (
+    FlipRates,
+    Interval,
+    Pair,
+    accuracy,
+    bootstrap_interval,
+    cohen_kappa,
+    flip_rates,
+)
 from rubriclib.measure.citations import CitationCounts, count_citations, verified_citations
 from rubriclib.rubrics import Golden, Rubric
 
@@ -86,6 +94,12 @@ class GoldenOutcome:
     def flaky(self) -> bool:
         """The judgments did not all give the same verdict (pairwise: winner)."""
         return len(set(self.answers)) > 1
+
+    @property
+    def flipped(self) -> bool:
+        """The judgments that gave a verdict did not all give the same one (pairwise: winner;
+        unlike `flaky`, a judge error beside a verdict is no flip)."""
+        return len(set(self.answers) - {"error"}) > 1
 
     @property
     def status(self) -> GoldenStatus:
@@ -270,6 +284,17 @@ class RubricReport:
     @property
     def flaky(self) -> list[str]:
         return [outcome.golden.name for outcome in self.outcomes if outcome.flaky]
+
+    @property
+    def flipped(self) -> list[str]:
+        """The goldens whose verdict (pairwise: winner) changed across trials."""
+        return [outcome.golden.name for outcome in self.outcomes if outcome.flipped]
+
+    @property
+    def flip_rates(self) -> FlipRates:
+        """Goldens flipped across trials and the share of verdicts off their golden's majority
+        (judge errors left out; see `agreement.flip_rates`)."""
+        return flip_rates(outcome.answers for outcome in self.outcomes)
 
     @property
     def score_pairs(self) -> list[tuple[int, int]]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from rubriclib.errors import RubricError
 from rubriclib.item import Item
+from rubriclib.measure.agreement import FlipRates, flip_rates
 from rubriclib.measure.golden_stats import GoldenOutcome, RubricReport
 from rubriclib.rubrics import Golden, Rubric
 
@@ -38,6 +39,11 @@ class GoldensReport:
     def errors(self) -> int:
         """Judgments that ended in a judge error."""
         return sum(report.errors for report in self.rubrics)
+
+    @property
+    def flip_rates(self) -> FlipRates:
+        """The flip rates over every golden of every rubric (`RubricReport.flip_rates`)."""
+        return flip_rates(o.answers for report in self.rubrics for o in report.outcomes)
 
     @property
     def ok(self) -> bool:

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rubriclib.errors import EvalError, JudgeConfigError, Problem, RubricError
+from rubriclib.errors import JudgeConfigError, RubricError
 from rubriclib.judging import run_to_end
-from rubriclib.measure.align import folds_left_empty, no_example_row, too_few_labels
+from rubriclib.measure.align import refuse_to_align
 from rubriclib.measure.align_run import Alignment, AlignSettings, run_alignment
 from rubriclib.measure.calibration import Calibration, load_labels, run_calibration
 from rubriclib.measure.goldens import GoldensReport, plan_run, run_goldens
@@ -120,6 +120,7 @@ def calibrate(
     labels: str | os.PathLike[str],
     *,
     judge: Grader | JudgeSettings | None = None,
+    trials: int = 1,
     concurrency: int | None = None,
     requests_per_minute: float | None = None,
     cache: bool | str | os.PathLike[str] = False,
@@ -141,6 +142,8 @@ def calibrate(
         judge: A Judge or a Panel, JudgeSettings to build a Judge from, or None for a Judge
             from the environment and the project's config. The run closes its connections
             when it ends.
+        trials: How many times every row is judged: each judgment counts in the agreement
+            numbers, and above 1 `flip_rates` measures how steady the judge was.
         concurrency: Judgments in flight at once; None takes the project's config, else 8.
         requests_per_minute: At most this many request starts a minute (None: no cap).
         cache: The verdict cache of a Judge built here: False (off), True (the user cache
@@ -148,9 +151,10 @@ def calibrate(
         frozen: Refuse to run when the rubric's version or digest differs from rubriclib.lock.
 
     Returns:
-        The calibration: every row judged, `overall` agreement (accuracy, Cohen's kappa,
-        their bootstrap intervals, the confusion matrix), `by_tag`, `disagreements` and
-        `errors`; `all_errors` when every row ended in a judge error.
+        The calibration: every row judged (`trials` times each), `overall` agreement
+        (accuracy, Cohen's kappa, their bootstrap intervals, the confusion matrix), `by_tag`,
+        `disagreements` and `errors`, `flip_rates`; `all_errors` when every judgment ended
+        in a judge error.
 
     Raises:
         RubricError: A bad reference or rubric, or with `frozen`, a rubric the lock does not
@@ -158,13 +162,14 @@ def calibrate(
         EvalError: A bad labels file (every bad row and label at once, by line and field).
         JudgeConfigError: A judge that cannot be built (no key), or whose checklist mode
             cannot judge the rubric.
-        ValueError: `concurrency` or `requests_per_minute` out of range.
+        ValueError: `trials`, `concurrency` or `requests_per_minute` out of range.
     """
     return run_to_end(
         lambda: acalibrate(
             rubric,
             labels,
             judge=judge,
+            trials=trials,
             concurrency=concurrency,
             requests_per_minute=requests_per_minute,
             cache=cache,
@@ -178,6 +183,7 @@ async def acalibrate(
     labels: str | os.PathLike[str],
     *,
     judge: Grader | JudgeSettings | None = None,
+    trials: int = 1,
     concurrency: int | None = None,
     requests_per_minute: float | None = None,
     cache: bool | str | os.PathLike[str] = False,
@@ -185,6 +191,7 @@ async def acalibrate(
 ) -> Calibration:
     """The async form of `calibrate`, run in the caller's event loop (same arguments)."""
     in_flight = _checked_pace(concurrency, requests_per_minute)
+    _at_least("trials", trials, 1)
     resolved, rows = _labelled(rubric, labels, frozen)
     grader = _grader(judge, cache, [resolved])
     try:
@@ -193,6 +200,7 @@ async def acalibrate(
             resolved,
             rows,
             os.fspath(labels),
+            trials=trials,
             concurrency=in_flight,
             requests_per_minute=requests_per_minute,
         )
@@ -298,7 +306,7 @@ async def aalign(
     if examples == 0 and optimizer_model is None:
         raise ValueError("examples=0: nothing to learn without optimizer_model")
     resolved, rows = _labelled(rubric, labels, frozen)
-    _refuse_to_align(resolved, rows, os.fspath(labels), folds, optimizer_model is not None)
+    refuse_to_align(resolved, rows, os.fspath(labels), folds, optimizer_model is not None)
     grader = _grader(judge, cache, [resolved])
     propose = None
     if optimizer_model is not None:
@@ -316,24 +324,6 @@ async def aalign(
     finally:
         await grader.aclose()
     raise failure  # outside the handler: the error that held the key is not its context
-
-
-def _refuse_to_align(
-    rubric: Rubric, rows: list[LabelledRow], labels: str, folds: int, guidelines: bool
-) -> None:
-    """EvalError, before any request, for labels that cannot measure a gain or fill `folds`
-    folds, or that no revision could learn from (no row can be an example, no guidelines);
-    RubricError for a rubric that is no file to revise."""
-    from rubriclib.rubrics import revise
-
-    revise(rubric, [], [])  # only a rubric read from its file can be revised
-    if (why := too_few_labels(rows)) is not None:
-        raise EvalError([Problem(labels, "", why)])
-    if (why := folds_left_empty(rows, folds)) is not None:
-        raise EvalError([Problem(labels, "folds", why)])
-    if not guidelines and (why := no_example_row(rubric, rows)) is not None:
-        advice = "pass optimizer_model for guideline lines instead"
-        raise EvalError([Problem(labels, "", f"{why}; {advice}")])
 
 
 def _labelled(

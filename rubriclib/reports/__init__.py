@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from rubriclib.reports.alignment import budget_text as budget_text
     from rubriclib.reports.calibration import CALIBRATION_FORMATTERS as CALIBRATION_FORMATTERS
     from rubriclib.reports.calibration import calibration_last_line as calibration_last_line
+    from rubriclib.reports.calibration import calibration_progress as calibration_progress
     from rubriclib.reports.calibration import goldens_yaml as goldens_yaml
     from rubriclib.reports.evals import eval_last_line as eval_last_line
     from rubriclib.reports.goldens import GOLDENS_FORMATTERS as GOLDENS_FORMATTERS
@@ -44,6 +45,7 @@ _HOMES = {
     "budget_text": ".alignment",
     "build_report": ".html.page",
     "calibration_last_line": ".calibration",
+    "calibration_progress": ".calibration",
     "calibration_page": ".html.pages",
     "eval_last_line": ".evals",
     "eval_report_text": ".html.pages",

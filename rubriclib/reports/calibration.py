@@ -27,6 +27,8 @@ from rubriclib.reports.common import (
     citations_json,
     citations_text,
     decimal_text,
+    flip_rates_json,
+    flip_rates_text,
     interval_json,
     interval_text,
     one_line,
@@ -113,10 +115,11 @@ def _judge_said(one: Judged) -> str:
     return one.verdict if score is None else f"{one.verdict} (score {score})"
 
 
-def _case_line(one: Judged) -> str:
+def _case_line(one: Judged, trials: int) -> str:
+    trial = f" [trial {one.trial}]" if trials > 1 else ""
     return (
-        f"  {_row_name(one.labelled.row)}  human {one.labelled.label}  judge {_judge_said(one)}: "
-        f"{one_line(one.result.reason, _REASON_WIDTH)}"
+        f"  {_row_name(one.labelled.row)}{trial}  human {one.labelled.label}  judge "
+        f"{_judge_said(one)}: {one_line(one.result.reason, _REASON_WIDTH)}"
     )
 
 
@@ -135,21 +138,37 @@ def calibration_last_line(calibration: Calibration) -> str:
         if calibration_status(calibration) == "calibrated":
             return f"CALIBRATED: {tally}"
         rows, errors = len(calibration.rows), len(calibration.errors)
-        return f"UNDECIDED: {unjudged_text(errors, rows, 'row', errors)}; nothing measured"
+        return f"UNDECIDED: {unjudged_text(rows, rows, 'row', errors)}; nothing measured"
+    signal = printable(calibration.interrupted)
+    return f"INTERRUPTED ({signal}): judged {calibration_progress(calibration)}; {tally}"
+
+
+def calibration_progress(calibration: Calibration) -> str:
+    """How much of the run was judged: `3 of 8 row(s)`, over several trials `7 of 12
+    judgment(s) (4 row(s) x 3 trials)`."""
+    judged = len(calibration.judged)
+    if calibration.trials == 1:
+        return f"{judged} of {len(calibration.rows)} row(s)"
     return (
-        f"INTERRUPTED ({printable(calibration.interrupted)}): judged {len(calibration.judged)} of "
-        f"{len(calibration.rows)} row(s); {tally}"
+        f"{judged} of {calibration.planned} judgment(s) "
+        f"({len(calibration.rows)} row(s) x {calibration.trials} trials)"
     )
 
 
 def format_table(calibration: Calibration) -> str:
     """A report for people: the numbers, the confusion matrix, tags, disagreements, errors."""
-    rubric = calibration.rubric
+    rubric, trials = calibration.rubric, calibration.trials
     lines = [
         f"{printable(rubric.name)}@{printable(rubric.version)} against "
-        f"{printable(calibration.labels)}: {len(calibration.rows)} labelled row(s)",
+        f"{printable(calibration.labels)}: {len(calibration.rows)} labelled row(s)"
+        + (f" x {trials} trials" if trials > 1 else ""),
         *agreement_lines(calibration.overall),
     ]
+    if trials > 1:
+        errors = len(calibration.errors)
+        lines.append(
+            f"  flip rates     {flip_rates_text(calibration.flip_rates, trials, 'row', errors)}"
+        )
     if cited := citations_text(calibration.citations):
         lines.append(f"  citations      {cited}")
     judged = "label" if calibration.label_names else "verdict"
@@ -164,7 +183,7 @@ def format_table(calibration: Calibration) -> str:
     ):
         if cases:
             lines.append(f"{title} ({len(cases)})")
-            lines.extend(_case_line(one) for one in cases)
+            lines.extend(_case_line(one, trials) for one in cases)
     lines.extend(["", calibration_last_line(calibration)])
     return "\n".join(lines)
 
@@ -206,6 +225,7 @@ def _case_json(one: Judged) -> dict[str, Any]:
         "judge_score": one.judge_score,
         "reason": one.result.reason,
         "tags": list(one.labelled.tags),
+        "trial": one.trial,
         **(
             {"human_label": label.name, "judge_label": one.result.details.label}
             if label.name is not None
@@ -232,10 +252,13 @@ def to_json(calibration: Calibration) -> dict[str, Any]:
         "run": {
             **run_json(info, results),
             "rows": len(calibration.rows),
+            "planned": calibration.planned,
             "judged": len(calibration.judged),
             "interrupted": calibration.interrupted,
         },
         "bootstrap": {"resamples": RESAMPLES, "seed": SEED, "confidence": CONFIDENCE},
+        "trials": calibration.trials,
+        "flip_rates": flip_rates_json(calibration.flip_rates if calibration.trials > 1 else None),
         **agreement_json(calibration.overall),
         "tags": {tag: agreement_json(numbers) for tag, numbers in calibration.by_tag.items()},
         "disagreement_rows": [_case_json(one) for one in calibration.disagreements],
@@ -263,9 +286,10 @@ def golden_name(row: Row) -> str:
 
 
 def disagreement_goldens(calibration: Calibration) -> list[dict[str, Any]]:
-    """Each disagreement as a golden expecting the human's label, ready to review and add."""
+    """Each row the judge disagreed with as a golden expecting the human's label (its first
+    disagreeing trial's reason), ready to review and add."""
     goldens = []
-    for one in calibration.disagreements:
+    for one in calibration.disagreeing_rows:
         item, label = one.labelled.row.item, one.labelled.label
         golden: dict[str, Any] = {"name": golden_name(one.labelled.row)}
         for field in ("input", "context", "reference"):

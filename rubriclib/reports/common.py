@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rubriclib._version import __version__
 from rubriclib.errors import escaped_character, printable
 from rubriclib.judging import GradeResult
-from rubriclib.measure import CitationCounts, Interval
+from rubriclib.measure import CitationCounts, FlipRates, Interval
 
 if TYPE_CHECKING:
     from rubriclib.judging import RunInfo
@@ -47,6 +47,33 @@ def one_line(text: str, limit: int) -> str:
 def percent_text(value: float | None) -> str:
     """A share as a percentage with one decimal (`n/a` when None)."""
     return "n/a" if value is None else f"{value:.1%}"
+
+
+def flip_rates_text(rates: FlipRates, trials: int, noun: str, errors: int = 0) -> str:
+    """Flip rates as the reports say them: `across 3 trials: flipped 1 of 4 golden(s) (25.0%),
+    disagreement 8.3% (1 of 12 verdict(s) off their golden's majority)`, saying that judge
+    errors were left out when there were some."""
+    left_out = "; judge errors left out" if errors else ""
+    return (
+        f"across {trials} trials: flipped {rates.flipped} of {rates.compared} {noun}(s) "
+        f"({percent_text(rates.flipped_share)}), disagreement {percent_text(rates.disagreement)} "
+        f"({rates.differing} of {rates.judgments} verdict(s) off their {noun}'s majority"
+        f"{left_out})"
+    )
+
+
+def flip_rates_json(rates: FlipRates | None) -> dict[str, Any] | None:
+    """Flip rates for JSON (None when each thing was judged once: nothing to compare)."""
+    if rates is None:
+        return None
+    return {
+        "flipped": rates.flipped,
+        "compared": rates.compared,
+        "flipped_share": rates.flipped_share,
+        "disagreement": rates.disagreement,
+        "differing": rates.differing,
+        "judgments": rates.judgments,
+    }
 
 
 def decimal_text(value: float | None) -> str:

@@ -20,6 +20,8 @@ from rubriclib.reports.common import (
     citations_json,
     citations_text,
     decimal_text,
+    flip_rates_json,
+    flip_rates_text,
     interval_json,
     interval_text,
     one_line,
@@ -196,11 +198,18 @@ def format_table(run: GoldensReport) -> str:
         lines.append(_summary_line(report))
         if failed := failed_items(report.rubric, _rubric_results(report)):
             lines.append(f"  {failed_items_text(failed)}")
-        if run.trials > 1 and report.flaky:
-            flipped = ", ".join(printable(name) for name in report.flaky)
+        if run.trials > 1:
+            rates = flip_rates_text(report.flip_rates, run.trials, "golden", report.errors)
+            lines.append(f"  {rates}")
+        if run.trials > 1 and report.flipped:
+            flipped = ", ".join(printable(name) for name in report.flipped)
             lines.append(f"  flipped across trials: {flipped}")
         lines.extend(_outcome_lines(report, run.trials))
         lines.append("")
+    if run.trials > 1 and len(run.rubrics) > 1:
+        lines.append(
+            f"all rubrics {flip_rates_text(run.flip_rates, run.trials, 'golden', run.errors)}"
+        )
     lines.append(goldens_last_line(run))
     return "\n".join(lines)
 
@@ -226,11 +235,12 @@ def _golden_json(outcome: GoldenOutcome) -> dict[str, Any]:
         "uncited": [outcome.uncited(result) for result in outcome.results],
         "unmatched": [outcome.unmatched(result) for result in outcome.results],
         "flaky": outcome.flaky,
+        "flipped": outcome.flipped,
         "results": [result.model_dump(mode="json") for result in outcome.results],
     }
 
 
-def _rubric_json(report: RubricReport) -> dict[str, Any]:
+def _rubric_json(report: RubricReport, trials: int) -> dict[str, Any]:
     return {
         "rubric": report.rubric.identity,
         "counts": report.counts,
@@ -249,6 +259,7 @@ def _rubric_json(report: RubricReport) -> dict[str, Any]:
         "kappa_interval": interval_json(report.kappa_interval),
         "kappa_band": kappa_band(report.kappa) if report.kappa is not None else None,
         "flaky": report.flaky,
+        "flip_rates": flip_rates_json(report.flip_rates if trials > 1 else None),
         "exact_score_agreement": report.exact_score_agreement,
         "mean_absolute_error": report.mean_absolute_error,
         "pairwise": (
@@ -266,7 +277,8 @@ def to_json(run: GoldensReport) -> dict[str, Any]:
         "status": run.status,
         "trials": run.trials,
         "run": _run_json(run),
-        "rubrics": [_rubric_json(report) for report in run.rubrics],
+        "flip_rates": flip_rates_json(run.flip_rates if run.trials > 1 else None),
+        "rubrics": [_rubric_json(report, run.trials) for report in run.rubrics],
     }
 
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from rubriclib.item import Transcript
 from rubriclib.judging import GradeResult, fence, run_blocks
-from rubriclib.measure import GoldenOutcome, GoldensReport, RubricReport, answer_of
+from rubriclib.measure import FlipRates, GoldenOutcome, GoldensReport, RubricReport, answer_of
 from rubriclib.reports.common import (
     junit_text,
     junit_totals,
@@ -22,6 +22,20 @@ from rubriclib.reports.common import (
 def interrupted_signal(run: GoldensReport) -> str | None:
     """The signal that interrupted the run (`SIGINT`, `SIGTERM`), None when it finished."""
     return run.info.interrupted if run.info is not None else None
+
+
+def flip_rates_properties(rates: FlipRates, trials: int) -> dict[str, str]:
+    """Flip rates as JUnit properties (none after a single trial: nothing to compare); a share
+    with four decimals, left out when nothing was compared."""
+    if trials < 2:
+        return {}
+    shares = {"flipped_share": rates.flipped_share, "disagreement": rates.disagreement}
+    return {
+        "trials": str(trials),
+        "flipped": str(rates.flipped),
+        "compared": str(rates.compared),
+        **{name: f"{share:.4f}" for name, share in shares.items() if share is not None},
+    }
 
 
 def _system_out(outcome: GoldenOutcome, result: GradeResult) -> str:
@@ -98,6 +112,7 @@ def _suite(
     suite = xml_element(root, "testsuite", name=f"{rubric.name}@{rubric.version}")
     properties = {"version": rubric.version, "digest": rubric.digest}
     properties["corrected"] = str(report.corrected)
+    properties.update(flip_rates_properties(report.flip_rates, run.trials))
     if interrupted is not None:
         properties["interrupted"] = interrupted
     xml_properties(suite, properties)
@@ -132,8 +147,11 @@ def format_junit(run: GoldensReport) -> str:
     every text through `xml_safe`; totals on <testsuites>, whose time is the run's wall time."""
     root = ElementTree.Element("testsuites", name="rubriclib test-goldens")
     interrupted = interrupted_signal(run)
+    properties = flip_rates_properties(run.flip_rates, run.trials)
     if interrupted is not None:
-        xml_properties(root, {"interrupted": interrupted})
+        properties["interrupted"] = interrupted
+    if properties:
+        xml_properties(root, properties)
     suites = [_suite(root, report, run) for report in run.rubrics]
 
     def total(name: str) -> int:

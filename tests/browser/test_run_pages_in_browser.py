@@ -139,6 +139,9 @@ def test_the_goldens_page_shows_agreement_misses_and_flaky_goldens(
     assert "<b>Refunds</b> pass" in wrong and "fail, fail" in wrong
     flaky = page.locator(f"{box} h4:text-is('Flaky goldens (1)') + table tr[data-golden=wobbly]")
     assert "It flips." in flaky.text_content()
+    assert page.text_content(f"{box} dd[data-fact='flip rates']") == (
+        "flipped 1 of 4 golden(s) (25.0%), disagreement 12.5% (1 of 8 verdict(s))"
+    )
     confusion = page.locator(f"{box} table").first.locator("td").all_text_contents()
     counts = numbers["counts"]
     expected = [counts[k] for k in ("true_pass", "false_fail", "false_pass", "true_fail")]
@@ -191,4 +194,26 @@ def test_the_calibration_page_shows_disagreements_with_both_labels(
     assert d[2:4] == ["fail", "pass"]
     cells = page.locator("#confusion td").all_text_contents()
     assert cells == ["1", "1", "0", "1", "1", "0"]
+    assert page.errors == []
+
+
+def test_the_calibration_page_over_trials_shows_judgments_and_flip_rates(
+    page: Any, endpoint: JudgeServer, library: Path, write_file: Callable[..., Path]
+) -> None:
+    labels = [
+        {"id": "a", "output": "verdicts:ppp", "label": "pass"},
+        {"id": "b", "output": "verdicts:pff", "label": "pass"},
+    ]
+    path = write_file("labels.jsonl", "".join(json.dumps(row) + "\n" for row in labels))
+    report = path.parent / "calibration.html"
+    ran = rubriclib(
+        "calibrate", "keywords", "--labels", str(path), "--trials", "3", "--report", str(report)
+    )
+    assert ran.returncode == 0, ran.stderr
+    open_report(page, report)
+    assert page.text_content("dd[data-fact=judgments]") == "6 judged of 6 (2 rows x 3 trials)"
+    assert page.text_content("dd[data-fact='flip rates']") == (
+        "flipped 1 of 2 row(s) (50.0%), disagreement 16.7% (1 of 6 verdict(s))"
+    )
+    assert page.locator("#disagreements tr[data-row=b]").count() == 2
     assert page.errors == []

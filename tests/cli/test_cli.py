@@ -289,6 +289,60 @@ def test_goldens_trials_concurrency_and_flaky(
     assert sorted(rubric["goldens"][2]["verdicts"]) == ["fail", "fail", "pass", "pass"]
 
 
+FLIPPING_GOLDENS = (
+    "- {name: two-to-one, output: 'verdicts:ppf', expected: pass}\n"
+    "- {name: one-to-two, output: 'verdicts:pff', expected: fail}\n"
+)
+
+
+def test_goldens_flip_rates_in_table_json_and_junit(
+    runner: CliRunner, library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    # 4 goldens x 3 trials: says-pass and says-fail steady, the extra two split 2-1 each
+    extra = write_file("extra.yaml", FLIPPING_GOLDENS)
+    command = ["test-goldens", "keywords", "--goldens", str(extra), "--trials", "3"]
+    table = runner.invoke(main, command)
+    assert table.exit_code == 1 and len(endpoint.requests) == 12
+    lines = table.output.splitlines()
+    assert lines[1:3] == [
+        "  across 3 trials: flipped 2 of 4 golden(s) (50.0%), disagreement 16.7% "
+        "(2 of 12 verdict(s) off their golden's majority)",
+        "  flipped across trials: two-to-one, one-to-two",
+    ]
+    document = json.loads(runner.invoke(main, [*command, "--format", "json"]).output)
+    expected = {
+        "flipped": 2,
+        "compared": 4,
+        "flipped_share": 0.5,
+        "disagreement": 2 / 12,
+        "differing": 2,
+        "judgments": 12,
+    }
+    assert document["flip_rates"] == document["rubrics"][0]["flip_rates"] == expected
+    flipped = {golden["name"]: golden["flipped"] for golden in document["rubrics"][0]["goldens"]}
+    assert flipped == {
+        "says-pass": False,
+        "says-fail": False,
+        "two-to-one": True,
+        "one-to-two": True,
+    }
+    junit = ElementTree.fromstring(runner.invoke(main, [*command, "--format", "junit"]).output)
+    properties = {
+        found.get("name"): found.get("value")
+        for found in junit.findall("./testsuite/properties/property")
+    }
+    assert {name: properties[name] for name in ("trials", "flipped", "compared")} == {
+        "trials": "3",
+        "flipped": "2",
+        "compared": "4",
+    }
+    assert properties["flipped_share"] == "0.5000" and properties["disagreement"] == "0.1667"
+    overall = {
+        found.get("name"): found.get("value") for found in junit.findall("./properties/property")
+    }
+    assert overall["flipped"] == "2" and overall["disagreement"] == "0.1667"
+
+
 def test_goldens_junit_and_out_file(
     runner: CliRunner, library: Path, endpoint: JudgeServer, tmp_path: Path
 ) -> None:

@@ -183,6 +183,83 @@ def test_disagreements_become_goldens_the_project_loads(
     assert forced.exit_code == 0 and len(parse_goldens_file(goldens, "g")) == 2
 
 
+# Five rows judged 3 times each (the scripted judge answers a row's trials p, f in turn):
+# `a` and `c` steady and right; `b` and `d` split 1-2 and 2-1, each wrong twice; `e` a judge
+# error every time. Verdicts 12, 8 agreeing; flipped 2 of 4 rows; 2 of 12 off their majority.
+TRIALED = [
+    {"id": "a", "output": "verdicts:ppp", "label": "pass"},
+    {"id": "b", "output": "verdicts:pff", "label": "pass"},
+    {"id": "c", "output": "verdicts:fff", "label": "fail"},
+    {"id": "d", "output": "verdicts:ppf", "label": "fail"},
+    {"id": "e", "output": "verdict:text", "label": "fail"},
+]
+
+
+def test_trials_judge_each_row_again_and_report_flip_rates(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    labels = jsonl(write_file, TRIALED, "labels.jsonl")
+    goldens = tmp_path / "review.yaml"
+    command = ["--labels", str(labels), "--trials", "3", "--concurrency", "1"]
+    table = calibrate(*command, "--to-goldens", str(goldens))
+    assert table.exit_code == 0, table.output
+    lines = table.stdout.splitlines()
+    assert lines[0] == f"keywords@2.1.0 against {labels}: 5 labelled row(s) x 3 trials"
+    assert (
+        "  flip rates     across 3 trials: flipped 2 of 4 row(s) (50.0%), disagreement 16.7% "
+        "(2 of 12 verdict(s) off their row's majority; judge errors left out)"
+    ) in lines
+    assert lines[lines.index("disagreements (4)") + 1 :][:4] == [
+        f"  {labels}:2 (id b) [trial 2]  human pass  judge fail: scripted set_grade_fail",
+        f"  {labels}:2 (id b) [trial 3]  human pass  judge fail: scripted set_grade_fail",
+        f"  {labels}:4 (id d) [trial 1]  human fail  judge pass: scripted set_grade_pass",
+        f"  {labels}:4 (id d) [trial 2]  human fail  judge pass: scripted set_grade_pass",
+    ]
+    assert lines[-1] == (
+        "CALIBRATED: accuracy 66.7%, kappa 0.33 (fair) over 12 verdict(s); "
+        "4 disagreement(s), 3 judge error(s)"
+    )
+    # a row that disagreed in two trials is one golden to review
+    assert "wrote 2 disagreement(s) as goldens" in table.stderr
+    assert [golden.name for golden in parse_goldens_file(goldens, "g")] == [
+        "calibration-line-2",
+        "calibration-line-4",
+    ]
+    report = json.loads(calibrate(*command, "--format", "json").stdout)
+    assert (report["trials"], report["run"]["planned"], report["run"]["judged"]) == (3, 15, 15)
+    assert report["flip_rates"] == {
+        "flipped": 2,
+        "compared": 4,
+        "flipped_share": 0.5,
+        "disagreement": 2 / 12,
+        "differing": 2,
+        "judgments": 12,
+    }
+    assert report["confusion"] == {
+        "pass": {"pass": 4, "fail": 2, "error": 0},
+        "fail": {"pass": 2, "fail": 4, "error": 3},
+    }
+    assert [(row["id"], row["trial"]) for row in report["disagreement_rows"]] == [
+        ("b", 2),
+        ("b", 3),
+        ("d", 1),
+        ("d", 2),
+    ]
+
+
+def test_trials_are_refused_below_1_and_with_fit(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    labels = jsonl(write_file, TRIALED, "labels.jsonl")
+    zero = calibrate("--labels", str(labels), "--trials", "0")
+    assert zero.exit_code == 2 and "Invalid value for '--trials'" in zero.stderr
+    fit = calibrate("--trials", "2", "--fit", "--checklist-answers", "probability")
+    assert fit.exit_code == 2 and fit.stderr == (
+        "rubriclib: error: --fit: fits one judgment of each row: leave out --trials\n"
+    )
+    assert endpoint.requests == []
+
+
 def test_an_existing_goldens_file_is_refused_before_any_request(
     library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
 ) -> None:

@@ -19,7 +19,8 @@ from rubriclib.item import Item
 from rubriclib.judging.result import judge_details, make_result, pairwise_result, with_details
 from rubriclib.measure.golden_stats import GoldenOutcome, RubricReport
 from rubriclib.measure.goldens import GoldensReport, plan_run, run_goldens
-from rubriclib.reports.goldens import format_table
+from rubriclib.reports.goldens import format_json, format_table
+from rubriclib.reports.goldens_junit import format_junit
 
 
 def result(rubric: Rubric, verdict: str) -> GradeResult:
@@ -109,9 +110,47 @@ def test_intervals_bracket_accuracy_and_kappa_and_flipped_goldens_are_named(
     assert flipped == [
         f"  flipped across trials: {outcomes[-2].golden.name}, {outcomes[-1].golden.name}"
     ]
-    assert "flipped" not in format_table(
+    assert "flipped across trials" not in format_table(
         GoldensReport([RubricReport(rubric, outcomes[:11])], trials=2)
     )
+
+
+def test_flip_rates_count_goldens_that_flipped_and_verdicts_off_the_majority(
+    rubric: Rubric,
+) -> None:
+    # 4 goldens x 3 trials: steady; 2-1 split; steady; a judge error beside 2 verdicts that
+    # split 1-1 (the tie: 1 of its 2 verdicts is off its majority, whichever is the majority)
+    outcomes = [
+        outcome(rubric, "pass", "pass", "pass", "pass"),
+        outcome(rubric, "pass", "pass", "fail", "pass"),
+        outcome(rubric, "fail", "fail", "fail", "fail"),
+        outcome(rubric, "fail", "error", "pass", "fail"),
+        outcome(rubric, "fail", "error", "error", "fail"),  # one verdict: nothing to compare
+    ]
+    report = RubricReport(rubric, outcomes)
+    assert report.flipped == [outcomes[1].golden.name, outcomes[3].golden.name]
+    rates = report.flip_rates
+    assert (rates.compared, rates.flipped, rates.judgments, rates.differing) == (4, 2, 11, 2)
+    assert rates.flipped_share == 0.5 and rates.disagreement == pytest.approx(2 / 11)
+    # a judge error is a flaky answer, but no flip: the steady verdicts of one golden are
+    assert outcome(rubric, "pass", "pass", "error").flaky
+    assert not outcome(rubric, "pass", "pass", "error").flipped
+    table = format_table(GoldensReport([report], trials=3))
+    assert (
+        "  across 3 trials: flipped 2 of 4 golden(s) (50.0%), disagreement 18.2% (2 of 11 "
+        "verdict(s) off their golden's majority; judge errors left out)"
+    ) in table.splitlines()
+
+
+def test_a_single_trial_reports_no_flip_rates(rubric: Rubric) -> None:
+    report = RubricReport(rubric, [outcome(rubric, "pass", "pass")])
+    run = GoldensReport([report, report], trials=1)
+    table = format_table(run)
+    assert "across" not in table and "flipped" not in table
+    document = json.loads(format_json(run))
+    assert document["flip_rates"] is None
+    assert [rubric["flip_rates"] for rubric in document["rubrics"]] == [None, None]
+    assert "flipped" not in format_junit(run) and "disagreement" not in format_junit(run)
 
 
 class RaisingJudge:

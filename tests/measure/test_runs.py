@@ -103,6 +103,26 @@ def test_calibrate_returns_the_numbers_the_command_prints(
     assert SECRET_KEY not in json.dumps(shown)
 
 
+def test_calibrate_over_trials_returns_the_flip_rates_the_command_prints(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    rows = [
+        {"id": "steady", "output": "verdicts:ppp", "label": "pass"},
+        {"id": "split", "output": "verdicts:pfp", "label": "pass"},
+    ]
+    labels = write_file("trials.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    # one in flight: the trial the scripted judge answers fail is the same in both runs
+    command = ["calibrate", "keywords", "--labels", str(labels), "--concurrency", "1"]
+    code, shown = printed(*command, "--trials", "3")
+    calibration = rubriclib.calibrate("keywords", labels, trials=3, concurrency=1)
+    assert code == 0 and endpoint.request_count == 2 * 6
+    assert steady(json.loads(CALIBRATION_FORMATTERS["json"](calibration))) == steady(shown)
+    assert calibration.trials == 3 and len(calibration.judged) == 6
+    rates = calibration.flip_rates
+    assert (rates.compared, rates.flipped, rates.judgments, rates.differing) == (2, 1, 6, 1)
+    assert calibration.overall.accuracy == pytest.approx(5 / 6)  # each judgment counts
+
+
 def test_the_async_forms_run_in_the_caller_s_event_loop(
     library: Path, endpoint: JudgeServer, labels: Path
 ) -> None:
@@ -196,10 +216,12 @@ def test_a_checklist_judge_for_a_rubric_without_one_is_refused_before_any_reques
     ],
 )
 def test_numbers_out_of_range_are_refused_before_any_request(
-    library: Path, endpoint: JudgeServer, arguments: dict[str, Any], named: str
+    library: Path, endpoint: JudgeServer, labels: Path, arguments: dict[str, Any], named: str
 ) -> None:
     with pytest.raises(ValueError, match=named):
         rubriclib.test_goldens("keywords", **arguments)
+    with pytest.raises(ValueError, match=named):
+        rubriclib.calibrate("keywords", labels, **arguments)
     assert endpoint.request_count == 0
 
 

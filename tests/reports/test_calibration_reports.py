@@ -96,6 +96,27 @@ def test_an_interrupted_run_says_how_far_it_got(rubric: Rubric) -> None:
     )
 
 
+def test_over_trials_the_summary_counts_judgments_and_rows_apart(rubric: Rubric) -> None:
+    info = RunInfo("judge-model", "http://127.0.0.1:1/v1", 0.0, 1.0, 6, interrupted="SIGTERM")
+    first, second = judged(rubric, 1, "pass", "pass"), judged(rubric, 2, "fail", "error")
+    rows = [first.labelled, second.labelled]
+    again = Judged(first.labelled, first.result, trial=2)
+    interrupted = Calibration(rubric, "labels.jsonl", rows, [first, again], info, trials=3)
+    assert calibration_last_line(interrupted).startswith(
+        "INTERRUPTED (SIGTERM): judged 2 of 6 judgment(s) (2 row(s) x 3 trials); accuracy 100.0%"
+    )
+    run = to_json(interrupted)["run"]
+    assert (run["rows"], run["planned"], run["judged"]) == (2, 6, 2)
+    # every judgment an error: the rows could not be judged, however many trials each had
+    errors = [
+        Judged(one.labelled, second.result, trial) for one in [first, second] for trial in (1, 2)
+    ]
+    outage = Calibration(rubric, "labels.jsonl", rows, errors, trials=2)
+    assert calibration_last_line(outage) == (
+        "UNDECIDED: 2 of 2 row(s) could not be judged (4 judge error(s)); nothing measured"
+    )
+
+
 def test_the_json_carries_the_numbers_and_each_case(rubric: Rubric) -> None:
     run = calibration(
         rubric,
@@ -118,9 +139,11 @@ def test_the_json_carries_the_numbers_and_each_case(rubric: Rubric) -> None:
             "judge_score": None,
             "reason": "looks fine",
             "tags": ["hard"],
+            "trial": 1,
         }
     ]
     assert data["judge_error_rows"] == [] and CALIBRATION_FORMATTERS["json"] is format_json
+    assert data["trials"] == 1 and data["flip_rates"] is None  # one trial: nothing to compare
 
 
 def test_disagreements_become_goldens_expecting_the_humans_label(rubric: Rubric) -> None:

@@ -8,7 +8,14 @@ import sys
 import xml.etree.ElementTree as ElementTree
 from typing import Any
 
-from conftest import HOSTILE, cited_result, embedded_data, recorded_citation, unsafe_characters
+from conftest import (
+    HOSTILE,
+    cited_result,
+    embedded_data,
+    recorded_citation,
+    unsafe_characters,
+    won,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -261,7 +268,9 @@ def test_interrupted_table(rubric: Rubric) -> None:
         "INTERRUPTED (SIGINT): judged 3 of 6 judgment(s); 1 rubric(s), 3 golden(s) x 2 trial(s); "
         "0 golden(s) missed, 0 judge error(s), 1 golden(s) not judged"
     )
-    assert lines[1:4] == [
+    assert lines[1:5] == [
+        "  across 2 trials: flipped 0 of 1 golden(s) (0.0%), disagreement 0.0% (0 of 2 "
+        "verdict(s) off their golden's majority)",  # `half`, judged once, is not compared
         "  ok   done   expected pass  got pass, pass",
         "  ok   half   expected pass  got pass  (judged 1 of 2)",
         "  --   never  expected fail  -- not judged",
@@ -418,3 +427,59 @@ def test_the_goldens_page_notes_citations_and_the_quotes_not_cited(rubric: Rubri
         [RubricReport(rubric, [GoldenOutcome(golden(), [judged(rubric, "pass")])])], 1
     )
     assert embedded_data(goldens_page(plain))["notes"] == []
+
+
+def flipping_run(rubric: Rubric, pairwise: Rubric) -> GoldensReport:
+    """Trials 3 of two rubrics: `tiny` with a steady golden and one split 2-1, a pairwise
+    rubric with one golden whose winner went output, tie, output."""
+    steady = GoldenOutcome(golden("steady"), [judged(rubric, "pass")] * 3)
+    split = [judged(rubric, "pass"), judged(rubric, "fail"), judged(rubric, "pass")]
+    winners = [won(pairwise, winner) for winner in ("output", "tie", "output")]
+    contest = GoldenOutcome(golden("contest", expected_winner="output", baseline="b"), winners)
+    return GoldensReport(
+        [
+            RubricReport(rubric, [steady, GoldenOutcome(golden("split"), split)]),
+            RubricReport(pairwise, [contest]),
+        ],
+        3,
+    )
+
+
+def test_flip_rates_per_rubric_and_over_the_run(rubric: Rubric, pairwise: Rubric) -> None:
+    run = flipping_run(rubric, pairwise)
+    lines = format_table(run).splitlines()
+    assert lines[1:3] == [
+        "  across 3 trials: flipped 1 of 2 golden(s) (50.0%), disagreement 16.7% (1 of 6 "
+        "verdict(s) off their golden's majority)",
+        "  flipped across trials: split",
+    ]
+    assert (  # a pairwise golden flips between winners
+        "  across 3 trials: flipped 1 of 1 golden(s) (100.0%), disagreement 33.3% (1 of 3 "
+        "verdict(s) off their golden's majority)"
+    ) in lines
+    assert lines[-2] == (
+        "all rubrics across 3 trials: flipped 2 of 3 golden(s) (66.7%), disagreement 22.2% "
+        "(2 of 9 verdict(s) off their golden's majority)"
+    )
+    document = to_json(run)
+    assert document["flip_rates"]["flipped"] == 2 and document["flip_rates"]["judgments"] == 9
+    assert [one["flip_rates"]["disagreement"] for one in document["rubrics"]] == [1 / 6, 1 / 3]
+    root = ElementTree.fromstring(format_junit(run))
+    suites = {
+        suite.get("name"): {
+            found.get("name"): found.get("value") for found in suite.iter("property")
+        }
+        for suite in root.iter("testsuite")
+    }
+    assert suites["tiny@1.2.3"]["flipped_share"] == "0.5000"
+    assert suites["tiny@1.2.3"]["disagreement"] == "0.1667"
+    overall = {
+        found.get("name"): found.get("value") for found in root.findall("properties/property")
+    }
+    assert overall == {
+        "trials": "3",
+        "flipped": "2",
+        "compared": "3",
+        "flipped_share": "0.6667",
+        "disagreement": "0.2222",
+    }

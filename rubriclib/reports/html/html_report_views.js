@@ -21,6 +21,12 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
       ...answers.map((a) => el("td", { class: "num " + (a === k.slice(9) ? "pass" : "fail") }, number(counts[k][a] || 0))))));
   }
 
+  // Across trials, judge errors left out: things whose verdict changed, verdicts off their thing's majority.
+  function flipRates(f, noun) {
+    return `flipped ${number(f.flipped)} of ${number(f.compared)} ${noun}(s) (${percent(f.flipped_share)}), ` +
+      `disagreement ${percent(f.disagreement)} (${number(f.differing)} of ${number(f.judgments)} verdict(s))`;
+  }
+
   function goldens(section) {
     const run = data.goldens;
     section.hidden = false;
@@ -39,6 +45,7 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
         ["kappa", within(r.kappa, r.kappa_interval, decimal) + (r.kappa_band ? ` (${r.kappa_band})` : "")],
         ["judge errors", number(r.counts.errors)], ["missed goldens", number(misses.length)],
         ["goldens with judge errors", number(errored.length)], ["flaky goldens", number(flaky.length)]];
+      if (r.flip_rates) list.push(["flip rates", flipRates(r.flip_rates, "golden")]);
       if (r.exact_score_agreement !== null) list.push(["exact score agreement", percent(r.exact_score_agreement)]);
       if (r.mean_absolute_error !== null) list.push(["mean absolute error", decimal(r.mean_absolute_error)]);
       if (Object.keys(r.checklist_failures || {}).length) list.push(["checklist items failed", itemCounts(r.checklist_failures)]);
@@ -56,12 +63,16 @@ function agreementViews({ data, el, text, tableOf, facts, within, percent, decim
   function calibration(section) {
     const c = data.calibration;
     section.hidden = false;
-    const list = [["rows", `${number(c.run.judged)} judged of ${number(c.run.rows)}`], ["verdicts", number(c.verdicts)],
+    const judged = c.trials > 1
+      ? ["judgments", `${number(c.run.judged)} judged of ${number(c.run.planned)} (${number(c.run.rows)} rows x ${c.trials} trials)`]
+      : ["rows", `${number(c.run.judged)} judged of ${number(c.run.rows)}`];
+    const list = [judged, ["verdicts", number(c.verdicts)],
       ["judge errors", number(c.judge_errors)], ["disagreements", number(c.disagreements)],
       ["accuracy", within(c.accuracy, c.accuracy_interval, percent)],
       ["kappa", c.kappa === null ? `undefined${c.kappa_undefined ? ": " + c.kappa_undefined : ""}`
         : within(c.kappa, c.kappa_interval, decimal) + (c.kappa_band ? ` (${c.kappa_band})` : "")],
       ["base rate (human pass)", percent(c.base_rate)]];
+    if (c.flip_rates) list.push(["flip rates", flipRates(c.flip_rates, "row")]);
     if (c.majority_baseline) list.push(["always-majority baseline", `${c.majority_baseline.label}: ${percent(c.majority_baseline.accuracy)}`]);
     if (Object.keys(c.checklist_failures || {}).length) list.push(["checklist items failed", itemCounts(c.checklist_failures)]);
     if (c.scored_pairs) list.push(["exact score agreement", percent(c.exact_score_agreement)], ["mean absolute error", decimal(c.mean_absolute_error)]);
