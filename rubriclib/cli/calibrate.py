@@ -24,8 +24,11 @@ from rubriclib.cli.options import (
     HTML_REPORT_OPTION,
     MODEL_OPTION,
     NO_CACHE_OPTION,
+    PROTOCOL_OPTION,
     REQUESTS_PER_MINUTE_OPTION,
+    SEED_OPTION,
     TABLE_OR_JSON_OPTION,
+    TEMPERATURE_OPTION,
     checklist_options,
     concurrency_setting,
     file_option,
@@ -38,7 +41,7 @@ if TYPE_CHECKING:
     from rubriclib.judging import Interrupted, Judge
     from rubriclib.measure import Calibration, LabelledRow
     from rubriclib.rubrics import Rubric
-    from rubriclib.settings import AnswerMode
+    from rubriclib.settings import AnswerMode, Protocol
 
 
 @main.command("calibrate")
@@ -85,7 +88,10 @@ if TYPE_CHECKING:
 )
 @NO_CACHE_OPTION
 @FROZEN_OPTION
+@TEMPERATURE_OPTION
 @checklist_options
+@PROTOCOL_OPTION
+@SEED_OPTION
 def calibrate(
     ref: str,
     labels_file: str | None,
@@ -102,7 +108,10 @@ def calibrate(
     min_kappa: float | None,
     no_cache: bool,
     frozen: bool,
+    temperature: float,
     checklist: AnswerMode | None,
+    protocol: Protocol | None,
+    seed: int | None,
 ) -> None:
     """Judge human-labelled rows and report how well the judge agrees with the humans.
 
@@ -128,7 +137,15 @@ def calibrate(
     if fit and trials > 1:
         raise BadInput("--fit: fits one judgment of each row: leave out --trials")
     rubric, rows, labels = _labelled_rows(ref, labels_file, fit, frozen, checklist)
-    judge = flag_judge([rubric], model, checklist, no_cache)  # a missing key stops here
+    judge = flag_judge(  # a missing key stops here
+        [rubric],
+        model,
+        checklist,
+        no_cache,
+        temperature=temperature,
+        protocol=protocol,
+        seed=seed,
+    )
     profile = _profile_destination(judge.model, rubric, force) if fit else None
     in_flight = concurrency_setting(concurrency)
 

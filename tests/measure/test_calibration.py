@@ -506,3 +506,15 @@ def test_citations_are_counted_over_the_rows_and_the_unverified_named_by_row(
     assert counts.unverified_citations == [
         {"id": "r1", "where": "labels.jsonl:1", "block": "output", "quote": "invented"}
     ]
+
+
+def test_calibrate_takes_the_judges_temperature_protocol_and_seed(
+    library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    labels = jsonl(write_file, LABELLED[:4], "labels.jsonl")
+    flags = ("--temperature", "0.5", "--protocol", "json", "--seed", "20", "--trials", "2")
+    result = calibrate("--labels", str(labels), "--format", "json", "--no-cache", *flags)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["accuracy"] == 1.0  # JSON answers read as verdicts
+    sent = [(b["temperature"], b["seed"], "response_format" in b) for b in endpoint.requests]
+    assert sorted(sent) == [(0.5, 20, True)] * 4 + [(0.5, 21, True)] * 4  # trial 2: seed + 1
