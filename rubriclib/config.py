@@ -34,6 +34,8 @@ ENVIRONMENT = {
     "protocol": "RUBRICLIB_PROTOCOL",
 }
 """The environment variable of each setting."""
+PROTOCOLS = ("tools", "json", "auto")
+"""How a judge may be asked for its verdict (`settings.Protocol`)."""
 CONFIG_FILES = ("rubriclib.toml", "pyproject.toml")
 HEADER_VARIABLES = ("OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
 """Variables whose values every client (ours and the SDK's) sends as request headers."""
@@ -105,7 +107,7 @@ def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
         "max_prompt_tokens": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
         "cache": lambda v: isinstance(v, bool | str),
         "paths": lambda v: isinstance(v, list) and all(isinstance(f, str) for f in v),
-        "protocol": lambda v: v in ("tools", "json"),
+        "protocol": lambda v: v in PROTOCOLS,
     }
     kinds = {
         "model": "a model name",
@@ -114,7 +116,7 @@ def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
         "max_prompt_tokens": "an integer of at least 1",
         "cache": "true, false or a folder",
         "paths": "a list of folders",
-        "protocol": "tools or json",
+        "protocol": "tools, json or auto",
     }
     return [
         Problem(str(path), key, f"must be {kinds[key]}, not {value!r}")
@@ -148,8 +150,9 @@ def _from_environment(name: str, raw: str) -> Any:
             raise RubricError.single(
                 ENVIRONMENT[name], "value", f"must be an integer, not {raw!r}"
             ) from None
-    if name == "protocol" and raw not in ("tools", "json"):
-        raise RubricError.single(ENVIRONMENT[name], "value", f"must be tools or json, not {raw!r}")
+    if name == "protocol" and raw not in PROTOCOLS:
+        why = f"must be tools, json or auto, not {raw!r}"
+        raise RubricError.single(ENVIRONMENT[name], "value", why)
     return raw
 
 

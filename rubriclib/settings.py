@@ -33,11 +33,10 @@ Mode = Literal["holistic", "checklist"]
 """How a judge asks for a verdict: one request for the whole rubric (`holistic`), or each of
 the rubric's checklist items on its own, the verdict computed from the answers (`checklist`)."""
 
-Protocol = Literal["tools", "json"]
-PROTOCOLS: tuple[Protocol, ...] = ("tools", "json")
-"""How a judge is asked for its verdict: a tool call (`tools`, the default) or one JSON object
-in the same schema (`json`, for endpoints that constrain output to a schema but call tools
-badly)."""
+Protocol = Literal["tools", "json", "auto"]
+"""How a judge is asked for its verdict (`config.PROTOCOLS`): a tool call (`tools`, the
+default), one JSON object in the same schema (`json`, for endpoints that constrain output to a
+schema but call tools badly), or tools until an endpoint refuses them, then JSON (`auto`)."""
 AnswerMode = Literal["tool", "probability", "one-call"]
 ANSWER_MODES: tuple[AnswerMode, ...] = ("tool", "probability", "one-call")
 """How checklist items are answered: each by a tool call with a reason (the default), each as
@@ -182,8 +181,9 @@ class JudgeSettings(BaseModel):
     `checklist_answers`, deprecated."""
 
     protocol: Protocol | None = None
-    """How verdicts are asked for, as `Judge(protocol=...)`: `tools` (a tool call) or `json`
-    (one JSON object in the verdict tool's schema)."""
+    """How verdicts are asked for, as `Judge(protocol=...)`: `tools` (a tool call), `json`
+    (one JSON object in the verdict tool's schema) or `auto` (tools, then JSON where they are
+    refused)."""
     seed: int | None = Field(default=None, ge=0, strict=True)
     """The seed sent with every request, as `Judge(seed=...)`: vote and trial K are sent the
     seed plus their offset, so votes stay independent samples."""

@@ -132,11 +132,12 @@ TEMPERATURE_OPTION = non_negative_option(
 
 PROTOCOL_OPTION = click.option(
     "--protocol",
-    type=click.Choice(["tools", "json"]),
+    type=click.Choice(["tools", "json", "auto"]),
     default=None,
-    help="How the judge gives its verdict: tools (a tool call; the default) or json (one JSON "
-    "object in the same fields, through response_format, for endpoints that call tools badly). "
-    "Default: RUBRICLIB_PROTOCOL, the project's config, else tools.",
+    help="How the judge gives its verdict: tools (a tool call; the default), json (one JSON "
+    "object in the same fields, through response_format, for endpoints that call tools badly) "
+    "or auto (tools, then json once the endpoint refuses tools). Default: RUBRICLIB_PROTOCOL, "
+    "the project's config, else tools.",
 )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Hashable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from rubriclib.config import checked_base_url, credential, judge_key, resolve
+from rubriclib.config import PROTOCOLS, checked_base_url, credential, judge_key, resolve
 from rubriclib.errors import JudgeConfigError
 from rubriclib.item import Item
 from rubriclib.judging.cache import VerdictCache
@@ -29,7 +29,6 @@ from rubriclib.judging.steps import Steps, adrive, drive, run_to_end
 from rubriclib.rubrics import Rubric
 from rubriclib.settings import (
     ANSWER_MODES,
-    PROTOCOLS,
     AnswerMode,
     JudgeSettings,
     Mode,
@@ -58,7 +57,7 @@ def checked_modes(votes: Any, mode: Any, answers: Any) -> None:
 def checked_protocol(protocol: Any) -> Protocol:
     """`protocol` if a Judge can take it, else a JudgeConfigError."""
     if protocol not in PROTOCOLS:
-        raise JudgeConfigError(f"protocol must be 'tools' or 'json', not {protocol!r}")
+        raise JudgeConfigError(f"protocol must be 'tools', 'json' or 'auto', not {protocol!r}")
     return protocol  # type: ignore[no-any-return]
 
 
@@ -96,9 +95,11 @@ class Judge(ManyJudgments):
         answers: How checklist items are answered: "tool" (a call with a reason),
             "probability" (one word, p(yes) read from its logprobs) or "one-call" (every item
             in one tool call); the last two need mode="checklist".
-        protocol: How verdicts are asked for: "tools" (a tool call) or "json" (one JSON object
+        protocol: How verdicts are asked for: "tools" (a tool call), "json" (one JSON object
             in the verdict tool's schema, through `response_format`, for endpoints that call
-            tools badly); None takes `RUBRICLIB_PROTOCOL`, the project's config or "tools".
+            tools badly) or "auto" (tools, then JSON once the endpoint refuses tools: the
+            quirk `no_tools`); None takes `RUBRICLIB_PROTOCOL`, the project's config or
+            "tools".
         seed: The seed sent with every request (None sends none). Each vote and trial is sent
             the seed plus its offset (the first judgment of an item the seed itself), so
             votes stay independent samples; recorded in `details.judge.seed`.
@@ -118,8 +119,8 @@ class Judge(ManyJudgments):
     logprobs (`probability_answers`): one generated token per item; or `one-call`, every item
     answered in one call to `answer_checklist` (`one_call`): one request per vote."""
     protocol: Protocol
-    """How verdicts are asked for: `tools`, a tool call; or `json`, one JSON object in the
-    verdict tool's schema (`json_answers`)."""
+    """How verdicts are asked for: `tools`, a tool call; `json`, one JSON object in the
+    verdict tool's schema (`json_answers`); or `auto`, tools until the endpoint refuses them."""
     seed: int | None
     """The seed sent (plus each vote's and trial's offset); None sends none."""
     votes: int
@@ -209,7 +210,8 @@ class Judge(ManyJudgments):
     @property
     def quirks(self) -> set[str]:
         """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
-        `no_temperature`, `max_completion_tokens`, `no_logprobs`, `no_json_schema`, `no_seed`.
+        `no_temperature`, `max_completion_tokens`, `no_logprobs`, `no_json_schema`, `no_seed`,
+        `no_tools`.
         Kept for every later request of this Judge."""
         return self._at.quirks
 

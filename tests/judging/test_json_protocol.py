@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from conftest import SECRET_KEY, VALID_RUBRIC, keyword_responder
-from judge_server import JudgeServer, Reply, completion, tool_reply
+from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 from test_checklist_judging import PASS_FAIL, item_responder
 from test_output_judging import FILLED, ITEM
 from test_output_judging import RUBRIC as FIELDS_RUBRIC
@@ -39,7 +39,8 @@ Label the reply.
 
 def json_judge(server: JudgeServer, model: str = "judge-model", **options: Any) -> Judge:
     settings: dict[str, Any] = {"timeout": 5.0, "backoff_base": 0.001, "backoff_max": 0.01}
-    return Judge(model, server.url, SECRET_KEY, protocol="json", **(settings | options))
+    settings |= {"protocol": "json"}
+    return Judge(model, server.url, SECRET_KEY, **(settings | options))
 
 
 def answered(content: str) -> Reply:
@@ -299,7 +300,9 @@ def test_the_protocol_comes_from_the_environment_the_config_and_settings(
     assert Judge("m", judge_server.url, SECRET_KEY).protocol == "tools"
     settings = JudgeSettings(model="m", base_url=judge_server.url, protocol="json")
     assert Judge.from_settings(settings, api_key=SECRET_KEY).protocol == "json"
-    with pytest.raises(JudgeConfigError, match="protocol must be 'tools' or 'json', not 'xml'"):
+    with pytest.raises(
+        JudgeConfigError, match="protocol must be 'tools', 'json' or 'auto', not 'xml'"
+    ):
         Judge("m", judge_server.url, SECRET_KEY, protocol="xml")  # type: ignore[arg-type]
 
 
@@ -331,7 +334,9 @@ def test_every_judging_command_takes_protocol(
     assert all("response_format" in body for body in endpoint.requests)
     assert len(endpoint.requests) == 3
     refused = cli("judge", tiny, "--output", "x", "--protocol", "xml")
-    assert refused.exit_code == 2 and "'xml' is not one of 'tools', 'json'" in refused.output
+    assert (
+        refused.exit_code == 2 and "'xml' is not one of 'tools', 'json', 'auto'" in refused.output
+    )
 
 
 def test_an_eval_file_grader_and_the_flag_set_the_protocol(
@@ -362,12 +367,60 @@ def test_a_bad_protocol_in_the_config_or_environment_is_named(
     (tmp_path / "rubriclib.toml").write_text('protocol = "xml"\n', encoding="utf-8")
     refused = cli("judge", "groundedness", "--output", "x", "--context", "c")
     assert refused.exit_code == 2
-    assert "rubriclib.toml: protocol: must be tools or json, not 'xml'" in refused.output
+    assert "rubriclib.toml: protocol: must be tools, json or auto, not 'xml'" in refused.output
     (tmp_path / "rubriclib.toml").write_text('protocol = "json"\n', encoding="utf-8")
     shown = cli("config")
     assert "protocol" in shown.output and "json" in shown.output
     monkeypatch.setenv("RUBRICLIB_PROTOCOL", "xml")
     refused = cli("judge", "groundedness", "--output", "x", "--context", "c")
     assert refused.exit_code == 2
-    assert "RUBRICLIB_PROTOCOL: value: must be tools or json, not 'xml'" in refused.output
+    assert "RUBRICLIB_PROTOCOL: value: must be tools, json or auto, not 'xml'" in refused.output
     assert endpoint.requests == []
+
+
+TOOLS_REFUSED = error_reply(400, "tools param requires --jinja flag")
+"""llama-server's answer to a request with tools when started without --jinja."""
+
+
+def test_auto_asks_with_tools_until_they_are_refused_then_in_json(
+    judge_server: JudgeServer, rubric: Rubric, tmp_path: Path
+) -> None:
+    judge_server.script(TOOLS_REFUSED, answered(json.dumps({"reason": "ok", "verdict": "pass"})))
+    capabilities = tmp_path / "capabilities"
+    judge = json_judge(judge_server, protocol="auto", capabilities=capabilities)
+    result = judge.grade(rubric, "fine")
+    assert result.verdict == "pass", result.reason
+    assert judge.quirks == {"no_tools"}
+    assert result.details.judge.protocol == "json" and result.details.judge.mode == "json_schema"
+    refused, sent = judge_server.requests
+    assert "tools" in refused and "tools" not in sent and "response_format" in sent
+    again = json_judge(judge_server, protocol="auto", capabilities=capabilities)
+    judge_server.script(answered(json.dumps({"reason": "no", "verdict": "fail"})))
+    assert again.grade(rubric, "broken").verdict == "fail"
+    assert "response_format" in judge_server.requests[-1]  # remembered: tools not tried again
+
+
+def test_auto_stays_with_tools_where_they_work(judge_server: JudgeServer, rubric: Rubric) -> None:
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "ok"}))
+    result = json_judge(judge_server, protocol="auto").grade(rubric, "fine")
+    assert result.verdict == "pass" and result.details.judge.protocol == "tools"
+    assert "tools" in judge_server.requests[0] and "response_format" not in judge_server.requests[0]
+
+
+def test_a_tools_judge_learns_the_refusal_but_never_answers_in_json(
+    judge_server: JudgeServer, rubric: Rubric
+) -> None:
+    judge_server.script(TOOLS_REFUSED, TOOLS_REFUSED, TOOLS_REFUSED, TOOLS_REFUSED)
+    judge = Judge("m", judge_server.url, SECRET_KEY, max_retries=1, backoff_base=0.001)
+    result = judge.grade(rubric, "fine")
+    assert result.verdict == "error" and "--jinja" in result.reason
+    assert all("response_format" not in body for body in judge_server.requests)
+
+
+def test_the_protocols_are_named_once() -> None:
+    from typing import get_args
+
+    from rubriclib.config import PROTOCOLS
+    from rubriclib.settings import Protocol
+
+    assert get_args(Protocol) == PROTOCOLS

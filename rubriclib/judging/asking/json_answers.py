@@ -24,7 +24,7 @@ from typing import Any
 
 from rubriclib.judging.asking.protocol import Asking, ask_again
 from rubriclib.judging.asking.reply import BrokenFields, JudgeVerdict, Verdict, reply_text
-from rubriclib.judging.asking.request import Mode
+from rubriclib.judging.asking.request import JSON_MODES, Mode
 
 ANSWER_FIRST = ("reason", "citations")
 VERDICT_KEYS = ("verdict", "score", "label", "winner", "answer")
@@ -37,11 +37,12 @@ _FENCED = re.compile(r"\A```(?:json)?\s*\n(.*)\n```\Z", re.S)
 
 
 def as_protocol(asking: Asking, protocol: str) -> Asking:
-    """`asking` as `protocol` asks it: under `json`, wrapped in `JsonAsking` unless it offers
-    no tool (a probability answer is one plain word in either protocol)."""
-    if protocol != "json" or asking.mode(set(), correcting=False) == "text":
+    """`asking` as `protocol` asks it: under `json` wrapped in `JsonAsking`, under `auto` in
+    `AutoAsking`; unwrapped under `tools`, or when it offers no tool (a probability answer is
+    one plain word in every protocol)."""
+    if protocol == "tools" or asking.mode(set(), correcting=False) == "text":
         return asking
-    return JsonAsking(asking)
+    return JsonAsking(asking) if protocol == "json" else AutoAsking(asking)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,58 @@ class JsonAsking:
 
     def intent(self, text: str) -> Verdict | None:
         return None  # a JSON answer has no tool to name in text
+
+
+@dataclass(frozen=True)
+class AutoAsking:
+    """`protocol: auto`: the wrapped asking's tool call until the endpoint is learned to refuse
+    tools (the quirk `no_tools`), then one JSON object (`JsonAsking`). Each step goes to the
+    asking of the mode it is in, so one judgment may switch when the refusal comes."""
+
+    inner: Asking
+
+    @cached_property
+    def answered_in_json(self) -> JsonAsking:
+        return JsonAsking(self.inner)
+
+    def _in(self, mode: Mode) -> Asking:
+        return self.answered_in_json if mode in JSON_MODES else self.inner
+
+    def system(self, mode: Mode) -> str:
+        return self._in(mode).system(mode)
+
+    def mode(self, quirks: set[str], correcting: bool) -> Mode:
+        asking = self.answered_in_json if "no_tools" in quirks else self.inner
+        return asking.mode(quirks, correcting)
+
+    def sampling(
+        self, temperature: float | None, max_tokens: int | None, quirks: set[str]
+    ) -> dict[str, Any]:
+        return self.inner.sampling(temperature, max_tokens, quirks)
+
+    def body(
+        self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]
+    ) -> dict[str, Any]:
+        return self._in(mode).body(messages, mode, model, sampling)
+
+    def read(self, reply: Any, mode: Mode) -> JudgeVerdict | str:
+        return self._in(mode).read(reply, mode)
+
+    def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]:
+        return self._in(mode).corrective_turn(reply, mode)
+
+    def failing(self, verdict: JudgeVerdict) -> bool:
+        return self.inner.failing(verdict)
+
+    def unsupported(self, verdict: JudgeVerdict) -> bool:
+        return self.inner.unsupported(verdict)
+
+    def citation_turn(self, reply: Any) -> list[dict[str, Any]]:
+        called = isinstance(_json_answer(reply), str)  # a reply with no JSON text: a call
+        return (self.inner if called else self.answered_in_json).citation_turn(reply)
+
+    def intent(self, text: str) -> Verdict | None:
+        return self.inner.intent(text)
 
 
 def answer_schema(parameters: dict[str, Any], strict: bool) -> dict[str, Any]:

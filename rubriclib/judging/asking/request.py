@@ -132,6 +132,7 @@ QUIRKS = (
     "no_logprobs",
     "no_json_schema",
     "no_seed",
+    "no_tools",
 )
 """What an endpoint may refuse, each with its fallback (`tool_mode`, `sampling`,
 `json_answers.JsonAsking.mode`); learned from

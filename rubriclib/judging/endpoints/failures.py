@@ -9,6 +9,7 @@ import email.utils
 import json
 import os
 import random
+import re
 import socket
 import ssl
 import time
@@ -144,6 +145,8 @@ def quirk_in(error: BaseException, sent: dict[str, Any], known: set[str]) -> str
         # llama-cpp-python: "Input should be 'text' or 'json_object'" at response_format.type
         ("no_json_schema", schema_asked and ("json_schema" in text or "response_format" in text)),
         ("no_seed", "seed" in text and "seed" in sent),
+        # tools refused whole (llama-server without --jinja, an Ollama model without them)
+        ("no_tools", "tools" in sent and re.search(r"\btools?\b", text) is not None),
     ]
     return next((quirk for quirk, hit in candidates if hit and quirk not in known), None)
 

@@ -18,7 +18,7 @@ from rubriclib.judging.asking.reply import (
     reply_text,
     usage_of,
 )
-from rubriclib.judging.asking.request import Mode
+from rubriclib.judging.asking.request import JSON_MODES, Mode
 from rubriclib.judging.cache import VerdictCache, cache_key, cached_result, stored_verdict
 from rubriclib.judging.endpoints.endpoint import Endpoint
 from rubriclib.judging.endpoints.failures import EndpointUnusable
@@ -51,12 +51,9 @@ class Judgment:
         asking: Asking,
         trial: int = 1,
         vote: int = 1,
-        protocol: str = "tools",
         seed: int | None = None,
     ) -> None:
         self.endpoint, self.cache, self.sampling = endpoint, cache, sampling
-        self.protocol = protocol
-        """How the asking asks (`tools` or `json`, `json_answers.as_protocol`), recorded."""
         self.seed = seed
         """The seed this judgment sends (None: none), unless the endpoint refused seeds."""
         self.sampled: dict[str, Any] = {}
@@ -72,6 +69,8 @@ class Judgment:
         self.attempts = self.retries = 0
         self.usage = {"prompt_tokens": 0, "completion_tokens": 0}
         self.answered_mode: Mode | None = None
+        self.asked_mode: Mode | None = None
+        """The mode of the last request built: its protocol is recorded (`protocol`)."""
         self.unanswered: Any = None
         """The reply that was not a verdict, once it has been corrected."""
         self.correction: str | None = None
@@ -109,9 +108,18 @@ class Judgment:
             if (done := self._answered(reply, mode)) is not None:
                 return done
 
+    @property
+    def protocol(self) -> str | None:
+        """How the verdict was asked for: `json` in a JSON mode (`json_answers`), else `tools`;
+        None before any request was built."""
+        if self.asked_mode is None:
+            return None
+        return "json" if self.asked_mode in JSON_MODES else "tools"
+
     def _body(self, mode: Mode) -> dict[str, Any]:
         """The request of this attempt: the system message of `mode`, the user message, and the
         corrective turn when one is due."""
+        self.asked_mode = mode
         sent: list[dict[str, Any]] = [*chat(self.asking.system(mode), self.user)]
         if self.citing:
             sent = sent + self.asking.citation_turn(self.unanswered)
@@ -132,7 +140,7 @@ class Judgment:
         self.first_key = key
         stored = self.cache.get(key)
         model = self.endpoint.model
-        return cached_result(stored, self.rubric, model, self.protocol, self.sampled)
+        return cached_result(stored, self.rubric, model, self.protocol or "tools", self.sampled)
 
     def _stopped(self, reply: EndpointUnusable) -> GradeResult:
         """The engine stopped sending to the endpoint before this attempt."""

@@ -87,8 +87,8 @@ class Modes:
     """The transport only records requests (a batch file): both pairwise orders are sent."""
     remembered: Remembered
     protocol: Protocol = "tools"
-    """How verdicts are asked for: `tools` (a tool call) or `json` (one JSON object in the
-    tool's schema, `json_answers`)."""
+    """How verdicts are asked for: `tools` (a tool call), `json` (one JSON object in the
+    tool's schema, `json_answers`) or `auto` (tools until the endpoint refuses them)."""
     seed: int | None = None
     """The seed of an item's first judgment; each later vote and trial adds its offset."""
 
@@ -197,17 +197,15 @@ class Modes:
     def _judgment(self, ballot: Ballot, prompt: Prompt, asking: Asking) -> Steps:
         """Every step of one judgment (`judgment.Judgment`)."""
         sampling, trial, vote = self.sampling, ballot.trial, ballot.vote
-        asked = as_protocol(asking, self.protocol)  # a probability answer: plain text in both
         judgment = Judgment(
             self.endpoint,
             self.cache,
             sampling,
             ballot.rubric,
             prompt.user,
-            asked,
+            as_protocol(asking, self.protocol),
             trial,
             vote,
-            "tools" if asked is asking else "json",
             self._seed(trial, vote),
         )
         return (yield from judgment.steps())

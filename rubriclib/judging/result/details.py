@@ -110,8 +110,9 @@ class JudgeInfo(Block):
     `protocol: json` how the JSON answer was asked for (`json_schema`, `json_object`); None
     when no request was answered."""
     protocol: Literal["tools", "json"] | None = None
-    """How verdicts were asked for: `tools` (a tool call) or `json` (one JSON object); absent
-    when nothing was sent, and in results written before it was recorded (tools)."""
+    """How the verdict was asked for: `tools` (a tool call) or `json` (one JSON object; under
+    `protocol: auto`, where the endpoint refused tools); absent when nothing was sent, and in
+    results written before it was recorded (tools)."""
     temperature: float | None = None
     """The temperature sent (the first request's, over votes); absent when none was sent."""
     seed: int | None = None
