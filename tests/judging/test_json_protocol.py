@@ -16,25 +16,13 @@ from click.testing import CliRunner
 from conftest import SECRET_KEY, VALID_RUBRIC, keyword_responder
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 from test_checklist_judging import PASS_FAIL, item_responder
+from test_label_judging import RUBRIC as LABELS
 from test_output_judging import FILLED, ITEM
 from test_output_judging import RUBRIC as FIELDS_RUBRIC
 
 from rubriclib import Item, Judge, JudgeSettings, Panel, Rubric, load_rubric
 from rubriclib.cli import main
 from rubriclib.errors import JudgeConfigError
-
-LABELS = """\
----
-name: support
-version: 1.0.0
-scale: labels
-description: Whether a support reply resolves the ticket.
-labels:
-  resolved: pass
-  partly-resolved: fail
----
-Label the reply.
-"""
 
 
 def json_judge(server: JudgeServer, model: str = "judge-model", **options: Any) -> Judge:

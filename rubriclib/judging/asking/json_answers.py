@@ -46,10 +46,27 @@ def as_protocol(asking: Asking, protocol: str) -> Asking:
 
 
 @dataclass(frozen=True)
-class JsonAsking:
-    """An asking (`protocol.Asking`) answered as one JSON object holding its tool's fields."""
+class Wrapping:
+    """What an asking that wraps another takes from it unchanged: the sampling, and whether a
+    verdict fails or lacks the evidence its rubric requires."""
 
     inner: Asking
+
+    def sampling(
+        self, temperature: float | None, max_tokens: int | None, quirks: set[str]
+    ) -> dict[str, Any]:
+        return self.inner.sampling(temperature, max_tokens, quirks)
+
+    def failing(self, verdict: JudgeVerdict) -> bool:
+        return self.inner.failing(verdict)
+
+    def unsupported(self, verdict: JudgeVerdict) -> bool:
+        return self.inner.unsupported(verdict)
+
+
+@dataclass(frozen=True)
+class JsonAsking(Wrapping):
+    """An asking (`protocol.Asking`) answered as one JSON object holding its tool's fields."""
 
     @cached_property
     def tool(self) -> dict[str, Any]:
@@ -69,11 +86,6 @@ class JsonAsking:
 
     def mode(self, quirks: set[str], correcting: bool) -> Mode:
         return "json_object" if "no_json_schema" in quirks else "json_schema"
-
-    def sampling(
-        self, temperature: float | None, max_tokens: int | None, quirks: set[str]
-    ) -> dict[str, Any]:
-        return self.inner.sampling(temperature, max_tokens, quirks)
 
     def body(
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]
@@ -111,12 +123,6 @@ class JsonAsking:
         ask = f"Please give your answer now as only one JSON object with {fields}."
         return ask_again(reply, ask + (f" Your reply could not be read: {why}." if why else ""))
 
-    def failing(self, verdict: JudgeVerdict) -> bool:
-        return self.inner.failing(verdict)
-
-    def unsupported(self, verdict: JudgeVerdict) -> bool:
-        return self.inner.unsupported(verdict)
-
     def citation_turn(self, reply: Any) -> list[dict[str, Any]]:
         """The wrapped asking's turn asking for evidence, for one JSON object."""
         answer = _json_answer(reply)
@@ -129,12 +135,10 @@ class JsonAsking:
 
 
 @dataclass(frozen=True)
-class AutoAsking:
+class AutoAsking(Wrapping):
     """`protocol: auto`: the wrapped asking's tool call until the endpoint is learned to refuse
     tools (the quirk `no_tools`), then one JSON object (`JsonAsking`). Each step goes to the
     asking of the mode it is in, so one judgment may switch when the refusal comes."""
-
-    inner: Asking
 
     @cached_property
     def answered_in_json(self) -> JsonAsking:
@@ -150,11 +154,6 @@ class AutoAsking:
         asking = self.answered_in_json if "no_tools" in quirks else self.inner
         return asking.mode(quirks, correcting)
 
-    def sampling(
-        self, temperature: float | None, max_tokens: int | None, quirks: set[str]
-    ) -> dict[str, Any]:
-        return self.inner.sampling(temperature, max_tokens, quirks)
-
     def body(
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]
     ) -> dict[str, Any]:
@@ -165,12 +164,6 @@ class AutoAsking:
 
     def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]:
         return self._in(mode).corrective_turn(reply, mode)
-
-    def failing(self, verdict: JudgeVerdict) -> bool:
-        return self.inner.failing(verdict)
-
-    def unsupported(self, verdict: JudgeVerdict) -> bool:
-        return self.inner.unsupported(verdict)
 
     def citation_turn(self, reply: Any) -> list[dict[str, Any]]:
         called = isinstance(_json_answer(reply), str)  # a reply with no JSON text: a call
