@@ -19,7 +19,7 @@ import pytest
 from batch_server import BatchServer
 from click.testing import CliRunner
 from conftest import SECRET_KEY, VERSUS, keyword_responder, prefers
-from judge_server import JudgeServer, Reply, tool_reply
+from judge_server import JudgeServer, Reply, as_json_answer, tool_reply
 
 from rubriclib.batch.files import Recorder
 from rubriclib.batch.judges import batch_judges
@@ -769,3 +769,28 @@ def test_prepare_then_collect_keeps_labels_and_output_fields(
         "a": "pass",
         "b": "fail",
     }
+
+
+def test_a_batch_in_the_json_protocol_asks_and_reads_as_a_live_run(
+    eval_file: Path, tmp_path: Path, endpoint: JudgeServer
+) -> None:
+    """Batch files and live runs share request building and reply reading in both protocols:
+    `--protocol json` lines carry the response format, and their JSON answers read alike."""
+    live = tmp_path / "live.jsonl"
+    json_flags = ("--no-cache", "--protocol", "json")
+    assert cli("eval", str(eval_file), "--out", str(live), *json_flags).exit_code in (0, 1)
+    to, output, results = tmp_path / "req.jsonl", tmp_path / "out.jsonl", tmp_path / "res.jsonl"
+    assert cli("batch", "prepare", str(eval_file), "--to", str(to), *json_flags).exit_code == 0
+    requests = lines_of(to)
+    assert all(
+        "response_format" in line["body"] and "tools" not in line["body"] for line in requests
+    )
+    assert sorted(json.dumps(line["body"], sort_keys=True) for line in requests) == sorted(
+        json.dumps(body, sort_keys=True) for body in endpoint.requests
+    )
+    responder = keyword_responder()
+    output.write_text(answer_lines(requests, lambda body: as_json_answer(body, responder(body))))
+    collect = ["batch", "collect", str(eval_file), "--from", str(output), "--out", str(results)]
+    assert cli(*collect, *json_flags).exit_code in (0, 1)
+    assert verdicts(results) == verdicts(live)
+    assert {v for v, _ in verdicts(results).values()} == {"pass", "fail"}
