@@ -297,9 +297,12 @@ LISTED_PROBLEMS = 10
 
 
 def _print_plan(ev: Eval, plan: Plan, chosen: EvalChoice, show_prompts: bool) -> None:
-    """`eval --dry-run`: the graders (each with the model it would send), the rows that would
+    """`eval --dry-run`: the graders (each with the model it would send, and its protocol when
+    not tools), the rows that would
     be errors, the prompts when asked, and last the plan itself (rows x graders, tokens, rows
     with problems)."""
+    from rubriclib.config import resolve
+
     votes = chosen.votes
     click.echo(f"{ev.name} ({ev.shape} eval)")
     for grader in ev.graders:
@@ -314,6 +317,8 @@ def _print_plan(ev: Eval, plan: Plan, chosen: EvalChoice, show_prompts: bool) ->
         model = grader.judge_model(chosen.model)
         asked = votes or grader.judge.votes or 1
         each = f", {asked} votes per judgment (up to {asked}x the requests)" if asked > 1 else ""
+        protocol = chosen.protocol or grader.judge.protocol or resolve("protocol").value
+        each += f", protocol {protocol}" if protocol != "tools" else ""
         click.echo(f"  {identity}, {model}{each}")
     for line in ev.skipped:
         click.echo(f"  not run: {line}")

@@ -342,6 +342,10 @@ def test_an_eval_file_grader_and_the_flag_set_the_protocol(
     flagged = ("--no-cache", "--protocol", "json", "--force")
     assert cli("eval", str(plain), "--out", str(out), *flagged).exit_code == 0
     assert len(endpoint.requests) == 4 and "tools" not in endpoint.requests[-1]
+    planned = cli("eval", str(marked), "--dry-run").output
+    assert "tiny: tiny@1.2.3" in planned and ", protocol json" in planned
+    assert ", protocol" not in cli("eval", str(plain), "--dry-run").output
+    assert ", protocol auto" in cli("eval", str(plain), "--dry-run", "--protocol", "auto").output
     bad = write_file("bad.yaml", EVAL + "    protocol: xml\n")
     refused = cli("eval", str(bad), "--no-cache")
     assert refused.exit_code == 2 and "graders[0].protocol" in refused.output
