@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -30,6 +32,8 @@ from rubriclib.item.transcript.responses import (
 )
 
 logger = logging.getLogger("rubriclib")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""Half of a UTF-16 pair: JSON's `\\ud800` escape reads into one, and no UTF-8 carries it."""
 SHAPE_NAMES = {
     "openai-chat": "OpenAI chat",
     "anthropic": "Anthropic Messages",
@@ -89,6 +93,7 @@ def paired_transcript(
     tool result paired with its call, a TranscriptError naming every problem, and what was
     doubtful in pairing added to `warnings` (logged when no list is given)."""
     transcript = Transcript(messages=tuple(with_call_ids(messages)), shape=shape)
+    problems.extend(lone_surrogates(transcript, places))
     problems.extend(unanswered(transcript, places))
     if problems:
         raise TranscriptError(problems)
@@ -150,7 +155,7 @@ def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
     """A run as a Transcript writes itself (`{messages, shape}`, from `model_dump`): what
     `rubriclib new --from` copies into a golden and a goldens report holds."""
     try:
-        return Transcript.model_validate(dict(value))
+        transcript = Transcript.model_validate(dict(value))
     except ValidationError as error:
         problems: Problems = []
         for problem in error.errors():
@@ -159,6 +164,10 @@ def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
             )
             problems.append((where, problem["msg"]))
         raise TranscriptError(problems) from None
+    places = [f"{field}.messages[{index}]" for index in range(len(transcript.messages))]
+    if problems := lone_surrogates(transcript, places):
+        raise TranscriptError(problems)
+    return transcript
 
 
 def _shape(
@@ -215,6 +224,26 @@ def unanswered(transcript: Transcript, places: list[str], verb: str = "answers")
         )
         if message.answers is not None and call is None
     ]
+
+
+def lone_surrogates(transcript: Transcript, places: list[str]) -> Problems:
+    """A problem at `places[i]` for each message holding a lone surrogate (a `\\ud800` JSON
+    escape without its pair): it cannot be printed, written or sent, so it is refused on
+    reading rather than failing later in a render or a request."""
+    problems: Problems = []
+    for message, place in zip(transcript.messages, places, strict=True):
+        for name, value in message.model_dump(exclude_defaults=True).items():
+            found = _LONE_SURROGATE.search(json.dumps(value, ensure_ascii=False))
+            if found:
+                problems.append(
+                    (
+                        place,
+                        f"holds a lone surrogate {found[0]!r} (in its {name}), which is not "
+                        "text: no UTF-8 can carry it to a judge",
+                    )
+                )
+                break
+    return problems
 
 
 def pairing_doubts(transcript: Transcript, places: list[str]) -> Problems:
