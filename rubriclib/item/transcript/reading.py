@@ -21,6 +21,7 @@ from rubriclib.item.transcript.model import (
     TranscriptError,
     pair_results,
 )
+from rubriclib.item.transcript.otlp import is_export
 from rubriclib.item.transcript.parts import parts_text
 from rubriclib.item.transcript.responses import (
     RESPONSES_ITEMS,
@@ -52,13 +53,16 @@ def read_transcript(
     value: Any, field: str = "transcript", warnings: Problems | None = None
 ) -> Transcript:
     """`value` (a list of messages or items in one shape, an Anthropic request's `{system,
-    messages}`, a Responses request's `{instructions, input}` or a whole Response) as a
-    Transcript; a TranscriptError naming every problem. What was doubtful in pairing tool
-    results with calls is added to `warnings`, or logged when no list is given."""
+    messages}`, a Responses request's `{instructions, input}`, a whole Response, or an
+    OpenTelemetry export of one trace) as a Transcript; a TranscriptError naming every problem.
+    What was doubtful in pairing tool results with calls is added to `warnings`, or logged
+    when no list is given."""
     if isinstance(value, Transcript):
         return value
     if isinstance(value, Mapping) and "shape" in value:
         return _canonical(value, field)
+    if is_export(value):
+        return _one_trace(value, field)
     problems: Problems = []
     start, system, entries = _recorded(value, field, problems)
     if problems:
@@ -168,6 +172,24 @@ def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
     if problems := lone_surrogates(transcript, places):
         raise TranscriptError(problems)
     return transcript
+
+
+def _one_trace(export: Mapping[str, Any], field: str) -> Transcript:
+    """The run of an OpenTelemetry export holding one trace; an export of several is refused,
+    saying how many and where each is read as a run."""
+    from rubriclib.item.transcript.opentelemetry import read_traces  # loaded by who asks
+
+    runs = read_traces(export)
+    if len(runs) == 1:
+        return runs[0][1]
+    if not runs:
+        why = "is an OpenTelemetry export with no model call: it records no run to judge"
+    else:
+        why = (
+            f"is an OpenTelemetry export of {len(runs)} traces, and a run is one trace: give "
+            "the export as an eval's dataset (a row per trace), or read its runs with read_traces"
+        )
+    raise TranscriptError([(field, why)])
 
 
 def _shape(
