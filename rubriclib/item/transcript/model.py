@@ -22,6 +22,7 @@ Shape = Literal[
     "opentelemetry",
     "inspect",
     "letta",
+    "pydantic-ai",
 ]
 Problems = list[tuple[str, str]]
 """`(where, what is wrong)` for each problem of a run."""

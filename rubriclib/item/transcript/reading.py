@@ -21,6 +21,7 @@ from rubriclib.item.transcript.model import (
 )
 from rubriclib.item.transcript.otlp import is_export
 from rubriclib.item.transcript.parts import parts_text
+from rubriclib.item.transcript.pydantic_ai import pydantic_ai_run, pydantic_ai_sign
 from rubriclib.item.transcript.responses import (
     RESPONSES_ITEMS,
     joined,
@@ -35,6 +36,7 @@ SHAPE_NAMES = {
     "anthropic": "Anthropic Messages",
     "openai-responses": "OpenAI Responses",
     "langchain": "LangChain",
+    "pydantic-ai": "Pydantic AI",
 }
 READERS = {
     "openai-chat": chat_message,
@@ -65,9 +67,12 @@ def read_transcript(
     shape = _shape(entries, start, problems)
     if problems:
         raise TranscriptError(problems)
+    if shape == "pydantic-ai":  # a run's instructions repeat at every request: read whole
+        messages, places = pydantic_ai_run(entries, problems)
+        return paired_transcript(messages, places, shape, problems, warnings)
     reader = READERS[shape]
-    messages: list[Message] = []
-    places: list[str] = []
+    messages = []
+    places = []
     if system is not None:
         messages.append(Message(role="system", text=parts_text(system[1], system[0], problems)))
         places.append(system[0])
@@ -189,6 +194,9 @@ def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[Shape, str]]:
     """What marks `entry` as one shape: `(shape, the key or block that shows it)`."""
     if sign := langchain_sign(entry):  # its own content blocks may be Anthropic's
         yield "langchain", sign
+        return
+    if sign := pydantic_ai_sign(entry):
+        yield "pydantic-ai", sign
         return
     if sdk_message(entry):
         yield "anthropic", "an Anthropic SDK Message (type 'message' with stop_reason, usage)"
