@@ -49,7 +49,8 @@ docs-serve: install
 # The real, pinned tools the integration tests drive (tests/integrations), each in its own
 # environment so none of them can change ours: inspect_ai and letta-evals in venvs with rubriclib
 # and its extra; promptfoo from the npm lockfile in tests/integrations/promptfoo; docent, whose
-# Rubric model writes the Docent rubric JSON `new --from-docent` is tested on (tests/data/docent).
+# Rubric model writes the Docent rubric JSON `new --from-docent` is tested on (tests/data/docent);
+# pydantic-ai, whose Agent writes the run tests/data/runs/pydantic_ai.json holds.
 INTEGRATIONS := .integrations
 PROMPTFOO_LOCK := tests/integrations/promptfoo/package.json tests/integrations/promptfoo/package-lock.json
 
@@ -65,7 +66,8 @@ $(INTEGRATIONS)/promptfoo/.installed: $(PROMPTFOO_LOCK)
 	touch $@
 
 integrations: install $(INTEGRATIONS)/inspect/.installed $(INTEGRATIONS)/letta/.installed \
-		$(INTEGRATIONS)/promptfoo/.installed $(INTEGRATIONS)/docent/.installed
+		$(INTEGRATIONS)/promptfoo/.installed $(INTEGRATIONS)/docent/.installed \
+		$(INTEGRATIONS)/pydantic-ai/.installed
 
 # The browser the HTML report's tests drive (tests/browser): Debian's chromium, installed with
 # apt-get when missing (as root, or with password-less sudo), and the `browser` extra's pinned

@@ -2,7 +2,7 @@
 (opentelemetry-instrumentation-openai-v2) traces an `openai` client running a small agent loop
 against the scripted Chat Completions server, and the OTLP encoders write what it recorded.
 
-    python tests/otel_export.py FORM ENCODING OUT [side-call]
+    python tests/otel_export.py FORM ENCODING OUT [side-call] [one-run]
 
 FORM is how the instrumentation records messages: `events` (its default conventions, content
 as `gen_ai.*.message` / `gen_ai.choice` log events), `span` or `details` (the latest GenAI
@@ -13,7 +13,7 @@ a line per export) or `file` (the OTLP JSON file exporter, ids in hex, a line pe
 OUT, OUT.chat.json holds each run as the OpenAI chat messages the agent sent and received, by
 trace id. Each run is an `invoke_agent` span (with input messages, as agent frameworks write it)
 around its model calls. `side-call` adds a model call with other messages inside the first
-run's trace.
+run's trace; `one-run` records the first run only (an export of one trace).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def run_agent(client: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
 
 
-def main(form: str, encoding: str, out: Path, side_call: bool) -> None:
+def main(form: str, encoding: str, out: Path, side_call: bool, runs: int = len(RUNS)) -> None:
     os.environ.update(FORMS[form] | (LATEST if form != "events" else {}))
     import openai
     from google.protobuf.json_format import MessageToDict
@@ -107,7 +107,7 @@ def main(form: str, encoding: str, out: Path, side_call: bool) -> None:
     with JudgeServer() as server:
         server.script(*replies())
         client = openai.OpenAI(base_url=server.url, api_key="no-key", max_retries=0)
-        for index, messages in enumerate(RUNS):
+        for index, messages in enumerate(RUNS[:runs]):
             with tracer.start_as_current_span("invoke_agent support") as span:
                 # as agent frameworks record it: not a model call, never read as one
                 span.set_attribute("gen_ai.operation.name", "invoke_agent")
@@ -135,4 +135,6 @@ def main(form: str, encoding: str, out: Path, side_call: bool) -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).parent))
-    main(sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4:] == ["side-call"])
+    flags = sys.argv[4:]
+    runs = 1 if "one-run" in flags else len(RUNS)
+    main(sys.argv[1], sys.argv[2], Path(sys.argv[3]), "side-call" in flags, runs)

@@ -239,3 +239,31 @@ def test_a_tool_result_paired_in_doubt_is_a_warning_and_the_dry_run_lists_its_ro
         in plan.output
     )
     assert endpoint.requests == []
+
+
+def test_a_lone_surrogate_in_a_run_is_refused_before_any_request(
+    runs_library: Path, endpoint: JudgeServer, write_file: Callable[..., Path]
+) -> None:
+    text = json.dumps(RUN, indent=2).replace('"cancelled"', '"cancel\\ud800led"')
+    assert "\\ud800" in text  # the file holds the escape, as JSON writers write it
+    path = write_file("surrogate.json", text)
+    expected = (
+        f"rubriclib: error: {path}:20: transcript[2]: holds a lone surrogate '\\ud800' (in its "
+        "text), which is not text: no UTF-8 can carry it to a judge"
+    )
+    for command in (["judge", "runs"], ["render", "runs"]):
+        result = CliRunner().invoke(main, [*command, "--transcript", str(path)])
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert result.stderr.splitlines() == [expected]
+    row = (
+        '{"id": "a", "transcript": ' + json.dumps(RUN).replace('"cancelled"', '"x\\udfffy"') + "}\n"
+    )
+    write_file("runs.jsonl", row)
+    eval_file = write_file(
+        "eval.yaml", "name: agents\ndataset: runs.jsonl\ngraders: [{name: run, rubric: runs}]\n"
+    )
+    for extra in ([], ["--dry-run", "--show-prompts"]):
+        result = CliRunner().invoke(main, ["eval", str(eval_file), *extra])
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert "runs.jsonl:1: transcript[2]: holds a lone surrogate '\\udfff'" in result.stderr
+    assert endpoint.requests == []

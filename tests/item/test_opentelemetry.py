@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from judge_server import JudgeServer, Reply, completion
 
+from rubriclib.cli import main
 from rubriclib.evals.datasets import Dataset
 from rubriclib.item.transcript import TranscriptError, read_traces, read_transcript
 from rubriclib.item.transcript.opentelemetry import traces
@@ -28,18 +30,21 @@ Export = Callable[..., Path]
 
 @pytest.fixture(scope="module")
 def export(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Export]:
-    """`export(form, encoding, name, side_call=False)`: the path of a real export (written
-    once per module), its chat messages beside it."""
+    """`export(form, encoding, name, side_call=False, one_run=False)`: the path of a real
+    export (written once per module), its chat messages beside it."""
     folder = tmp_path_factory.mktemp("otel")
     written: dict[tuple[Any, ...], Path] = {}
 
-    def write(form: str, encoding: str, name: str, side_call: bool = False) -> Path:
-        key = (form, encoding, name, side_call)
+    def write(
+        form: str, encoding: str, name: str, side_call: bool = False, one_run: bool = False
+    ) -> Path:
+        key = (form, encoding, name, side_call, one_run)
         if key not in written:
-            path = folder / f"{form}-{encoding}-{int(side_call)}-{name}"
+            path = folder / f"{form}-{encoding}-{int(side_call)}{int(one_run)}-{name}"
             command = [sys.executable, str(TESTS / "otel_export.py"), form, encoding, str(path)]
             env = {"PATH": os.environ["PATH"]}  # no OTEL_* setting of the machine's leaks in
-            subprocess.run(command + ["side-call"] * side_call, check=True, env=env, timeout=120)
+            flags = ["side-call"] * side_call + ["one-run"] * one_run
+            subprocess.run(command + flags, check=True, env=env, timeout=120)
             written[key] = path
         return written[key]
 
@@ -224,3 +229,38 @@ def test_the_docs_export_and_judge_examples_run_as_written(
     judged = endpoint.requests[-1]["messages"][1]["content"]
     assert "[M1] user\nWhere is order A-17?" in judged
     assert "[M2] assistant\nOrder A-17 shipped on Monday." in judged
+
+
+def test_transcript_reads_an_export_of_one_trace_and_refuses_one_of_several(
+    export: Export, tmp_path: Path
+) -> None:
+    one = export("span", "protobuf", "one.json", one_run=True)
+    (trace_id, messages), *others = chats(one).items()
+    assert others == [] and len(json.loads(one.read_text())["resourceSpans"]) == 1
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(messages), encoding="utf-8")
+    shown = [
+        CliRunner().invoke(main, ["render", "task-completion", "--transcript", str(path)])
+        for path in (one, chat)
+    ]
+    assert [result.exit_code for result in shown] == [0, 0], shown[0].output
+    assert "[M4] tool result for get_order" in shown[0].stdout
+    assert shown[0].stdout == shown[1].stdout  # the trace is shown as the run it recorded
+    assert read_transcript(json.loads(one.read_text())).shape == "opentelemetry"
+
+    several = export("span", "protobuf", "traces.json")
+    refused = CliRunner().invoke(main, ["render", "task-completion", "--transcript", str(several)])
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert refused.stderr.splitlines() == [
+        f"rubriclib: error: {several}:1: transcript: is an OpenTelemetry export of 2 traces, "
+        "and a run is one trace: give the export as an eval's dataset (a row per trace), or "
+        "read its runs with read_traces"
+    ]
+    calls = json.loads(several.read_text())
+    for scope in calls["resourceSpans"][0]["scopeSpans"]:
+        scope["spans"] = [span for span in scope["spans"] if not span["name"].startswith("chat")]
+    with pytest.raises(TranscriptError) as none:
+        read_transcript(calls)
+    assert none.value.problems == [
+        ("transcript", "is an OpenTelemetry export with no model call: it records no run to judge")
+    ]

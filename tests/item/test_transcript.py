@@ -272,3 +272,34 @@ def test_calls_recorded_without_ids_get_unique_stable_ids() -> None:
     ids = [[call.id for call in m.tool_calls] for m in read_transcript(messages).messages]
     assert ids == [["call-M1-1", "call-M1-2'", "call-M1-2"], ["call-M2-1"]]
     assert ids == [[c.id for c in m.tool_calls] for m in read_transcript(messages).messages]
+
+
+def test_a_lone_surrogate_is_refused_in_every_way_a_run_is_given() -> None:
+    chat = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "f", "arguments": '"\\udc00"'},
+                }
+            ],
+        },
+    ]
+    with pytest.raises(TranscriptError) as from_chat:
+        read_transcript(chat)
+    assert from_chat.value.problems == [
+        (
+            "transcript[1]",
+            "holds a lone surrogate '\\udc00' (in its tool_calls), which is not text: no UTF-8 "
+            "can carry it to a judge",
+        )
+    ]
+    canonical = {"shape": "openai-chat", "messages": [{"role": "user", "text": "a\ud800"}]}
+    with pytest.raises(TranscriptError) as from_canonical:
+        read_transcript(canonical)
+    assert [where for where, _ in from_canonical.value.problems] == ["transcript.messages[0]"]
+    paired = json.loads('"\\ud83d\\ude00 is a pair of escapes: one character"')
+    assert read_transcript([{"role": "user", "content": paired}]).messages[0].text == paired

@@ -1,9 +1,9 @@
 """An agent run as one canonical list of messages (`model`), read losslessly from the shapes
 runs are recorded in (`reading`: OpenAI Chat Completions messages, Anthropic Messages, OpenAI
-Responses API items and Responses, LangChain messages; a module per shape; `opentelemetry`: a
-run per trace of an OTLP JSON export). inspect_ai's message JSON is read by `inspect` (a log's
-samples, and the integration's `state.messages`), letta's messages by evals/letta/runs.py, into
-the same model."""
+Responses API items and Responses, LangChain messages, Pydantic AI messages; a module per
+shape; `opentelemetry`: a run per trace of an OTLP JSON export). inspect_ai's message JSON is
+read by `inspect` (a log's samples, and the integration's `state.messages`), letta's messages
+by evals/letta/runs.py, into the same model."""
 
 from typing import TYPE_CHECKING
 
@@ -16,8 +16,9 @@ from rubriclib.item.transcript.model import (
     ToolCall,
     Transcript,
     TranscriptError,
+    unanswered,
 )
-from rubriclib.item.transcript.reading import read_transcript, unanswered, with_final_answer
+from rubriclib.item.transcript.reading import read_transcript, with_final_answer
 
 if TYPE_CHECKING:
     from rubriclib.item.transcript.opentelemetry import read_traces as read_traces

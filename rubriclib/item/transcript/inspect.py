@@ -8,8 +8,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rubriclib.item.transcript.model import Message, Problems, ToolCall, Transcript, TranscriptError
-from rubriclib.item.transcript.reading import paired_transcript
+from rubriclib.item.transcript.model import (
+    Message,
+    Problems,
+    ToolCall,
+    Transcript,
+    TranscriptError,
+    paired_transcript,
+)
 
 ROLES = ("system", "user", "assistant", "tool")
 NEEDS = {

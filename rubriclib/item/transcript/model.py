@@ -1,8 +1,11 @@
 """The canonical model of an agent run: messages with tool calls, read from every recorded
-shape into this one model."""
+shape into this one model; `paired_transcript`, where every shape's reader ends."""
 
 from __future__ import annotations
 
+import json
+import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -12,10 +15,20 @@ from pydantic import BaseModel, ConfigDict
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 Shape = Literal[
-    "openai-chat", "anthropic", "openai-responses", "langchain", "opentelemetry", "inspect", "letta"
+    "openai-chat",
+    "anthropic",
+    "openai-responses",
+    "langchain",
+    "opentelemetry",
+    "inspect",
+    "letta",
+    "pydantic-ai",
 ]
 Problems = list[tuple[str, str]]
 """`(where, what is wrong)` for each problem of a run."""
+logger = logging.getLogger("rubriclib")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""Half of a UTF-16 pair: JSON's `\\ud800` escape reads into one, and no UTF-8 carries it."""
 
 
 class ToolCall(BaseModel):
@@ -160,3 +173,86 @@ class TranscriptError(ValueError):
     def __init__(self, problems: list[tuple[str, str]]) -> None:
         super().__init__("; ".join(f"{where}: {problem}" for where, problem in problems))
         self.problems = problems
+
+
+def paired_transcript(
+    messages: list[Message],
+    places: list[str],
+    shape: Shape,
+    problems: Problems,
+    warnings: Problems | None = None,
+) -> Transcript:
+    """The run read as `messages` (each recorded at `places[i]`): every call given an id, every
+    tool result paired with its call, a TranscriptError naming every problem, and what was
+    doubtful in pairing added to `warnings` (logged when no list is given)."""
+    transcript = Transcript(messages=tuple(with_call_ids(messages)), shape=shape)
+    problems.extend(lone_surrogates(transcript, places))
+    problems.extend(unanswered(transcript, places))
+    if problems:
+        raise TranscriptError(problems)
+    doubts = pairing_doubts(transcript, places)
+    if warnings is None:
+        for place, doubt in doubts:
+            logger.warning("%s: %s", place, doubt)
+    else:
+        warnings.extend(doubts)
+    return transcript
+
+
+def unanswered(transcript: Transcript, places: list[str], verb: str = "answers") -> Problems:
+    """A problem at `places[i]` for each tool result whose call is not earlier in the run (a
+    tool result `verb`s its call: letta's tool return `returns` it)."""
+    return [
+        (place, f"{verb} call {message.answers!r}, which is not earlier in the run")
+        for message, place, call in zip(
+            transcript.messages, places, transcript.pairing.calls, strict=True
+        )
+        if message.answers is not None and call is None
+    ]
+
+
+def lone_surrogates(transcript: Transcript, places: list[str]) -> Problems:
+    """A problem at `places[i]` for each message holding a lone surrogate (a `\\ud800` JSON
+    escape without its pair): it cannot be printed, written or sent, so it is refused on
+    reading rather than failing later in a render or a request."""
+    problems: Problems = []
+    for message, place in zip(transcript.messages, places, strict=True):
+        for name, value in message.model_dump(exclude_defaults=True).items():
+            found = _LONE_SURROGATE.search(json.dumps(value, ensure_ascii=False))
+            if found:
+                problems.append(
+                    (
+                        place,
+                        f"holds a lone surrogate {found[0]!r} (in its {name}), which is not "
+                        "text: no UTF-8 can carry it to a judge",
+                    )
+                )
+                break
+    return problems
+
+
+def pairing_doubts(transcript: Transcript, places: list[str]) -> Problems:
+    """What was doubtful in pairing the run's tool results with its calls, each at the
+    result's place and naming the call's."""
+    pairing = pair_results(transcript.messages, places.__getitem__)
+    return [(places[index], note) for index, note in pairing.notes]
+
+
+def with_call_ids(messages: list[Message]) -> list[Message]:
+    """`messages` with an id for every call recorded without one (`""`): `call-M3-1` for the
+    first such call of the third message, unique in the run and the same at every reading."""
+    taken = {call.id for message in messages for call in message.tool_calls}
+    named: list[Message] = []
+    for number, message in enumerate(messages, 1):
+        if all(call.id for call in message.tool_calls):
+            named.append(message)
+            continue
+        calls = []
+        for order, call in enumerate(message.tool_calls, 1):
+            call_id = call.id or f"call-M{number}-{order}"
+            while not call.id and call_id in taken:
+                call_id += "'"
+            taken.add(call_id)
+            calls.append(call.model_copy(update={"id": call_id}))
+        named.append(message.model_copy(update={"tool_calls": tuple(calls)}))
+    return named

@@ -13,9 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rubriclib.item.transcript.chat import chat_message
-from rubriclib.item.transcript.model import Message, Problems, Transcript, TranscriptError
+from rubriclib.item.transcript.model import (
+    Message,
+    Problems,
+    Transcript,
+    TranscriptError,
+    paired_transcript,
+)
 from rubriclib.item.transcript.otlp import Record, records
-from rubriclib.item.transcript.reading import paired_transcript
 
 INFERENCE = ("chat", "text_completion", "generate_content")
 """`gen_ai.operation.name`s of a model call (an agent's or a tool's span is no call)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -17,9 +16,12 @@ from rubriclib.item.transcript.model import (
     Shape,
     Transcript,
     TranscriptError,
-    pair_results,
+    lone_surrogates,
+    paired_transcript,
 )
+from rubriclib.item.transcript.otlp import is_export
 from rubriclib.item.transcript.parts import parts_text
+from rubriclib.item.transcript.pydantic_ai import pydantic_ai_run, pydantic_ai_sign
 from rubriclib.item.transcript.responses import (
     RESPONSES_ITEMS,
     joined,
@@ -29,12 +31,12 @@ from rubriclib.item.transcript.responses import (
     spliced,
 )
 
-logger = logging.getLogger("rubriclib")
 SHAPE_NAMES = {
     "openai-chat": "OpenAI chat",
     "anthropic": "Anthropic Messages",
     "openai-responses": "OpenAI Responses",
     "langchain": "LangChain",
+    "pydantic-ai": "Pydantic AI",
 }
 READERS = {
     "openai-chat": chat_message,
@@ -48,13 +50,16 @@ def read_transcript(
     value: Any, field: str = "transcript", warnings: Problems | None = None
 ) -> Transcript:
     """`value` (a list of messages or items in one shape, an Anthropic request's `{system,
-    messages}`, a Responses request's `{instructions, input}` or a whole Response) as a
-    Transcript; a TranscriptError naming every problem. What was doubtful in pairing tool
-    results with calls is added to `warnings`, or logged when no list is given."""
+    messages}`, a Responses request's `{instructions, input}`, a whole Response, or an
+    OpenTelemetry export of one trace) as a Transcript; a TranscriptError naming every problem.
+    What was doubtful in pairing tool results with calls is added to `warnings`, or logged
+    when no list is given."""
     if isinstance(value, Transcript):
         return value
     if isinstance(value, Mapping) and "shape" in value:
         return _canonical(value, field)
+    if is_export(value):
+        return _one_trace(value, field)
     problems: Problems = []
     start, system, entries = _recorded(value, field, problems)
     if problems:
@@ -62,9 +67,12 @@ def read_transcript(
     shape = _shape(entries, start, problems)
     if problems:
         raise TranscriptError(problems)
+    if shape == "pydantic-ai":  # a run's instructions repeat at every request: read whole
+        messages, places = pydantic_ai_run(entries, problems)
+        return paired_transcript(messages, places, shape, problems, warnings)
     reader = READERS[shape]
-    messages: list[Message] = []
-    places: list[str] = []
+    messages = []
+    places = []
     if system is not None:
         messages.append(Message(role="system", text=parts_text(system[1], system[0], problems)))
         places.append(system[0])
@@ -76,29 +84,6 @@ def read_transcript(
                 messages.append(message)
                 places.append(place)
     return paired_transcript(messages, places, shape, problems, warnings)
-
-
-def paired_transcript(
-    messages: list[Message],
-    places: list[str],
-    shape: Shape,
-    problems: Problems,
-    warnings: Problems | None = None,
-) -> Transcript:
-    """The run read as `messages` (each recorded at `places[i]`): every call given an id, every
-    tool result paired with its call, a TranscriptError naming every problem, and what was
-    doubtful in pairing added to `warnings` (logged when no list is given)."""
-    transcript = Transcript(messages=tuple(with_call_ids(messages)), shape=shape)
-    problems.extend(unanswered(transcript, places))
-    if problems:
-        raise TranscriptError(problems)
-    doubts = pairing_doubts(transcript, places)
-    if warnings is None:
-        for place, doubt in doubts:
-            logger.warning("%s: %s", place, doubt)
-    else:
-        warnings.extend(doubts)
-    return transcript
 
 
 def _recorded(
@@ -150,7 +135,7 @@ def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
     """A run as a Transcript writes itself (`{messages, shape}`, from `model_dump`): what
     `rubriclib new --from` copies into a golden and a goldens report holds."""
     try:
-        return Transcript.model_validate(dict(value))
+        transcript = Transcript.model_validate(dict(value))
     except ValidationError as error:
         problems: Problems = []
         for problem in error.errors():
@@ -159,6 +144,28 @@ def _canonical(value: Mapping[str, Any], field: str) -> Transcript:
             )
             problems.append((where, problem["msg"]))
         raise TranscriptError(problems) from None
+    places = [f"{field}.messages[{index}]" for index in range(len(transcript.messages))]
+    if problems := lone_surrogates(transcript, places):
+        raise TranscriptError(problems)
+    return transcript
+
+
+def _one_trace(export: Mapping[str, Any], field: str) -> Transcript:
+    """The run of an OpenTelemetry export holding one trace; an export of several is refused,
+    saying how many and where each is read as a run."""
+    from rubriclib.item.transcript.opentelemetry import read_traces  # loaded by who asks
+
+    runs = read_traces(export)
+    if len(runs) == 1:
+        return runs[0][1]
+    if not runs:
+        why = "is an OpenTelemetry export with no model call: it records no run to judge"
+    else:
+        why = (
+            f"is an OpenTelemetry export of {len(runs)} traces, and a run is one trace: give "
+            "the export as an eval's dataset (a row per trace), or read its runs with read_traces"
+        )
+    raise TranscriptError([(field, why)])
 
 
 def _shape(
@@ -188,6 +195,9 @@ def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[Shape, str]]:
     if sign := langchain_sign(entry):  # its own content blocks may be Anthropic's
         yield "langchain", sign
         return
+    if sign := pydantic_ai_sign(entry):
+        yield "pydantic-ai", sign
+        return
     if sdk_message(entry):
         yield "anthropic", "an Anthropic SDK Message (type 'message' with stop_reason, usage)"
     elif entry.get("type") in RESPONSES_ITEMS:
@@ -203,45 +213,6 @@ def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[Shape, str]]:
             yield "openai-responses", f"an {kind!r} part"
         elif kind in ("image_url", "input_audio"):
             yield "openai-chat", f"an {kind!r} part"
-
-
-def unanswered(transcript: Transcript, places: list[str], verb: str = "answers") -> Problems:
-    """A problem at `places[i]` for each tool result whose call is not earlier in the run (a
-    tool result `verb`s its call: letta's tool return `returns` it)."""
-    return [
-        (place, f"{verb} call {message.answers!r}, which is not earlier in the run")
-        for message, place, call in zip(
-            transcript.messages, places, transcript.pairing.calls, strict=True
-        )
-        if message.answers is not None and call is None
-    ]
-
-
-def pairing_doubts(transcript: Transcript, places: list[str]) -> Problems:
-    """What was doubtful in pairing the run's tool results with its calls, each at the
-    result's place and naming the call's."""
-    pairing = pair_results(transcript.messages, places.__getitem__)
-    return [(places[index], note) for index, note in pairing.notes]
-
-
-def with_call_ids(messages: list[Message]) -> list[Message]:
-    """`messages` with an id for every call recorded without one (`""`): `call-M3-1` for the
-    first such call of the third message, unique in the run and the same at every reading."""
-    taken = {call.id for message in messages for call in message.tool_calls}
-    named: list[Message] = []
-    for number, message in enumerate(messages, 1):
-        if all(call.id for call in message.tool_calls):
-            named.append(message)
-            continue
-        calls = []
-        for order, call in enumerate(message.tool_calls, 1):
-            call_id = call.id or f"call-M{number}-{order}"
-            while not call.id and call_id in taken:
-                call_id += "'"
-            taken.add(call_id)
-            calls.append(call.model_copy(update={"id": call_id}))
-        named.append(message.model_copy(update={"tool_calls": tuple(calls)}))
-    return named
 
 
 def with_final_answer(data: Any) -> Any:
