@@ -45,14 +45,15 @@ def checklist_answers(details: Details) -> str | None:
 
 def read_resumable(
     path: Path,
-    expected: dict[str, tuple[str, str, int, str | None]],
+    expected: dict[str, tuple[str, str, int, str | None, str]],
     own_rubrics: dict[tuple[str, str], str] | None = None,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """The current lines of a results file worth keeping (`current_lines`): a verdict (not an
     error) whose result validates, with the (rubric digest, judge model, votes, how its
-    checklist was answered) `expected` of its grader now (`own_rubrics`: the digest of a row's
-    own rubric, by row and grader). A pair whose current line is not kept is judged again, and
-    its new line supersedes that one."""
+    checklist was answered, protocol) `expected` of its grader now (`own_rubrics`: the digest
+    of a row's own rubric, by row and grader; a line written before protocols were recorded was
+    asked with tools; `auto` takes either). A pair whose current line is not kept is judged
+    again, and its new line supersedes that one."""
     own_rubrics = own_rubrics or {}
     kept: dict[tuple[str, str], dict[str, Any]] = {}
     for key, line in current_lines(path).items():
@@ -65,7 +66,9 @@ def read_resumable(
         wanted = expected.get(key[1])
         if wanted is not None and key in own_rubrics:
             wanted = (own_rubrics[key], *wanted[1:])
-        judged = (*identity, checklist_answers(details))
+        judged = (*identity, checklist_answers(details), details.judge.protocol or "tools")
+        if wanted is not None and wanted[4] == "auto":
+            wanted = (*wanted[:4], judged[4])
         if wanted == judged and line.get("verdict") in ("pass", "fail"):
             kept[key] = line
     return kept

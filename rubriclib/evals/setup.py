@@ -195,11 +195,11 @@ def ready_run(
     them) and its target (a missing key is a
     JudgeConfigError here, before any request); the rows it reads, within `limit` (else the
     eval's own); its concurrency (`concurrency`, else the eval's, else the config's); and with
-    `resume` the lines of `out` whose row, grader, rubric digest, judge model, votes and
-    checklist mode still match (a letta row's own rubric digest for its prompt graders),
-    appending to `out`; an `out` that holds anything is an EvalError without `resume`, unless
-    `force` lets the run replace it. Its judges hold their prompts to the eval's prompt-size
-    limit."""
+    `resume` the lines of `out` whose row, grader, rubric digest, judge model, votes,
+    checklist mode and protocol still match (a letta row's own rubric digest for its prompt
+    graders), appending to `out`; an `out` that holds anything is an EvalError without
+    `resume`, unless `force` lets the run replace it. Its judges hold their prompts to the
+    eval's prompt-size limit."""
     if resume and force:
         raise ValueError("resume and force: choose one (continue `out`, or replace it)")
     if out is not None and not resume:
@@ -213,10 +213,11 @@ def ready_run(
     target = _make_target(ev)
     kept = {}
     if resume and out is not None:
-        expected: dict[str, tuple[str, str, int, str | None]] = {}
+        expected: dict[str, tuple[str, str, int, str | None, str]] = {}
         for g in ev.graders:
             judge = judges[g.name]
-            expected[g.name] = (g.rubric.digest, judge.model, judge.votes, judge.checklist_answers)
+            answers, protocol = judge.checklist_answers, judge.protocol
+            expected[g.name] = (g.rubric.digest, judge.model, judge.votes, answers, protocol)
         kept = read_resumable(out, expected, own_rubrics(ev))
     return ReadyRun(
         ev,

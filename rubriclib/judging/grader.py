@@ -11,6 +11,7 @@ from rubriclib.judging.endpoints.pacer import Pacing
 from rubriclib.judging.result import GradeResult
 from rubriclib.rubrics import Rubric
 from rubriclib.settings import AnswerMode
+from rubriclib.settings import Protocol as AskingProtocol
 
 
 class Grader(Protocol):
@@ -36,6 +37,12 @@ class Grader(Protocol):
         """How its results' checklist items are answered (`details.checklist`), None when its
         results are not checklist results: a resumed run keeps only results judged the way it
         judges now."""
+        ...
+
+    @property
+    def protocol(self) -> AskingProtocol:
+        """How its verdicts are asked for (`tools`, `json` or `auto`): a resumed run keeps only
+        results asked the way it asks now (`auto` keeps either)."""
         ...
 
     @property

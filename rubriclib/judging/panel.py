@@ -23,7 +23,7 @@ from rubriclib.judging.judge import Judge
 from rubriclib.judging.result import GradeResult, not_judged
 from rubriclib.judging.steps import run_to_end
 from rubriclib.rubrics import Rubric
-from rubriclib.settings import AnswerMode
+from rubriclib.settings import AnswerMode, Protocol
 
 
 class Panel(ManyJudgments):
@@ -90,6 +90,12 @@ class Panel(ManyJudgments):
     def checklist_answers(self) -> AnswerMode | None:
         """None: a panel's result is its members' combined (their modes are in its `model`)."""
         return None
+
+    @property
+    def protocol(self) -> Protocol:
+        """Its members' protocol when they share one, else `auto` (a result may be either)."""
+        protocols = {judge.protocol for judge in self.judges}
+        return protocols.pop() if len(protocols) == 1 else "auto"
 
     @property
     def pace_key(self) -> Hashable:

@@ -28,7 +28,7 @@ from rubriclib.item import Item
 from rubriclib.judging.result import GradeResult
 
 DIGEST = "46c865e0a84e2dde32ed1ca44cdfdbecdafd74266027b33ae9565e9f4c4ab0d2"
-NOW = {"g": (DIGEST, "gpt-4o-mini", 1, None)}
+NOW = {"g": (DIGEST, "gpt-4o-mini", 1, None, "tools")}
 """What grader g is today: results_line's rubric digest, its judge model, one vote, holistic."""
 
 
@@ -61,11 +61,17 @@ def test_resume_keeps_verdicts_made_as_the_grader_judges_now(tmp_path: Path) -> 
     ]
     kept = read_resumable(write_results(tmp_path / "r.jsonl", lines), NOW)
     assert list(kept) == [("kept", "g")] and kept["kept", "g"]["verdict"] == "fail"
-    voted = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 3, None)})
+    voted = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 3, None, "tools")})
     assert list(voted) == [("three-votes", "g")]
-    by_checklist = read_resumable(tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 1, "tool")})
+    by_checklist = read_resumable(
+        tmp_path / "r.jsonl", {"g": (DIGEST, "gpt-4o-mini", 1, "tool", "tools")}
+    )
     assert list(by_checklist) == [("checklist", "g")]
-    by_probability = {"g": (DIGEST, "gpt-4o-mini", 1, "probability")}
+    by_json = {"g": (DIGEST, "gpt-4o-mini", 1, None, "json")}
+    assert read_resumable(tmp_path / "r.jsonl", by_json) == {}  # asked with tools: judged again
+    by_auto = {"g": (DIGEST, "gpt-4o-mini", 1, None, "auto")}
+    assert list(read_resumable(tmp_path / "r.jsonl", by_auto)) == [("kept", "g")]
+    by_probability = {"g": (DIGEST, "gpt-4o-mini", 1, "probability", "tools")}
     assert list(read_resumable(tmp_path / "r.jsonl", by_probability)) == [("probable", "g")]
 
 

@@ -416,3 +416,20 @@ def test_the_protocols_are_named_once() -> None:
     from rubriclib.settings import Protocol
 
     assert get_args(Protocol) == PROTOCOLS
+
+
+def test_a_resumed_eval_judges_again_what_another_protocol_asked(
+    endpoint: JudgeServer, write_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    write_file("tiny.md", VALID_RUBRIC)
+    plain = str(write_file("plain.yaml", EVAL))
+    out = str(tmp_path / "out.jsonl")
+    assert cli("eval", plain, "--out", out, "--no-cache").exit_code == 0
+    resumed = ("--out", out, "--resume", "--no-cache")
+    assert cli("eval", plain, *resumed, "--protocol", "auto").exit_code == 0
+    assert len(endpoint.requests) == 2  # auto keeps what tools asked
+    assert cli("eval", plain, *resumed, "--protocol", "json").exit_code == 0
+    assert len(endpoint.requests) == 4  # both rows asked again, in JSON
+    assert all("response_format" in body for body in endpoint.requests[2:])
+    assert cli("eval", plain, *resumed, "--protocol", "json").exit_code == 0
+    assert len(endpoint.requests) == 4  # now all kept

@@ -103,7 +103,7 @@ def test_the_report_shows_the_current_lines_resume_reads(tmp_path: Path) -> None
         "the last of each is shown",
     ]
     kept = read_resumable(path, {"g": (results_line("a", "g", "pass")["result"]["details"]
-                                       ["rubric"]["digest"], "gpt-4o-mini", 1, None)})  # fmt: skip
+                                       ["rubric"]["digest"], "gpt-4o-mini", 1, None, "tools")})  # fmt: skip
     assert sorted(kept) == [("b", "g"), ("c", "g")]  # the error and the old run's judge: again
 
 
