@@ -59,10 +59,18 @@ $(INTEGRATIONS)/%/.installed: pyproject.toml
 	$(INTEGRATIONS)/$*/bin/pip install -q -e '.[$*]'
 	touch $@
 
+# promptfoo and its Node (1.7 GB from the lockfile, holding nothing of ours) are installed once per
+# machine and lockfile, outside the clone, and linked in: a fresh clone skips the npm ci.
+PROMPTFOO_HOME := $(HOME)/.cache/rubriclib/promptfoo-$(shell cat $(PROMPTFOO_LOCK) | sha256sum | cut -c1-16)
+
 $(INTEGRATIONS)/promptfoo/.installed: $(PROMPTFOO_LOCK)
-	mkdir -p $(INTEGRATIONS)/promptfoo
-	cp $(PROMPTFOO_LOCK) $(INTEGRATIONS)/promptfoo/
-	cd $(INTEGRATIONS)/promptfoo && npm ci --no-audit --no-fund --loglevel=error
+	[ -f $(PROMPTFOO_HOME)/.installed ] || { rm -rf $(PROMPTFOO_HOME) \
+		&& mkdir -p $(PROMPTFOO_HOME) && cp $(PROMPTFOO_LOCK) $(PROMPTFOO_HOME)/ \
+		&& (cd $(PROMPTFOO_HOME) && npm ci --no-audit --no-fund --loglevel=error) \
+		&& touch $(PROMPTFOO_HOME)/.installed; }
+	mkdir -p $(INTEGRATIONS)
+	rm -rf $(INTEGRATIONS)/promptfoo
+	ln -s $(PROMPTFOO_HOME) $(INTEGRATIONS)/promptfoo
 	touch $@
 
 integrations: install $(INTEGRATIONS)/inspect/.installed $(INTEGRATIONS)/letta/.installed \
