@@ -424,7 +424,8 @@ def citation_rows(report: dict[str, Any]) -> dict[str, dict[str, str]]:
 def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
     """Per rubric name: accuracy and kappa with intervals, false passes (of the failing
     goldens), errors (abstentions among them), requests, prompt tokens and seconds per
-    judgment (the run's wall time shared by its judgments: it runs one at a time)."""
+    judgment (the run's wall time shared by its judgments: it runs one at a time); and over
+    every rubric (`(all)`), accuracy with its interval."""
     judgments = sum(len(g["results"]) for r in report["rubrics"] for g in r["goldens"])
     per_judgment = report.get("seconds", 0) / max(judgments, 1)
     rows = {}
@@ -460,7 +461,8 @@ def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
     rows["(all)"] = (
         dict.fromkeys(COLUMNS, "")
         | {
-            "accuracy": f"{met}/{judgments} ({met / max(judgments, 1):.0%})",
+            "accuracy": f"{met}/{judgments} "
+            + _with_interval(*_accuracy_over_every_judgment({"goldens": goldens}), "{:.0%}"),
             "false passes": f"{passed}/{len(failing)}",
             "errors": str(errors),
             "prompt tokens": f"{prompt_tokens / max(judgments, 1):,.0f}",

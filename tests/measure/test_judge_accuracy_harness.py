@@ -54,6 +54,7 @@ def test_the_launcher_judges_only_the_sampled_goldens_and_the_rows_give_their_fl
     rows = accuracy_benchmark().per_rubric(judged)
     assert rows["flipping"]["flipped"] == "1/2 (50%)"
     assert rows["(all)"]["flipped"] == "1/2 (50%)"
+    assert rows["(all)"]["accuracy"].startswith("3/4 75% [")  # with its interval
     assert rows["flipping"]["disagreement"].endswith("/4)")
 
 
