@@ -423,9 +423,9 @@ def citation_rows(report: dict[str, Any]) -> dict[str, dict[str, str]]:
 
 def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
     """Per rubric name: accuracy and kappa with intervals, false passes (of the failing
-    goldens), errors (abstentions among them), requests, prompt tokens and seconds per
-    judgment (the run's wall time shared by its judgments: it runs one at a time); and over
-    every rubric (`(all)`), accuracy with its interval."""
+    goldens' judgments, every trial's), errors (abstentions among them), requests, prompt
+    tokens and seconds per judgment (the run's wall time shared by its judgments: it runs one
+    at a time); and over every rubric (`(all)`), accuracy with its interval."""
     judgments = sum(len(g["results"]) for r in report["rubrics"] for g in r["goldens"])
     per_judgment = report.get("seconds", 0) / max(judgments, 1)
     rows = {}
@@ -442,7 +442,7 @@ def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
         rows[rubric["rubric"]["name"]] = {
             "accuracy": _with_interval(*_accuracy_over_every_judgment(rubric), "{:.0%}"),
             "kappa": _with_interval(rubric["kappa"], rubric["kappa_interval"], "{:+.2f}"),
-            "false passes": f"{passed}/{len(failing)}",
+            "false passes": f"{passed}/{sum(len(g['results']) for g in failing)}",
             "errors": f"{rubric['counts']['errors']} ({abstained} abstained)",
             "requests": f"{requests:.1f}",
             "prompt tokens": f"{prompt:,.0f}",
@@ -463,7 +463,7 @@ def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
         | {
             "accuracy": f"{met}/{judgments} "
             + _with_interval(*_accuracy_over_every_judgment({"goldens": goldens}), "{:.0%}"),
-            "false passes": f"{passed}/{len(failing)}",
+            "false passes": f"{passed}/{sum(len(g['results']) for g in failing)}",
             "errors": str(errors),
             "prompt tokens": f"{prompt_tokens / max(judgments, 1):,.0f}",
             "cache hits": f"{hits:.0%}",

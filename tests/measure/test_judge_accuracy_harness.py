@@ -41,7 +41,7 @@ def test_the_launcher_judges_only_the_sampled_goldens_and_the_rows_give_their_fl
 ) -> None:
     (library / "flipping.md").write_text(FLIPPING)
     sample = tmp_path / "sample.json"
-    sample.write_text(json.dumps({"flipping": ["flips", "says-pass"]}))
+    sample.write_text(json.dumps({"flipping": ["flips", "says-fail"]}))
     report = tmp_path / "report.json"
     command = [sys.executable, str(SCRIPT), "--narrowed-to", str(sample), "test-goldens"]
     command += ["flipping", "--trials", "2", "--concurrency", "1", "--format", "json"]
@@ -49,13 +49,14 @@ def test_the_launcher_judges_only_the_sampled_goldens_and_the_rows_give_their_fl
     assert done.returncode == 1, done.stderr  # the flipping golden missed once
     judged = json.loads(report.read_text())
     goldens = judged["rubrics"][0]["goldens"]
-    assert [golden["name"] for golden in goldens] == ["flips", "says-pass"]  # not says-fail
+    assert [golden["name"] for golden in goldens] == ["flips", "says-fail"]  # not says-pass
     assert endpoint.request_count == 4
     rows = accuracy_benchmark().per_rubric(judged)
     assert rows["flipping"]["flipped"] == "1/2 (50%)"
     assert rows["(all)"]["flipped"] == "1/2 (50%)"
     assert rows["(all)"]["accuracy"].startswith("3/4 75% [")  # with its interval
     assert rows["flipping"]["disagreement"].endswith("/4)")
+    assert rows["flipping"]["false passes"] == rows["(all)"]["false passes"] == "0/2"  # judgments
 
 
 def test_rows_of_a_single_trial_leave_the_flip_columns_empty() -> None:
