@@ -7,7 +7,10 @@ against the scripted Chat Completions server, and the OTLP encoders write what i
 FORM is how the instrumentation records messages: `events` (its default conventions, content
 as `gen_ai.*.message` / `gen_ai.choice` log events), `span` or `details` (the latest GenAI
 conventions: `gen_ai.input.messages` on the span, or on `gen_ai.client.inference.operation.details`
-events), `off` (the latest conventions, content capture off). ENCODING is `protobuf` (the OTLP
+events), `off` (the latest conventions, content capture off), `events-off` (the default
+conventions, content capture off: the older events come all the same, with roles, call ids and
+tool names only). The default conventions are util-genai 0.4b0's, as pyproject pins it (what
+other versions record: docs/agent-runs.md, OpenTelemetry). ENCODING is `protobuf` (the OTLP
 protobuf encoders and protobuf's JSON mapping, ids in base64: OUT.json holds the spans, OUT.jsonl
 a line per export) or `file` (the OTLP JSON file exporter, ids in hex, a line per batch). Beside
 OUT, OUT.chat.json holds each run as the OpenAI chat messages the agent sent and received, by
@@ -32,6 +35,7 @@ FORMS = {
         "OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT": "true",
     },
     "off": {},
+    "events-off": {},
 }
 LATEST = {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"}
 TOOLS = {
@@ -74,7 +78,7 @@ def run_agent(client: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def main(form: str, encoding: str, out: Path, side_call: bool, runs: int = len(RUNS)) -> None:
-    os.environ.update(FORMS[form] | (LATEST if form != "events" else {}))
+    os.environ.update(FORMS[form] | (LATEST if not form.startswith("events") else {}))
     import openai
     from google.protobuf.json_format import MessageToDict
     from judge_server import JudgeServer, Reply, completion

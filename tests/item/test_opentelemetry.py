@@ -139,6 +139,16 @@ def test_content_capture_off_says_how_to_turn_it_on(export: Export) -> None:
     assert all(p.field.endswith(".spans[0]") for p in problems)
 
 
+def test_events_recorded_without_content_say_how_to_turn_it_on(export: Export) -> None:
+    # the default conventions with capture off still write the events: roles, call ids and
+    # tool names, no content and no arguments
+    path = export("events-off", "file", "traces.jsonl")
+    problems, rows = Dataset(path=path).check()
+    assert rows == 2 and len(problems) == 2  # one per trace, at its first event
+    assert all(p.message.endswith("_CONTENT=true)") for p in problems)
+    assert all(p.field.endswith(".logRecords[0]") for p in problems)
+
+
 def first_chat_span(export_: dict[str, Any]) -> dict[str, Any]:
     spans = export_["resourceSpans"][0]["scopeSpans"][0]["spans"]
     return next(span for span in spans if span["name"].startswith("chat"))

@@ -38,6 +38,10 @@ NOT_CAPTURED = (
     "records no messages: content capture was off (set OTEL_INSTRUMENTATION_GENAI_CAPTURE_"
     "MESSAGE_CONTENT=span_only with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental)"
 )
+EVENTS_NOT_CAPTURED = (
+    "records no messages: content capture was off (the older gen_ai.*.message events hold "
+    "content with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"
+)
 Placed = list[tuple[Message, str]]
 """Messages, each with where it is recorded."""
 
@@ -68,6 +72,10 @@ class _Call:
 class _Trace:
     calls: dict[str, _Call] = field(default_factory=dict)
     problems: Problems = field(default_factory=list)
+    first_old_event: str | None = None
+    """Where the trace's first older event (`gen_ai.*.message`, `gen_ai.choice`) is."""
+    old_content: bool = False
+    """Whether any of its older events holds content (capture off, they hold none)."""
 
 
 def read_traces(export: Any) -> list[tuple[str, Transcript]]:
@@ -124,7 +132,10 @@ def _add(record: Record, order: int, found: dict[str, _Trace], problems: Problem
         call.place, call.order = record.place, (record.start, order)
     if record.span or record.name == DETAILS:
         _convention_messages(record, call, trace.problems)
-    elif record.name in OLD_EVENTS:
+        return
+    trace.first_old_event = trace.first_old_event or record.place
+    trace.old_content = trace.old_content or _holds_content(record.body)
+    if record.name in OLD_EVENTS:
         call.input = (call.input or []) + _old_event(
             record, OLD_EVENTS[record.name], trace.problems
         )
@@ -234,8 +245,20 @@ def _old_event(record: Record, role: str | None, problems: Problems) -> Placed:
     return [(message, at) for message in chat_message(chat, at, problems)]
 
 
+def _holds_content(body: Any) -> bool:
+    """Whether an older event's body holds what content capture adds: a `content` or a tool
+    call's `arguments` (without it the events still come, with roles, ids and tool names)."""
+    if isinstance(body, Mapping):
+        return bool({"content", "arguments"} & body.keys()) or any(
+            map(_holds_content, body.values())
+        )
+    return isinstance(body, list) and any(map(_holds_content, body))
+
+
 def _trace_run(trace_id: str, trace: _Trace) -> TraceRun:
     calls = sorted(trace.calls.values(), key=lambda call: call.order)
+    if trace.first_old_event and not trace.old_content:
+        trace.problems = [(trace.first_old_event, EVENTS_NOT_CAPTURED)]  # not their symptoms
     problems = trace.problems
     silent = [call.place for call in calls if call.input is None]
     problems += [(silent[0], NOT_CAPTURED)] if silent else []
