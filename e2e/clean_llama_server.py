@@ -37,8 +37,21 @@ KEEP_ESCAPING = "--keep-escaping"
 PROMPT_LOG = "RUBRICLIB_PROMPT_LOG"
 
 
+SHIPPED_USER_TURN = "{% if message.role == 'user' %}"
+TOOL_RESULT_TURN = (
+    "{% if message.role == 'tool' %}"
+    "<tool_response>\n{{ message.content }}\n</tool_response>"
+    "<|im_end|>\n"
+    "{% endif %}"
+)
+"""A tool result's turn, which the shipped `chatml-function-calling` template leaves empty (it
+renders `<|im_start|>tool` and nothing else), so a judge exploring a run never saw what its
+tools returned: rendered here as Qwen2.5's own template wraps tool responses."""
+
+
 def render_unescaped() -> None:
-    """Make `llama_chat_format`'s template environments render with autoescape off."""
+    """Make `llama_chat_format`'s template environments render with autoescape off, and the
+    function-calling template render tool results (`TOOL_RESULT_TURN`)."""
     from llama_cpp import llama_chat_format
 
     shipped = llama_chat_format.ImmutableSandboxedEnvironment
@@ -47,6 +60,11 @@ def render_unescaped() -> None:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["autoescape"] = False
             super().__init__(*args, **kwargs)
+
+        def from_string(self, source: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(source, str) and "functions.<function_name>" in source:
+                source = source.replace(SHIPPED_USER_TURN, TOOL_RESULT_TURN + SHIPPED_USER_TURN, 1)
+            return super().from_string(source, *args, **kwargs)
 
     llama_chat_format.ImmutableSandboxedEnvironment = UnescapedEnvironment
 

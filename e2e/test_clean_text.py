@@ -98,3 +98,35 @@ def test_a_chat_without_tools_reaches_the_model_as_sent(served: Served) -> None:
 def test_compat_probe_tells_the_two_apart(served: Served) -> None:
     probe = probe_text_unchanged(served.url, "smollm2-135m")
     assert probe["text_unchanged"] is (not served.escaping), probe
+
+
+TOOL_RESULT = "order A-17: refunded $12.50 without the customer's yes"
+
+
+def test_a_tool_result_reaches_the_model(served: Served) -> None:
+    """An explored judgment's second request: the judge's read_block call and what it returned.
+    The shipped handler renders a tool turn empty, so the judge never sees what it read; the
+    launcher renders it as Qwen2.5's template does."""
+    from rubriclib import load_rubric
+    from rubriclib.judging import exploring_tools
+
+    served.new_prompts()
+    call = {"id": "call_1", "type": "function"}
+    call["function"] = {"name": "read_block", "arguments": '{"block": "M4"}'}
+    client = OpenAI(base_url=served.url, api_key="unused", timeout=120, max_retries=0)
+    client.chat.completions.create(
+        model="smollm2-135m",
+        messages=[
+            {"role": "system", "content": "Judge the run."},
+            {"role": "user", "content": "Read the run."},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": TOOL_RESULT},
+        ],
+        tools=exploring_tools(load_rubric("task-completion")),
+        tool_choice={"type": "function", "function": {"name": "set_grade"}},
+        max_tokens=8,
+    )
+    [prompt] = served.new_prompts()
+    assert "<|im_start|>tool\n" in prompt
+    shown = f"<tool_response>\n{TOOL_RESULT}\n</tool_response>"
+    assert (shown in prompt) is (not served.escaping), prompt[-400:]

@@ -292,3 +292,35 @@ def test_goldens_in_the_json_protocol(server_url: str) -> None:
     assert len(answered) == len(results), [r["reason"] for _, r in results]
     unreadable = [r for _, r in results if "no valid verdict" in r["reason"]]
     assert len(unreadable) <= 0.2 * len(results), [r["reason"] for r in unreadable]
+
+
+def test_a_long_run_is_explored_through_the_real_server(server_url: str) -> None:
+    """`evidence: explore` end to end: the server refuses `tool_choice: required` (its handler
+    asserts `auto`), learned as a quirk; the judgment ends in one result that says the run was
+    explored and keeps the judge's trail. (Measured here: the 135M model lists blocks, twice
+    asking for a page there is not, so the judgment is an error naming that call.)"""
+    lookup = "order line: SKU-0000 widget, qty 1, status shipped\n" * 60
+    run: list[dict[str, Any]] = [{"role": "user", "content": "Why was I charged twice?"}]
+    for number in range(12):
+        call = {"id": f"c{number}", "type": "function"}
+        call["function"] = {"name": "lookup", "arguments": json.dumps({"page": number})}
+        run += [{"role": "assistant", "content": None, "tool_calls": [call]}]
+        run += [{"role": "tool", "tool_call_id": f"c{number}", "content": lookup}]
+    run.append({"role": "assistant", "content": "The charge is correct."})
+    judge = Judge(
+        model="smollm2-135m",
+        base_url=server_url,
+        timeout=120,
+        max_tokens=48,
+        max_prompt_tokens=3000,
+        evidence="explore",
+        exploring_turns=2,
+    )
+    result = judge.grade(load_rubric("task-completion"), transcript=run)
+    assert result.details["evidence"] == "explored"
+    assert "no_required_tool_choice" in judge.quirks
+    assert result.verdict in ("pass", "fail", "error") and result.reason.strip()
+    # The server took every turn of the conversation (the calls echoed, their answers as tool
+    # turns): the judge explored, and no request failed.
+    assert result.details["exploration"]["turns"] >= 1, result.reason
+    assert "request failed" not in result.reason

@@ -23,6 +23,7 @@ DEFAULTS: dict[str, Any] = {
     "paths": [],
     "max_prompt_tokens": 128_000,
     "protocol": "tools",
+    "evidence": "auto",
 }
 ENVIRONMENT = {
     "model": "RUBRICLIB_MODEL",
@@ -32,10 +33,15 @@ ENVIRONMENT = {
     "paths": "RUBRICLIB_PATH",
     "max_prompt_tokens": "RUBRICLIB_MAX_PROMPT_TOKENS",
     "protocol": "RUBRICLIB_PROTOCOL",
+    "evidence": "RUBRICLIB_EVIDENCE",
 }
 """The environment variable of each setting."""
 PROTOCOLS = ("tools", "json", "auto")
 """How a judge may be asked for its verdict (`settings.Protocol`)."""
+EVIDENCE_MODES = ("whole", "explore", "auto")
+"""How a judge may be shown an agent run (`settings.Evidence`)."""
+CHOICES = {"protocol": PROTOCOLS, "evidence": EVIDENCE_MODES}
+"""The settings that take one of a few words, and those words."""
 CONFIG_FILES = ("rubriclib.toml", "pyproject.toml")
 HEADER_VARIABLES = ("OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
 """Variables whose values every client (ours and the SDK's) sends as request headers."""
@@ -108,6 +114,7 @@ def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
         "cache": lambda v: isinstance(v, bool | str),
         "paths": lambda v: isinstance(v, list) and all(isinstance(f, str) for f in v),
         "protocol": lambda v: v in PROTOCOLS,
+        "evidence": lambda v: v in EVIDENCE_MODES,
     }
     kinds = {
         "model": "a model name",
@@ -117,6 +124,7 @@ def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
         "cache": "true, false or a folder",
         "paths": "a list of folders",
         "protocol": "tools, json or auto",
+        "evidence": "whole, explore or auto",
     }
     return [
         Problem(str(path), key, f"must be {kinds[key]}, not {value!r}")
@@ -150,8 +158,9 @@ def _from_environment(name: str, raw: str) -> Any:
             raise RubricError.single(
                 ENVIRONMENT[name], "value", f"must be an integer, not {raw!r}"
             ) from None
-    if name == "protocol" and raw not in PROTOCOLS:
-        why = f"must be tools, json or auto, not {raw!r}"
+    if name in CHOICES and raw not in CHOICES[name]:
+        words = CHOICES[name]
+        why = f"must be {', '.join(words[:-1])} or {words[-1]}, not {raw!r}"
         raise RubricError.single(ENVIRONMENT[name], "value", why)
     return raw
 

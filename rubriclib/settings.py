@@ -18,8 +18,8 @@ from pydantic import (
     model_validator,
 )
 
-from rubriclib.config import base_url_problem
-from rubriclib.errors import Problem
+from rubriclib.config import CHOICES, base_url_problem
+from rubriclib.errors import JudgeConfigError, Problem
 
 
 def usable_base_url(url: str | None) -> str | None:
@@ -37,10 +37,67 @@ Protocol = Literal["tools", "json", "auto"]
 """How a judge is asked for its verdict (`config.PROTOCOLS`): a tool call (`tools`, the
 default), one JSON object in the same schema (`json`, for endpoints that constrain output to a
 schema but call tools badly), or tools until an endpoint refuses them, then JSON (`auto`)."""
+Evidence = Literal["whole", "explore", "auto"]
+"""How a judge is shown an agent run (`config.EVIDENCE_MODES`): whole, cut in the middle to fit
+the prompt (`whole`), through tools that list, read and search its blocks (`explore`), or
+whole when it fits uncut and explored otherwise (`auto`, the default)."""
 AnswerMode = Literal["tool", "probability", "one-call"]
 ANSWER_MODES: tuple[AnswerMode, ...] = ("tool", "probability", "one-call")
 """How checklist items are answered: each by a tool call with a reason (the default), each as
 one word read as a probability, or all of them in one tool call."""
+
+
+def checked_modes(votes: Any, mode: Any, answers: Any) -> None:
+    """A JudgeConfigError for votes, a mode or an answers setting a Judge cannot take."""
+    if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
+        raise JudgeConfigError(f"votes must be a whole number of at least 1, not {votes!r}")
+    if mode not in ("holistic", "checklist"):
+        raise JudgeConfigError(f"mode must be 'holistic' or 'checklist', not {mode!r}")
+    if answers not in ANSWER_MODES:
+        named = ", ".join(f"'{name}'" for name in ANSWER_MODES)
+        raise JudgeConfigError(f"answers must be one of {named}, not {answers!r}")
+    if answers != "tool" and mode != "checklist":
+        raise JudgeConfigError(
+            f"answers={answers!r} reads checklist items' answers: use it with mode='checklist'"
+        )
+
+
+def checked_choice(name: str, value: Any) -> Any:
+    """`value` when it is one of the words setting `name` takes (`config.CHOICES`), else a
+    JudgeConfigError naming them."""
+    words = CHOICES[name]
+    if value not in words:
+        named = ", ".join(f"'{word}'" for word in words[:-1])
+        raise JudgeConfigError(f"{name} must be {named} or '{words[-1]}', not {value!r}")
+    return value
+
+
+def checked_seed(seed: Any) -> int | None:
+    """`seed` when a judge can send it (None: none), else a JudgeConfigError."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise JudgeConfigError(f"seed must be a whole number of at least 0, not {seed!r}")
+    return seed
+
+
+def _whole(value: Any, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def checked_exploring(judge: Any, turns: Any, characters: Any) -> tuple[int, int | None]:
+    """An explored judgment's budget (turns, characters), or a JudgeConfigError for one out of
+    range or for exploring that `judge` (its evidence, protocol and mode) cannot do."""
+    if not _whole(turns, 1):
+        raise JudgeConfigError(
+            f"exploring_turns must be a whole number of at least 1, not {turns!r}"
+        )
+    if characters is not None and not _whole(characters, 1):
+        why = f"exploring_characters must be a whole number of at least 1, not {characters!r}"
+        raise JudgeConfigError(why)
+    if judge.evidence == "explore" and judge.protocol == "json":
+        raise JudgeConfigError("evidence='explore' needs tools: the json protocol offers none")
+    if judge.evidence == "explore" and judge.mode == "checklist":
+        raise JudgeConfigError("evidence='explore' does not apply to checklist mode (yet)")
+    return turns, characters
 
 
 def checklist_flag(answers: AnswerMode) -> str:
@@ -187,6 +244,12 @@ class JudgeSettings(BaseModel):
     seed: int | None = Field(default=None, ge=0, strict=True)
     """The seed sent with every request, as `Judge(seed=...)`: vote and trial K are sent the
     seed plus their offset, so votes stay independent samples."""
+    evidence: Evidence | None = None
+    """How an agent run is shown, as `Judge(evidence=...)`: `whole` (cut to fit), `explore`
+    (through the judge's tools) or `auto` (whole when it fits uncut, else explored)."""
+    exploring_turns: int | None = Field(default=None, ge=1, strict=True)
+    exploring_characters: int | None = Field(default=None, ge=1, strict=True)
+    """An explored judgment's budget: requests, and characters its tools show."""
 
     _base_url = field_validator("base_url")(usable_base_url)
 

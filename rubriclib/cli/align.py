@@ -23,6 +23,7 @@ from rubriclib.cli.options import (
     TEMPERATURE_OPTION,
     checklist_options,
     concurrency_setting,
+    evidence_options,
     file_option,
     flag_judge,
     refuse_unlocked,
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
 @checklist_options
 @PROTOCOL_OPTION
 @SEED_OPTION
+@evidence_options
 def align(
     ref: str,
     labels_file: str | None,
@@ -104,6 +106,7 @@ def align(
     checklist: AnswerMode | None,
     protocol: Protocol | None,
     seed: int | None,
+    evidence: dict[str, Any],
 ) -> None:
     """Revise a rubric from human labels: worked examples (and, with --optimizer-model,
     guideline lines) learned from the rows the judge gets wrong, accepted only when agreement
@@ -152,6 +155,7 @@ def align(
         temperature=temperature,
         protocol=protocol,
         seed=seed,
+        evidence=evidence,
     )
     settings = AlignSettings(
         example_count, folds, concurrency_setting(concurrency), requests_per_minute

@@ -31,6 +31,7 @@ from rubriclib.cli.options import (
     TEMPERATURE_OPTION,
     checklist_options,
     concurrency_setting,
+    evidence_options,
     file_option,
     flag_judge,
     refuse_unlocked,
@@ -92,6 +93,7 @@ if TYPE_CHECKING:
 @checklist_options
 @PROTOCOL_OPTION
 @SEED_OPTION
+@evidence_options
 def calibrate(
     ref: str,
     labels_file: str | None,
@@ -112,6 +114,7 @@ def calibrate(
     checklist: AnswerMode | None,
     protocol: Protocol | None,
     seed: int | None,
+    evidence: dict[str, Any],
 ) -> None:
     """Judge human-labelled rows and report how well the judge agrees with the humans.
 
@@ -145,6 +148,7 @@ def calibrate(
         temperature=temperature,
         protocol=protocol,
         seed=seed,
+        evidence=evidence,
     )
     profile = _profile_destination(judge.model, rubric, force) if fit else None
     in_flight = concurrency_setting(concurrency)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Coroutine
-from dataclasses import dataclass
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from rubriclib.cli.options import (
     POLL_SECONDS_OPTION,
     with_eval_options,
 )
+from rubriclib.errors import BatchRefused
 from rubriclib.files import write_atomically
 
 if TYPE_CHECKING:
@@ -51,11 +52,17 @@ class EvalChoice:
     """--protocol: how every grader's judge gives its verdict (wins over the eval file)."""
     seed: int | None = None
     """--seed: the seed every grader's judge sends (wins over the eval file)."""
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    """--evidence and the exploring budgets given (`options.evidence_options`), as
+    JudgeSettings fields: how every grader's judge is shown an agent run."""
 
     def prepared(self, *, frozen: bool = False, batch: str | None = None) -> Prepared:
         """The eval, checked (`setup.prepare`): no key read, no request sent."""
         from rubriclib.evals import prepare
 
+        if batch is not None and self.evidence.get("evidence") == "explore":
+            why = "--evidence explore takes several requests a judgment, and a batch sends one"
+            raise BatchRefused([f"{batch}: {why}; use whole or auto"])
         return prepare(
             self.eval_file,
             self.dataset,
@@ -87,6 +94,7 @@ class EvalChoice:
             checklist=self.checklist,
             protocol=self.protocol,
             seed=self.seed,
+            evidence=self.evidence,
             capabilities=capabilities_setting(),
             offline=offline,
             limit=self.limit,
@@ -112,10 +120,11 @@ def with_eval_choice(command: Any) -> Any:
         checklist: AnswerMode | None,
         protocol: Protocol | None,
         seed: int | None,
+        evidence: dict[str, Any],
         **rest: Any,
     ) -> Any:
         chosen = EvalChoice(
-            eval_file, dataset, model, limit, votes, no_cache, checklist, protocol, seed
+            eval_file, dataset, model, limit, votes, no_cache, checklist, protocol, seed, evidence
         )
         return command(chosen, **rest)
 
@@ -246,8 +255,12 @@ def _dry_run(
 ) -> None:
     """`eval --dry-run`: the plan, and the batch-vs-live estimate when asked."""
     from rubriclib.evals import plan_eval
+    from rubriclib.settings import JudgeSettings, checklist_mode
 
-    plan = plan_eval(ev, chosen.limit)
+    flags = JudgeSettings(
+        protocol=chosen.protocol, **checklist_mode(chosen.checklist), **chosen.evidence
+    )
+    plan = plan_eval(ev, chosen.limit, flags)
     _print_plan(ev, plan, chosen, show_prompts)
     if use_batch or prices[0] is not None:
         _print_estimate(ev, plan, chosen.votes, *prices)
@@ -338,6 +351,12 @@ def _print_plan(ev: Eval, plan: Plan, chosen: EvalChoice, show_prompts: bool) ->
         (
             plan.pairing_doubts,
             "tool result(s) paired with a call in doubt (judged as shown: the call named)",
+        ),
+        (
+            plan.explored,
+            "judgment(s) whose judge would explore a run too long to show uncut (counted at "
+            "their first request; each exploring turn resends the conversation, which the "
+            f"exploring budget keeps under {plan.limit:,} tokens)",
         ),
     )
     for lines, heading in headings:

@@ -5,11 +5,8 @@
 from __future__ import annotations
 
 import functools
-import json
-import re
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -19,7 +16,6 @@ from rubriclib.cli.app import BadInput
 from rubriclib.errors import RubricError
 
 if TYPE_CHECKING:
-    from rubriclib.item import Transcript
     from rubriclib.judging import Judge
     from rubriclib.rubrics import Rubric
     from rubriclib.settings import AnswerMode, Protocol
@@ -150,6 +146,46 @@ SEED_OPTION = click.option(
 )
 
 
+EVIDENCE_OPTIONS = [
+    click.option(
+        "--evidence",
+        type=click.Choice(["whole", "explore", "auto"]),
+        default=None,
+        help="How the judge is shown an agent run: whole (cut in the middle to fit the prompt), "
+        "explore (it lists, reads and searches the run's blocks through tools) or auto (whole "
+        "when it fits uncut, else explored). Default: RUBRICLIB_EVIDENCE, the project's config, "
+        "else auto.",
+    ),
+    click.option(
+        "--exploring-turns",
+        type=click.IntRange(min=1),
+        default=None,
+        help="The requests an explored judgment may spend before its verdict. Default: 12.",
+    ),
+    click.option(
+        "--exploring-characters",
+        type=click.IntRange(min=1),
+        default=None,
+        help="The characters the exploring tools may show a judgment. Default: 80% of what "
+        "the prompt limit leaves after the first request.",
+    ),
+]
+
+
+def evidence_options(command: C) -> C:
+    """--evidence, --exploring-turns and --exploring-characters, handed to `command` as one
+    mapping (`evidence`) of the JudgeSettings fields given."""
+
+    @functools.wraps(command)
+    def run(**options: Any) -> Any:
+        names = ("evidence", "exploring_turns", "exploring_characters")
+        given = {name: options.pop(name) for name in names}
+        chosen = {name: value for name, value in given.items() if value is not None}
+        return command(evidence=chosen, **options)
+
+    return with_options(EVIDENCE_OPTIONS)(cast(C, run))
+
+
 def checklist_options(command: C) -> C:
     """--checklist and --checklist-answers, handed to `command` as one `checklist`: None
     (holistic), `tool`, `probability` or `one-call` (the last two imply --checklist)."""
@@ -204,27 +240,6 @@ TABLE_OR_JSON_OPTION = click.option(
 )
 
 
-judged_inputs = [
-    click.option(
-        "--output",
-        "output",
-        help=f"The candidate output (required unless --transcript gives a run). {TEXT_HELP}",
-    ),
-    click.option(
-        "--transcript",
-        help="An agent run to judge: a JSON file (or - for stdin) of messages in OpenAI chat, "
-        "Anthropic, Responses, LangChain or Pydantic AI shape, or an OpenTelemetry export of one "
-        "trace; its last assistant text is the output unless --output.",
-    ),
-    click.option("--input", "input_", help=f"The task input. {TEXT_HELP}"),
-    click.option("--context", help=f"Source context. {TEXT_HELP}"),
-    click.option("--reference", help=f"A reference answer. {TEXT_HELP}"),
-    click.option(
-        "--baseline", help=f"The output to compare with, for a pairwise rubric. {TEXT_HELP}"
-    ),
-]
-
-
 def with_options(options: list[Callable[[C], C]]) -> Callable[[C], C]:
     """A decorator adding `options` to a command, in this order in its --help."""
 
@@ -234,97 +249,6 @@ def with_options(options: list[Callable[[C], C]]) -> Callable[[C], C]:
         return command
 
     return add
-
-
-@dataclass(frozen=True)
-class JudgedInputs:
-    """What `judge` and `render` are given to judge, as typed: text, @path or - (stdin)."""
-
-    output: str | None
-    transcript: str | None
-    input: str | None
-    context: str | None
-    reference: str | None
-    baseline: str | None
-
-    def read(self, rubric: Rubric) -> dict[str, Any]:
-        """The texts and the run, read, as `render` and `Judge.agrade` take them by name; a
-        --baseline for a rubric that is not pairwise, no --output and no --transcript, or two
-        options reading stdin, is a usage error; a run that cannot be read is bad input."""
-        one_stdin(**vars(self))
-        if self.baseline is not None and rubric.scale != "pairwise":
-            raise BadInput(
-                f"--baseline: {rubric.name} is a {rubric.scale} rubric; only pairwise rubrics "
-                "compare with a baseline"
-            )
-        if self.output is None and self.transcript is None:
-            raise click.UsageError("Missing option '--output' (or '--transcript').")
-        given = {name: value for name, value in vars(self).items() if name != "transcript"}
-        texts = {name: option_text(value, f"--{name}") for name, value in given.items()}
-        run = transcript_file(self.transcript)
-        if run is None:
-            return {**texts, "output": texts["output"] or "", "transcript": None}
-        return {**texts, "output": texts["output"] or run.final_answer or "", "transcript": run}
-
-
-def transcript_file(value: str | None) -> Transcript | None:
-    """The run in the JSON file `value` names (`-`: stdin), read; bad input naming the file,
-    the line of the message and the problem when it cannot be read."""
-    from rubriclib.item import TranscriptError, read_transcript
-
-    if value is None:
-        return None
-    name = "<stdin>" if value == "-" else value
-    text = option_text(value if value == "-" else f"@{value}", "--transcript") or ""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise BadInput(
-            f"{name}:{error.lineno}: --transcript: invalid JSON: {error.msg} (column {error.colno})"
-        ) from None
-    try:
-        return read_transcript(data)
-    except TranscriptError as error:
-        lines = message_lines(text)
-        raise BadInput(
-            *(f"{name}:{_line(place, lines)}: {place}: {why}" for place, why in error.problems)
-        ) from None
-
-
-def message_lines(text: str) -> list[int]:
-    """The line each element of the JSON list `text` starts on (none when it is no list)."""
-    decoder = json.JSONDecoder()
-    position = len(text) - len(text.lstrip())
-    if not text[position:].startswith("["):
-        return []
-    starts: list[int] = []
-    position += 1
-    while True:
-        position = len(text) - len(text[position:].lstrip(" \t\r\n,"))
-        if position >= len(text) or text[position] == "]":
-            return [text.count("\n", 0, start) + 1 for start in starts]
-        starts.append(position)
-        position = decoder.raw_decode(text, position)[1]
-
-
-def _line(place: str, lines: list[int]) -> int:
-    found = re.match(r"transcript\[(\d+)\]", place)
-    index = int(found[1]) if found else -1
-    return lines[index] if 0 <= index < len(lines) else 1
-
-
-def with_judged_inputs(command: C) -> C:
-    """--output, --input, --context, --reference, --baseline, handed to `command` as one
-    JudgedInputs (`inputs`): `judge` and `render`."""
-
-    @functools.wraps(command)
-    def run(**options: Any) -> Any:
-        names = ("output", "transcript", "context", "reference")
-        given = {name: options.pop(name) for name in names}
-        given |= {"input": options.pop("input_"), "baseline": options.pop("baseline")}
-        return command(inputs=JudgedInputs(**given), **options)
-
-    return with_options(judged_inputs)(cast(C, run))
 
 
 eval_options = [
@@ -337,6 +261,7 @@ eval_options = [
     checklist_options,
     PROTOCOL_OPTION,
     SEED_OPTION,
+    evidence_options,
 ]
 
 
@@ -376,9 +301,11 @@ def flag_judge(
     temperature: float = 0.0,
     protocol: Protocol | None = None,
     seed: int | None = None,
+    evidence: Mapping[str, Any] | None = None,
 ) -> Judge:
     """The Judge `judge`, `test-goldens`, `calibrate` and `align` build from their flags, once
-    --checklist has been checked against `rubrics` (a missing key stops here)."""
+    --checklist has been checked against `rubrics` (a missing key stops here); `evidence` is
+    what `evidence_options` gave."""
     from rubriclib.config import cache_setting, capabilities_setting
     from rubriclib.judging import Judge
     from rubriclib.settings import JudgeSettings, checklist_mode
@@ -391,6 +318,7 @@ def flag_judge(
         protocol=protocol,
         seed=seed,
         **checklist_mode(checklist),
+        **(evidence or {}),
     )
     return Judge.from_settings(
         settings, cache=cache_setting(no_cache), capabilities=capabilities_setting()

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import click
 
 from rubriclib.cli.app import BadInput, main, source_label
-from rubriclib.cli.options import JudgedInputs, with_judged_inputs
+from rubriclib.cli.judged_inputs import JudgedInputs, with_judged_inputs
+from rubriclib.cli.options import EVIDENCE_OPTIONS
 
 if TYPE_CHECKING:
     from rubriclib.rubrics import Rubric
@@ -163,16 +164,21 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
 @click.argument("ref")
 @with_judged_inputs
 @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
-def render_command(ref: str, inputs: JudgedInputs, as_json: bool) -> None:
+@EVIDENCE_OPTIONS[0]
+def render_command(ref: str, inputs: JudgedInputs, as_json: bool, evidence: str | None) -> None:
     """Print exactly the messages the judge would receive. No network, no API key.
+
+    A run the judge explores (--evidence explore, or auto when it does not fit uncut) is
+    listed, not shown, and the tools its judge is offered are printed after the messages.
 
     \b
     Example:
       rubriclib render groundedness --output @answer.txt --context @source.txt
       rubriclib render task-completion --transcript run.json
+      rubriclib render task-completion --transcript run.json --evidence explore
     """
     from rubriclib.config import resolve
-    from rubriclib.judging import render
+    from rubriclib.judging import explored, exploring_tools, render
     from rubriclib.rubrics import load_rubric
 
     rubric = load_rubric(ref)
@@ -181,13 +187,22 @@ def render_command(ref: str, inputs: JudgedInputs, as_json: bool) -> None:
             f"--baseline: {rubric.name} is a pairwise rubric: give the output to compare with"
         )
     limit = int(resolve("max_prompt_tokens").value)
-    messages = render(rubric, **inputs.read(rubric), max_prompt_tokens=limit)
+    evidence = str(resolve("evidence", evidence).value)
+    texts = inputs.read(rubric)
+    messages = render(rubric, **texts, max_prompt_tokens=limit, evidence=evidence)
+    run = texts.get("transcript")
+    tools = exploring_tools(rubric) if explored(rubric, run, limit, evidence) else None
     if as_json:
-        click.echo(json.dumps(messages, indent=2))
+        click.echo(
+            json.dumps(messages if tools is None else messages + [{"tools": tools}], indent=2)
+        )
         return
     for message in messages:
         click.echo(click.style(f"=== {message['role']} ===", bold=True))
         click.echo(message["content"])
+    if tools is not None:
+        click.echo(click.style("=== tools ===", bold=True))
+        click.echo(json.dumps(tools, indent=2))
 
 
 @main.command()

@@ -20,6 +20,7 @@ from rubriclib.cli.app import (
     say,
     stop_if_refused,
 )
+from rubriclib.cli.judged_inputs import JudgedInputs, with_judged_inputs
 from rubriclib.cli.options import (
     CONCURRENCY_OPTION,
     FORMAT_OPTION,
@@ -32,14 +33,13 @@ from rubriclib.cli.options import (
     REQUESTS_PER_MINUTE_OPTION,
     SEED_OPTION,
     TEMPERATURE_OPTION,
-    JudgedInputs,
     checklist_options,
     concurrency_setting,
+    evidence_options,
     file_option,
     flag_judge,
     refuse_unlocked,
     votes_option,
-    with_judged_inputs,
 )
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 @checklist_options
 @PROTOCOL_OPTION
 @SEED_OPTION
+@evidence_options
 def judge_command(
     ref: str,
     inputs: JudgedInputs,
@@ -73,6 +74,7 @@ def judge_command(
     checklist: AnswerMode | None,
     protocol: Protocol | None,
     seed: int | None,
+    evidence: dict[str, Any],
 ) -> None:
     """Judge one output. Exit 0 pass, 1 fail, 3 judge error.
 
@@ -105,6 +107,7 @@ def judge_command(
         temperature=temperature,
         protocol=protocol,
         seed=seed,
+        evidence=evidence,
     )
 
     async def judge_once(interrupt: Interrupted) -> GradeResult | str:
@@ -176,6 +179,7 @@ def judge_command(
 @checklist_options
 @PROTOCOL_OPTION
 @SEED_OPTION
+@evidence_options
 def test_goldens(
     refs: Sequence[str],
     model: str | None,
@@ -196,6 +200,7 @@ def test_goldens(
     checklist: AnswerMode | None,
     protocol: Protocol | None,
     seed: int | None,
+    evidence: dict[str, Any],
 ) -> None:
     """Regression run: judge every golden of each rubric (every resolvable one when no REF).
 
@@ -228,6 +233,7 @@ def test_goldens(
         temperature=temperature,
         protocol=protocol,
         seed=seed,
+        evidence=evidence,
     )
     in_flight = concurrency_setting(concurrency)
     state = reports.destination  # a batch's state file sits beside the report

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from rubriclib.config import resolve
 from rubriclib.evals.judgments import not_extracted, row_judgments
 from rubriclib.item import Item, missing_fields
-from rubriclib.judging import CHARACTERS_PER_TOKEN, estimated_tokens, too_large
+from rubriclib.judging import CHARACTERS_PER_TOKEN, estimated_tokens, explored, too_large
+from rubriclib.settings import JudgeSettings
 
 if TYPE_CHECKING:
     from rubriclib.evals.formats import Eval
@@ -27,13 +28,22 @@ def max_prompt_tokens(ev: Eval) -> int:
     return int(resolve("max_prompt_tokens", ev.max_prompt_tokens).value)
 
 
-def prompt_tokens(rubric: Rubric, item: Item, limit: int) -> int:
-    """One request's estimated prompt tokens (an agent run cut to fit `limit`): its messages
-    and its verdict tools."""
-    return estimated_tokens(rubric, _messages(rubric, item, limit))
+def prompt_tokens(rubric: Rubric, item: Item, limit: int, evidence: str = "whole") -> int:
+    """One request's estimated prompt tokens (an agent run cut to fit `limit`, or the first
+    request exploring it): its messages and its verdict tools."""
+    return estimated_tokens(rubric, _messages(rubric, item, limit, evidence))
 
 
-def _messages(rubric: Rubric, item: Item, limit: int) -> list[dict[str, str]]:
+def judged_evidence(settings: JudgeSettings) -> str:
+    """How a judge made from `settings` would be shown an agent run: its evidence mode, or
+    `whole` where exploring does not apply (checklist mode, the json protocol)."""
+    protocol = settings.protocol or resolve("protocol").value
+    if settings.asks_checklist or protocol == "json":
+        return "whole"
+    return str(settings.evidence or resolve("evidence").value)
+
+
+def _messages(rubric: Rubric, item: Item, limit: int, evidence: str) -> list[dict[str, str]]:
     from rubriclib.judging import render
 
     return render(
@@ -46,6 +56,7 @@ def _messages(rubric: Rubric, item: Item, limit: int) -> list[dict[str, str]]:
         variables=item.variables,
         transcript=item.transcript,
         max_prompt_tokens=limit,
+        evidence=evidence,
     )
 
 
@@ -56,14 +67,16 @@ def _cut(text: str | None) -> str | None:
     return f"{text[:SHOWN_CHARACTERS]}... [cut: {size}]"
 
 
-def shown_prompt(rubric: Rubric, item: Item, limit: int) -> list[dict[str, str]]:
+def shown_prompt(
+    rubric: Rubric, item: Item, limit: int, evidence: str = "whole"
+) -> list[dict[str, str]]:
     """The prompt with each field cut to SHOWN_CHARACTERS and the size it was cut from (an
-    agent run's blocks as the judge is shown them)."""
+    agent run's blocks as the judge is shown them, or listed when it explores the run)."""
     fields = ("output", "input", "context", "reference", "baseline")
     cut: dict[str, Any] = {name: _cut(getattr(item, name)) for name in fields}
     if item.variables is not None:
         cut["variables"] = {key: _cut(value) for key, value in item.variables.items()}
-    return _messages(rubric, item.model_copy(update=cut), limit)
+    return _messages(rubric, item.model_copy(update=cut), limit, evidence)
 
 
 @dataclass
@@ -88,13 +101,17 @@ class Plan:
     tokens_by_grader: Counter[str] = field(default_factory=Counter)
     pairing_doubts: list[str] = field(default_factory=list)
     """`WHERE: transcript[N]: why` for each tool result whose call was paired in doubt."""
+    explored: list[str] = field(default_factory=list)
+    """`WHERE: grader: the run's size` for each judgment whose judge would explore the run."""
     problem_rows: set[str] = field(default_factory=set)
     """Where each row with a problem is (a missing field, a prompt over the limit)."""
 
 
-def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
-    """Estimate every judgment the run would make, without sending any."""
+def plan_eval(ev: Eval, limit: int | None = None, flags: JudgeSettings | None = None) -> Plan:
+    """Estimate every judgment the run would make, without sending any; `flags` are the
+    command line's judge settings over every grader's (its evidence, protocol and mode)."""
     plan = Plan(limit=max_prompt_tokens(ev))
+    evidence = {g.name: judged_evidence(g.judge.merge(flags)) for g in ev.graders}
     for row in islice(ev.dataset.rows(), limit if limit is not None else ev.limit):
         plan.rows += 1
         plan.pairing_doubts.extend(f"{row.where}: {doubt}" for doubt in row.pairing_doubts)
@@ -109,12 +126,15 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
                 plan.missing.append(f"{row.where}: {grader.name}: {why}")
                 plan.problem_rows.add(row.where)
                 continue
+            shown = evidence[grader.name]
             for part in row_judgments(row, grader):
                 if grader.name not in plan.first_prompts:
                     plan.first_prompts[grader.name] = shown_prompt(
-                        part.rubric, part.item, plan.limit
+                        part.rubric, part.item, plan.limit, shown
                     )
-                tokens = prompt_tokens(part.rubric, part.item, plan.limit)
+                tokens = prompt_tokens(part.rubric, part.item, plan.limit, shown)
+                if explored(part.rubric, part.item.transcript, plan.limit, shown):
+                    plan.explored.append(f"{row.where}: {grader.name}: {_run_size(part.item)}")
                 if (why := too_large(tokens, plan.limit)) is not None:
                     plan.too_large.append(f"{row.where}: {grader.name}: {why}")
                     plan.problem_rows.add(row.where)
@@ -125,3 +145,11 @@ def plan_eval(ev: Eval, limit: int | None = None) -> Plan:
                 plan.prompt_tokens += orders * tokens
                 plan.tokens_by_grader[grader.name] += orders * tokens
     return plan
+
+
+def _run_size(item: Item) -> str:
+    """An agent run's size, for the dry run: blocks and characters."""
+    assert item.transcript is not None
+    messages = item.transcript.messages
+    characters = sum(len(m.text) + len(m.thinking) for m in messages)
+    return f"a run of {len(messages)} blocks, {characters:,} characters"

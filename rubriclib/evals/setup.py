@@ -159,6 +159,11 @@ def batch_refusals(ev: Eval, what: str) -> list[str]:
             "run it live, or judge recorded outputs (an eval without target:)"
         )
     for grader in ev.graders:
+        if grader.judge.evidence == "explore":
+            problems.append(
+                f"{what}: grader {grader.name}: evidence explore takes several requests a "
+                "judgment, and a batch sends one; use whole or auto"
+            )
         if grader.panel is not None:
             problems.append(
                 f"{what}: grader {grader.name}: a judge panel cannot be judged through a batch "
@@ -181,6 +186,7 @@ def ready_run(
     checklist: AnswerMode | None = None,
     protocol: Protocol | None = None,
     seed: int | None = None,
+    evidence: Mapping[str, Any] | None = None,
     capabilities: bool | str | os.PathLike[str] = False,
     offline: bool = False,
     limit: int | None = None,
@@ -190,8 +196,9 @@ def ready_run(
     force: bool = False,
 ) -> ReadyRun:
     """A prepared eval made runnable, the one place an eval becomes so: its judges (`model`,
-    `votes`, `checklist` mode, answered by `tool`, `probability` or `one-call`, `protocol` and
-    `seed` override every grader's; `cache`, `capabilities` and `offline` as `_make_judges` takes
+    `votes`, `checklist` mode, answered by `tool`, `probability` or `one-call`, `protocol`,
+    `seed` and `evidence` (`evidence` and the exploring budgets, as JudgeSettings names them)
+    override every grader's; `cache`, `capabilities` and `offline` as `_make_judges` takes
     them) and its target (a missing key is a
     JudgeConfigError here, before any request); the rows it reads, within `limit` (else the
     eval's own); its concurrency (`concurrency`, else the eval's, else the config's); and with
@@ -207,7 +214,12 @@ def ready_run(
     ev = prepared.eval
     # the flags turn checklist mode on, never off
     over = JudgeSettings(
-        model=model, votes=votes, protocol=protocol, seed=seed, **checklist_mode(checklist)
+        model=model,
+        votes=votes,
+        protocol=protocol,
+        seed=seed,
+        **checklist_mode(checklist),
+        **(evidence or {}),
     )
     judges = _make_judges(ev, over, cache, capabilities, offline)
     target = _make_target(ev)
@@ -310,6 +322,9 @@ def _make_panel(
         answers=over.answers,
         protocol=over.protocol,
         seed=over.seed,
+        evidence=over.evidence,
+        exploring_turns=over.exploring_turns,
+        exploring_characters=over.exploring_characters,
     )
     members = [judge_for(member.merge(flags)) for member in grader.panel.judges]
     return Panel(members, grader.panel.aggregate, requests_per_minute=ev.requests_per_minute)

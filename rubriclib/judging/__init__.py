@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     )
     from rubriclib.judging.asking.checklist_protocol import failed_items as failed_items
     from rubriclib.judging.asking.checklist_protocol import failed_items_text as failed_items_text
+    from rubriclib.judging.asking.exploring import exploring_tools as exploring_tools
     from rubriclib.judging.asking.reply import usage_of as usage_of
     from rubriclib.judging.asking.request import estimated_tokens as estimated_tokens
     from rubriclib.judging.asking.request import too_large as too_large
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.prompt.render import (
         DEFAULT_MAX_PROMPT_TOKENS as DEFAULT_MAX_PROMPT_TOKENS,
     )
+    from rubriclib.judging.prompt.render import explored as explored
     from rubriclib.judging.prompt.render import item_block_spans as item_block_spans
     from rubriclib.judging.prompt.render import item_messages as item_messages
     from rubriclib.judging.prompt.render import letta_fill as letta_fill
@@ -131,6 +133,8 @@ _HOMES = {
     "redact": ".endpoints.failures",
     "refused_key": ".endpoints.failures",
     "render": ".prompt.render",
+    "explored": ".prompt.render",
+    "exploring_tools": ".asking.exploring",
     "run_blocks": ".prompt.agent_run",
     "run_to_end": ".steps",
     "shifted": ".profile",

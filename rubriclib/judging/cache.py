@@ -247,6 +247,8 @@ def cached_result(
         item["label"] = stored["label"]
     if "checklist" in stored:  # a checklist answered in one call: its items' answers
         item["checklist"] = stored["checklist"]
+    if "exploration" in stored:  # an explored run: what the judge read
+        item["exploration"] = stored["exploration"]
     try:
         return with_details(with_winner(result, stored.get("winner")), **item)
     except ValueError:  # a stored value not in the shape of a verdict's details

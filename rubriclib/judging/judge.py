@@ -9,9 +9,9 @@ from collections.abc import Hashable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from rubriclib.config import PROTOCOLS, checked_base_url, credential, judge_key, resolve
-from rubriclib.errors import JudgeConfigError
+from rubriclib.config import checked_base_url, credential, judge_key, resolve
 from rubriclib.item import Item
+from rubriclib.judging.asking.exploring import EXPLORING_TURNS
 from rubriclib.judging.cache import VerdictCache
 from rubriclib.judging.endpoints.endpoint import Endpoint, Limits
 from rubriclib.judging.endpoints.failures import EndpointError, EndpointUnusable
@@ -28,37 +28,19 @@ from rubriclib.judging.result import GradeResult
 from rubriclib.judging.steps import Steps, adrive, drive, run_to_end
 from rubriclib.rubrics import Rubric
 from rubriclib.settings import (
-    ANSWER_MODES,
     AnswerMode,
+    Evidence,
     JudgeSettings,
     Mode,
     Protocol,
+    checked_choice,
+    checked_exploring,
+    checked_modes,
+    checked_seed,
 )
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer, Pacing
-
-
-def checked_modes(votes: Any, mode: Any, answers: Any) -> None:
-    """A JudgeConfigError for votes, a mode or an answers setting a Judge cannot take."""
-    if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
-        raise JudgeConfigError(f"votes must be a whole number of at least 1, not {votes!r}")
-    if mode not in ("holistic", "checklist"):
-        raise JudgeConfigError(f"mode must be 'holistic' or 'checklist', not {mode!r}")
-    if answers not in ANSWER_MODES:
-        named = ", ".join(f"'{name}'" for name in ANSWER_MODES)
-        raise JudgeConfigError(f"answers must be one of {named}, not {answers!r}")
-    if answers != "tool" and mode != "checklist":
-        raise JudgeConfigError(
-            f"answers={answers!r} reads checklist items' answers: use it with mode='checklist'"
-        )
-
-
-def checked_protocol(protocol: Any) -> Protocol:
-    """`protocol` if a Judge can take it, else a JudgeConfigError."""
-    if protocol not in PROTOCOLS:
-        raise JudgeConfigError(f"protocol must be 'tools', 'json' or 'auto', not {protocol!r}")
-    return protocol  # type: ignore[no-any-return]
 
 
 class Judge(ManyJudgments):
@@ -103,6 +85,13 @@ class Judge(ManyJudgments):
         seed: The seed sent with every request (None sends none). Each vote and trial is sent
             the seed plus its offset (the first judgment of an item the seed itself), so
             votes stay independent samples; recorded in `details.judge.seed`.
+        evidence: How an agent run is shown: "whole" (cut in the middle to fit), "explore"
+            (the judge lists, reads and searches its blocks through tools) or "auto" (whole
+            when it fits uncut, else explored where exploring applies); None takes
+            `RUBRICLIB_EVIDENCE`, the project's config or "auto".
+        exploring_turns: The requests an explored judgment may spend before its verdict.
+        exploring_characters: The characters its tools may show (None: 80% of what
+            `max_prompt_tokens` leaves after the first request).
 
     Raises:
         JudgeConfigError: A setting out of range, or a key or base URL that cannot be used.
@@ -123,6 +112,10 @@ class Judge(ManyJudgments):
     verdict tool's schema (`json_answers`); or `auto`, tools until the endpoint refuses them."""
     seed: int | None
     """The seed sent (plus each vote's and trial's offset); None sends none."""
+    evidence: Evidence
+    """How an agent run is shown: `whole`, `explore` or `auto` (`settings.Evidence`)."""
+    exploring: tuple[int, int | None]
+    """An explored judgment's budget: its turns and characters (None: from the prompt limit)."""
     votes: int
     """Independent judgments per item: the majority verdict (on 1-5, the median score) wins, a
     tie never passes, and voting stops once a majority is decided."""
@@ -173,13 +166,16 @@ class Judge(ManyJudgments):
         answers: AnswerMode = "tool",
         protocol: Protocol | None = None,
         seed: int | None = None,
+        evidence: Evidence | None = None,
+        exploring_turns: int = EXPLORING_TURNS,
+        exploring_characters: int | None = None,
     ) -> None:
         checked_modes(votes, mode, answers)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise JudgeConfigError(f"seed must be a whole number of at least 0, not {seed!r}")
-        self.seed = seed
+        self.seed = checked_seed(seed)
         self.mode, self.answers, self.votes = mode, answers, votes
-        self.protocol: Protocol = checked_protocol(resolve("protocol", protocol).value)
+        self.protocol: Protocol = checked_choice("protocol", resolve("protocol", protocol).value)
+        self.evidence: Evidence = checked_choice("evidence", resolve("evidence", evidence).value)
+        self.exploring = checked_exploring(self, exploring_turns, exploring_characters)
         self._remembered = Remembered()
         self.model = resolve("model", model or None).value
         self.max_prompt_tokens = int(resolve("max_prompt_tokens", max_prompt_tokens).value)
@@ -361,6 +357,8 @@ class Judge(ManyJudgments):
             self._remembered,
             self.protocol,
             self.seed,
+            self.evidence,
+            *self.exploring,
         )
         return modes.item_steps(rubric, item, trial, pacer)
 

@@ -656,7 +656,8 @@ def test_a_run_is_sent_through_a_batch_file_as_it_is_live_cut_the_same_way(
     ]
     write_file("rows.jsonl", json.dumps({"id": "r1", "transcript": run}) + "\n")
     eval_file = write_file(
-        "eval.yaml", EVAL.replace("judge-model}", "judge-model, max_prompt_tokens: 3000}")
+        "eval.yaml",
+        EVAL.replace("judge-model}", "judge-model, max_prompt_tokens: 3000, evidence: whole}"),
     )
     live = tmp_path / "live.jsonl"
     assert cli("eval", str(eval_file), "--out", str(live), "--no-cache").exit_code == 0

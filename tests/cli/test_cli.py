@@ -484,7 +484,12 @@ def test_a_command_loads_only_its_own_module() -> None:
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == str(
-        ["rubriclib.cli.app", "rubriclib.cli.options", "rubriclib.cli.rubrics"]
+        [
+            "rubriclib.cli.app",
+            "rubriclib.cli.judged_inputs",
+            "rubriclib.cli.options",
+            "rubriclib.cli.rubrics",
+        ]
     )
 
 

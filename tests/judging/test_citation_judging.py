@@ -107,7 +107,9 @@ def test_a_quote_from_a_cut_away_part_of_a_block_is_unverified(
 ) -> None:
     long_result = "START " + "filler " * 400 + "HIDDEN-DETAIL " + "filler " * 400 + "FINISH"
     run = [*RUN[:2], {"role": "tool", "tool_call_id": "c1", "content": long_result}, RUN[3]]
-    judge = Judge("judge-model", judge_server.url, SECRET_KEY, max_prompt_tokens=1200)
+    judge = Judge(
+        "judge-model", judge_server.url, SECRET_KEY, max_prompt_tokens=1200, evidence="whole"
+    )
     cited = [cite("M3", "HIDDEN-DETAIL"), cite("M3", "START filler")]
     judge_server.script(tool_reply("set_grade_pass", {"reason": "r", "citations": cited}))
     result = judge.grade(rubric, transcript=run)
@@ -324,7 +326,9 @@ def test_the_output_named_by_a_run_block_is_that_block_as_cut(
 ) -> None:
     answer = "BEGIN " + "words " * 600 + "HIDDEN-DETAIL " + "words " * 600 + "END"
     run = [*RUN[:3], {"role": "assistant", "content": answer}]
-    judge = Judge("judge-model", judge_server.url, SECRET_KEY, max_prompt_tokens=1200)
+    judge = Judge(
+        "judge-model", judge_server.url, SECRET_KEY, max_prompt_tokens=1200, evidence="whole"
+    )
     cited = [
         cite("output", "HIDDEN-DETAIL"),
         cite("output", "BEGIN words"),

@@ -35,7 +35,7 @@ def test_a_result_written_before_reads_and_dumps_byte_for_byte(text: str) -> Non
 def test_the_old_results_hold_every_block() -> None:
     written = {key for text in old_lines() for key in json.loads(text)["result"]["details"]}
     own = {"winner", "answer", "p", "p_yes", "mass", "logprobs"}
-    newer = {"output", "label"}  # output fields and labels came after these were written
+    newer = {"output", "label", "evidence", "exploration"}  # came after these were written
     assert written == set(Details.model_fields) - own - newer
     # a pairwise order's and a checklist item's own keys are kept only inside their whole
 

@@ -269,7 +269,9 @@ def test_a_long_block_is_cut_in_the_middle_to_its_share_with_a_marker(rubric: Ru
             {"role": "assistant", "content": "Here it is."},
         ]
     )  # fmt: skip
-    user = render(rubric, "Here it is.", transcript=run, max_prompt_tokens=10_000)[1]["content"]
+    user = render(
+        rubric, "Here it is.", transcript=run, max_prompt_tokens=10_000, evidence="whole"
+    )[1]["content"]
     blocks = sections(user)[1]["## Agent run"]
     budget = 10_000 // 2 * 4  # half the limit, four characters a token
     assert len(blocks) < budget + 200

@@ -193,7 +193,7 @@ def cases(
     done, run = rubric(RUN), long_run()
     yield "agent run", done, run, {}, {}
     cut = {"votes": 3, "temperature": 0.7, "max_prompt_tokens": 6000}
-    yield "long run", done, run, cut, {}
+    yield "long run", done, run, cut | {"evidence": "whole"}, {}
     yield "long run checklist", done, run, cut | checklist, {}
     yield "long run one-call", done, run, cut | {"mode": "checklist", "answers": "one-call"}, {}
 
@@ -212,6 +212,8 @@ def sent(rubric: Rubric, item: Item, options: dict[str, Any], reply: dict[str, A
     asyncio.run(batch.with_transport(recorder, records_only=True).agrade_item(rubric, item))
     recorded = {key: digest(body) for key, body in recorder.requests.items()}
     transcript = result.model_dump(mode="json")["details"].get("transcript")
+    if transcript is not None:  # why a cut run was not explored: held by test_exploring.py
+        transcript.pop("not_explored", None)
     return {"bodies": bodies, "batch": recorded, "transcript": transcript}
 
 
@@ -224,7 +226,7 @@ def test_every_request_sent_is_byte_identical_to_the_pinned_one(
         limit = options.get("max_prompt_tokens", 128_000)
         shown = render(rubric, item.output, item.input, item.context, item.reference,
                        baseline=item.baseline, transcript=item.transcript,
-                       max_prompt_tokens=limit)  # fmt: skip
+                       max_prompt_tokens=limit, evidence="whole")  # fmt: skip
         found[name]["render"] = digest(shown)  # the messages of the first mode tried
     assert found["fallback to auto"]["bodies"][2] not in found["pass-fail"]["bodies"]
     assert found["long run"]["transcript"]["cut"]  # the run was cut
@@ -257,7 +259,7 @@ def test_a_long_run_is_cut_once_per_judgment(
     with JudgeServer() as server:
         server.responder = responder()
         judge = Judge(model="m", base_url=server.url, api_key=SECRET_KEY, timeout=5.0,
-                      max_prompt_tokens=6000, **options)  # fmt: skip
+                      max_prompt_tokens=6000, evidence="whole", **options)  # fmt: skip
         result = judge.grade_item(task, item)
     assert result.verdict != "error" and len(server.requests) >= 2  # two votes at least
     assert result.details["transcript"]["cut"]

@@ -281,7 +281,7 @@ def test_a_run_s_page_shows_the_blocks_the_judge_was_sent_cut_as_they_were(
     write_file("rows.jsonl", json.dumps({"id": "r1", "transcript": run}) + "\n")
     eval_file = write_file(
         "eval.yaml",
-        "name: runs\ndataset: rows.jsonl\njudge: {max_prompt_tokens: 4000}\n"
+        "name: runs\ndataset: rows.jsonl\njudge: {max_prompt_tokens: 4000, evidence: whole}\n"
         "graders: [{name: kw, rubric: keywords}]\n",
     )
     ran, data = eval_page(eval_file)

@@ -21,7 +21,14 @@ from rubriclib.evals.formats.sources import (
 )
 from rubriclib.judging import Rule, TargetSettings, checklist_refused
 from rubriclib.rubrics import Rubric
-from rubriclib.settings import AnswerMode, JudgeSettings, Mode, Protocol, usable_base_url
+from rubriclib.settings import (
+    AnswerMode,
+    Evidence,
+    JudgeSettings,
+    Mode,
+    Protocol,
+    usable_base_url,
+)
 from rubriclib.validation import problems_from_validation, valid_parts
 
 RUN_SETTINGS = ("concurrency", "requests_per_minute", "max_prompt_tokens")
@@ -49,6 +56,8 @@ class _GraderSpec(Strict):
     mode."""
     protocol: Protocol | None = None
     """How this grader's judge gives its verdict: `tools` or `json`."""
+    evidence: Evidence | None = None
+    """How this grader's judge is shown a row's agent run: `whole`, `explore` or `auto`."""
     judges: list[_JudgeSpec] | None = None
     aggregate: Rule | None = None
 
@@ -155,6 +164,7 @@ def _graders(spec: EvalSpec, path: Path, problems: list[Problem]) -> list[Grader
             mode=grader.mode,
             answers=grader.answers,
             protocol=grader.protocol,
+            evidence=grader.evidence,
         )
         panel = _panel(grader, settings, label, problems, index)
         if grader.rubric is None and grader.prompt is None:

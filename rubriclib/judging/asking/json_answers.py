@@ -23,7 +23,13 @@ from functools import cached_property
 from typing import Any
 
 from rubriclib.judging.asking.protocol import Asking, ask_again
-from rubriclib.judging.asking.reply import BrokenFields, JudgeVerdict, Verdict, reply_text
+from rubriclib.judging.asking.reply import (
+    BrokenFields,
+    Explored,
+    JudgeVerdict,
+    Verdict,
+    reply_text,
+)
 from rubriclib.judging.asking.request import JSON_MODES, Mode
 
 ANSWER_FIRST = ("reason", "citations")
@@ -103,7 +109,7 @@ class JsonAsking(Wrapping):
         named["schema"] = answer_schema(parameters, strict=True)
         return body | {"response_format": {"type": "json_schema", "json_schema": named}}
 
-    def read(self, reply: Any, mode: Mode) -> JudgeVerdict | str:
+    def read(self, reply: Any, mode: Mode) -> JudgeVerdict | Explored | str:
         """The verdict in a reply's JSON, read as a call of the tool (nulls of optional fields
         left out), or what is wrong with it."""
         answer = _json_answer(reply)
@@ -159,7 +165,7 @@ class AutoAsking(Wrapping):
     ) -> dict[str, Any]:
         return self._in(mode).body(messages, mode, model, sampling)
 
-    def read(self, reply: Any, mode: Mode) -> JudgeVerdict | str:
+    def read(self, reply: Any, mode: Mode) -> JudgeVerdict | Explored | str:
         return self._in(mode).read(reply, mode)
 
     def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rubriclib.judging.asking.reply import (
     BrokenFields,
+    Explored,
     JudgeVerdict,
     Verdict,
     failing,
@@ -21,6 +22,7 @@ from rubriclib.judging.asking.reply import (
 )
 from rubriclib.judging.asking.request import Mode, request_body, sampling, tool_mode
 from rubriclib.judging.prompt.agent_run import CutRun
+from rubriclib.judging.prompt.exploring import ExploredRun
 from rubriclib.judging.prompt.render import Prompt, chat, item_prompts, system_message
 from rubriclib.rubrics import LABEL_TOOL, PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
@@ -107,7 +109,10 @@ class Asking(Protocol):
         self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]
     ) -> dict[str, Any]: ...
 
-    def read(self, reply: Any, mode: Mode) -> JudgeVerdict | str: ...
+    def read(self, reply: Any, mode: Mode) -> JudgeVerdict | Explored | str:
+        """The verdict in a reply, what is wrong with it, or (exploring a run) the turn that
+        answers its exploring calls."""
+        ...
 
     def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]: ...
 
@@ -181,7 +186,7 @@ Asked = tuple[Prompt, Asking]
 """One request of a vote: its prompt (rendered once per item judgment) and how it is asked."""
 
 
-def verdict_requests(rubric: Rubric, item: Item, run: CutRun | None) -> list[Asked]:
+def verdict_requests(rubric: Rubric, item: Item, run: CutRun | ExploredRun | None) -> list[Asked]:
     """The requests of one vote on `item` for the rubric's verdict: one, or on a pairwise
     rubric one per order; `run` is the item's agent run as cut (`render.shown_run`)."""
     return [

@@ -80,6 +80,15 @@ class JudgeVerdict:
         return {"citations": self.citations} if self.citations else {}
 
 
+@dataclass(frozen=True)
+class Explored:
+    """A reply that called the tools exploring a run (`exploring`): the turn to append (its
+    calls and their answers), or the error that ends the judgment."""
+
+    turn: list[dict[str, Any]]
+    error: str | None = None
+
+
 def parse_reply(raw: Any) -> Any:
     """A reply body as JSON, or None when it is not JSON (any shape may arrive)."""
     try:

@@ -10,9 +10,11 @@ import time
 from dataclasses import replace
 from typing import Any, Literal
 
+from rubriclib.judging.asking.exploring import ExploringAsking
 from rubriclib.judging.asking.protocol import Asking, fields_turn
 from rubriclib.judging.asking.reply import (
     BrokenFields,
+    Explored,
     JudgeVerdict,
     parse_reply,
     reply_text,
@@ -80,6 +82,9 @@ class Judgment:
         """Whether the corrective turn asks for a verified citation."""
         self.challenged: JudgeVerdict | None = None
         """The verdict the turn asking for a citation was about."""
+        self.explored: list[dict[str, Any]] = []
+        """The turns of a run explored so far (`ExploringAsking`): each reply's exploring
+        calls and their answers, sent after the prompt."""
 
     def steps(self) -> Steps:
         """Every step of the judgment, to its one result."""
@@ -120,7 +125,7 @@ class Judgment:
         """The request of this attempt: the system message of `mode`, the user message, and the
         corrective turn when one is due."""
         self.asked_mode = mode
-        sent: list[dict[str, Any]] = [*chat(self.asking.system(mode), self.user)]
+        sent: list[dict[str, Any]] = [*chat(self.asking.system(mode), self.user), *self.explored]
         if self.citing:
             sent = sent + self.asking.citation_turn(self.unanswered)
         elif isinstance(self.correction, BrokenFields):  # a verdict call, its fields named
@@ -136,6 +141,8 @@ class Judgment:
     def _cached(self, key: str) -> GradeResult | None:
         """The cached result of a first-turn request not looked up yet, if there is one."""
         if self.cache is None or self.correction is not None or key == self.first_key:
+            return None
+        if self.explored:  # an explored judgment is cached under its first request's key
             return None
         self.first_key = key
         stored = self.cache.get(key)
@@ -180,6 +187,9 @@ class Judgment:
         outcome = self.asking.read(parsed, mode)
         if isinstance(outcome, JudgeVerdict):
             return self._verdict(outcome, parsed)
+        if isinstance(outcome, Explored):
+            self.explored.extend(outcome.turn)
+            return None if outcome.error is None else self.finish("error", outcome.error)
         if self.correction is not None:
             return self.finish("error", f"no valid verdict after a corrective turn: {outcome}")
         self.correction, self.unanswered = outcome, parsed
@@ -215,7 +225,7 @@ class Judgment:
             return self.finish("error", why, citations=verdict.citations)
         if self.cache is not None and self.first_key is not None:
             stored = stored_verdict(verdict, self.answered_mode, self.correction)
-            self.cache.put(self.first_key, stored)
+            self.cache.put(self.first_key, stored | self._exploration())
         result = self.finish(
             verdict.verdict, verdict.reason, verdict.raw_score, verdict.winner, verdict.citations
         )
@@ -251,7 +261,15 @@ class Judgment:
         )
         reason = self.endpoint.hidden(reason)
         result = with_winner(make_result(self.rubric, details, verdict, reason, raw), winner)
-        return with_details(result, **({"citations": citations} if citations else {}))
+        return with_details(
+            result, **({"citations": citations} if citations else {}), **self._exploration()
+        )
+
+    def _exploration(self) -> dict[str, Any]:
+        """`details.exploration`, the trail of a run explored; nothing for other judgments."""
+        if not isinstance(self.asking, ExploringAsking):
+            return {}
+        return {"exploration": self.asking.trail.details()}
 
 
 def answered_by(reply: Any) -> dict[str, str]:

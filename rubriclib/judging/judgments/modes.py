@@ -14,10 +14,17 @@ from typing import TYPE_CHECKING, Literal
 from rubriclib.config import find_project
 from rubriclib.item import Item
 from rubriclib.judging.asking.checklist_protocol import checklist_refused, question_requests
+from rubriclib.judging.asking.exploring import EXPLORING_TURNS, Budget, ExploringAsking, Trail
 from rubriclib.judging.asking.json_answers import as_protocol
 from rubriclib.judging.asking.one_call import one_call_requests
 from rubriclib.judging.asking.probability_answers import probability_requests
-from rubriclib.judging.asking.protocol import Asked, Asking, first_messages, verdict_requests
+from rubriclib.judging.asking.protocol import (
+    Asked,
+    Asking,
+    RubricAsking,
+    first_messages,
+    verdict_requests,
+)
 from rubriclib.judging.asking.request import estimated_tokens, too_large
 from rubriclib.judging.cache import VerdictCache
 from rubriclib.judging.combining import (
@@ -31,7 +38,9 @@ from rubriclib.judging.endpoints.endpoint import Endpoint
 from rubriclib.judging.grading import unjudgeable
 from rubriclib.judging.judgments.judgment import Judgment
 from rubriclib.judging.profile import Applied, profile_path, read_profile
-from rubriclib.judging.prompt.agent_run import run_details
+from rubriclib.judging.prompt.agent_run import CutRun, run_details
+from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
+from rubriclib.judging.prompt.exploring import ExploredRun
 from rubriclib.judging.prompt.render import Prompt, shown_run
 from rubriclib.judging.result import GradeResult, combine_orders, not_judged, with_details
 from rubriclib.judging.steps import Steps, Together
@@ -40,7 +49,7 @@ from rubriclib.settings import checklist_argument
 
 if TYPE_CHECKING:
     from rubriclib.judging.endpoints.pacer import Pacer
-    from rubriclib.settings import AnswerMode, Protocol
+    from rubriclib.settings import AnswerMode, Evidence, Protocol
 
 logger = logging.getLogger("rubriclib")
 
@@ -53,13 +62,21 @@ CHECKLIST_REQUESTS = {
 """The requests of a checklist vote, by how its items are answered."""
 
 
+EXPLORING_SHARE = 0.8
+"""The part of what `max_prompt_tokens` leaves after the first request that an explored
+judgment's tools may show (the rest is the judge's own turns)."""
+
+
 @dataclass(frozen=True)
 class Ballot:
-    """One vote of one item's judgment: its rubric, the trial and the vote's number."""
+    """One vote of one item's judgment: its rubric, the trial and the vote's number; and when
+    the judge explores the item's run, the run and the budget each judgment of it gets."""
 
     rubric: Rubric
     trial: int
     vote: int
+    exploring: tuple[ExploredRun, Budget, str] | None = None
+    """The run explored, the budget, and the candidate output the first message shows."""
 
 
 @dataclass
@@ -91,6 +108,13 @@ class Modes:
     tool's schema, `json_answers`) or `auto` (tools until the endpoint refuses them)."""
     seed: int | None = None
     """The seed of an item's first judgment; each later vote and trial adds its offset."""
+    evidence: Evidence = "auto"
+    """How an agent run is shown: `whole` (cut to fit), `explore` (through the judge's
+    tools), or `auto` (whole when it fits uncut, else explored where exploring applies)."""
+    exploring_turns: int = EXPLORING_TURNS
+    exploring_characters: int | None = None
+    """What an explored judgment may show through its tools (None: what the prompt limit
+    leaves after the first request, `EXPLORING_SHARE` of it)."""
 
     def item_steps(self, rubric: Rubric, item: Item, trial: int, pacer: Pacer | None) -> Steps:
         """Every step of one item's judgment: its votes, one after another, until a majority is
@@ -104,22 +128,66 @@ class Modes:
             return not_judged(rubric, model, f"{argument}: {refused}")
         one_call = checklist and self.answers == "one-call"
         run = shown_run(rubric, item.transcript, self.max_prompt_tokens)  # cut once, here
-        requester = CHECKLIST_REQUESTS[self.answers] if checklist else verdict_requests
-        asked = requester(rubric, item, run)
+        unexplored = self._unexplored(rubric)
+        if self.evidence == "explore" and unexplored is not None:
+            return not_judged(rubric, model, f"evidence explore: {unexplored}")
+        explore = (
+            run is not None
+            and unexplored is None
+            and (self.evidence == "explore" or (self.evidence == "auto" and bool(run.cuts)))
+        )
+        shown: CutRun | ExploredRun | None = run
+        if explore and run is not None:
+            shown = ExploredRun(run.transcript, self.max_prompt_tokens)
+        if checklist:  # never explored (`_unexplored`)
+            asked = CHECKLIST_REQUESTS[self.answers](rubric, item, run)
+        else:
+            asked = verdict_requests(rubric, item, shown)
         size = max(estimated_tokens(rubric, first_messages(*request)) for request in asked)
         if (why := too_large(size, self.max_prompt_tokens)) is not None:
             return not_judged(rubric, model, why)  # never sent
+        exploring = None
+        if isinstance(shown, ExploredRun):
+            exploring = (shown, self._budget(size), item.output)
         cast = self._checklist_vote if checklist else self._vote
         cast = self._one_call_vote if one_call else cast
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
-            votes.append((yield from cast(Ballot(rubric, trial, vote), asked)))
+            votes.append((yield from cast(Ballot(rubric, trial, vote, exploring), asked)))
             if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
                 break
         result = self._combined(rubric, votes)
-        if run is None:
+        if shown is None:
             return result
-        return with_details(result, transcript=run_details(run))
+        evidence = "explored" if exploring else "whole-cut" if shown.cuts else "whole"
+        transcript = run_details(shown)
+        if shown.cuts and unexplored is not None:
+            transcript["not_explored"] = unexplored  # never cut silently
+        return with_details(result, transcript=transcript, evidence=evidence)
+
+    def _unexplored(self, rubric: Rubric) -> str | None:
+        """Why this Judge cannot explore a run for `rubric` (None: it can)."""
+        if self.evidence == "whole":
+            return "evidence is whole"
+        if rubric.scale == "pairwise":
+            return "a pairwise rubric compares two outputs and shows no run"
+        if self.mode == "checklist":
+            return "a checklist's answers do not explore (yet)"
+        if self.protocol == "json":
+            return "the json protocol offers no tools"
+        if self.records_only:
+            return "a batch takes one request a judgment, and exploring takes several"
+        if "no_exploring" in self.endpoint.quirks:
+            return "the endpoint cannot explore (quirk no_exploring)"
+        return None
+
+    def _budget(self, first_request_tokens: int) -> Budget:
+        """What each explored judgment may spend."""
+        characters = self.exploring_characters
+        if characters is None:
+            left = (self.max_prompt_tokens - first_request_tokens) * CHARACTERS_PER_TOKEN
+            characters = int(max(left, 0) * EXPLORING_SHARE)
+        return Budget(self.exploring_turns, characters)
 
     def _combined(self, rubric: Rubric, votes: list[GradeResult]) -> GradeResult:
         """One vote's result as it is when one was asked for; else the votes combined, and on
@@ -197,6 +265,11 @@ class Modes:
     def _judgment(self, ballot: Ballot, prompt: Prompt, asking: Asking) -> Steps:
         """Every step of one judgment (`judgment.Judgment`)."""
         sampling, trial, vote = self.sampling, ballot.trial, ballot.vote
+        if ballot.exploring is not None and isinstance(asking, RubricAsking):
+            run, budget, output = ballot.exploring
+            asking = ExploringAsking(
+                asking, run, budget, Trail(parts=list(run.first_parts(output)))
+            )
         judgment = Judgment(
             self.endpoint,
             self.cache,

@@ -9,7 +9,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN, Spans, fence, fenced
 
@@ -43,6 +43,11 @@ class CutRun:
     """Where each block's body (as cut) sits in `section`, by id."""
     cuts: list[dict[str, Any]]
     """`{block, characters, cut}` for each block longer than its share."""
+
+    def sections(self, output: str, output_placed: bool = False) -> list[tuple[str, Spans]]:
+        """The prompt's parts for the run: its section, then the candidate output's
+        (`run_sections`)."""
+        return run_sections(self, output, output_placed)
 
 
 def cut_run(transcript: Transcript, max_prompt_tokens: int) -> CutRun:
@@ -85,6 +90,12 @@ def run_blocks(transcript: Transcript, budget: int) -> tuple[str, list[dict[str,
     return "\n\n".join(_block_texts(shown)), cuts
 
 
+def uncut_blocks(transcript: Transcript) -> list[tuple[str, str]]:
+    """Each block's head and body as whole-run rendering shows them, nothing cut (forged heads
+    indented): what a judge exploring the run reads (`exploring`)."""
+    return _shown_run(transcript, sum(len(_block_body(m)) for m in transcript.messages))[0]
+
+
 def _block_texts(shown: list[tuple[str, str]]) -> list[str]:
     """Each block as shown: its head line, then its body."""
     return [f"{head}\n{body}".rstrip("\n") for head, body in shown]
@@ -110,9 +121,20 @@ def _shown_run(
     return shown, _cut_records(lengths, shares)
 
 
-def run_details(run: CutRun) -> dict[str, Any]:
-    """A result's `details.transcript` for the run as cut: its shape, its messages, the prompt
-    limit it was cut for and what was cut from which block."""
+class ShownRun(Protocol):
+    """A run as a judgment showed it: cut (`CutRun`) or explored (`exploring.ExploredRun`)."""
+
+    @property
+    def transcript(self) -> Transcript: ...
+    @property
+    def max_prompt_tokens(self) -> int: ...
+    @property
+    def cuts(self) -> list[dict[str, Any]]: ...
+
+
+def run_details(run: ShownRun) -> dict[str, Any]:
+    """A result's `details.transcript` for the run as shown: its shape, its messages, the
+    prompt limit it was shown for and what was cut from which block."""
     return {
         "shape": run.transcript.shape,
         "messages": len(run.transcript.messages),
@@ -135,7 +157,7 @@ def final_answer(transcript: Transcript, output: str) -> str:
     when that is the output (and where the run ends, when it goes on after it), else the output
     itself."""
     end = len(transcript.messages)
-    last = f"block M{end}, {_what_block(end - 1, transcript)}"
+    last = f"block M{end}, {what_block(end - 1, transcript)}"
     if (at := _final_block(transcript, output)) is not None:
         if at == end - 1:
             return f"The agent's final answer: block M{at + 1}, the run's last block."
@@ -155,7 +177,7 @@ def _final_block(transcript: Transcript, output: str) -> int | None:
     return at if at is not None and transcript.messages[at].text == output else None
 
 
-def _what_block(index: int, transcript: Transcript) -> str:
+def what_block(index: int, transcript: Transcript) -> str:
     """What block `index` is, for saying where a run ends: `a tool call to book (call_2)`."""
     message = transcript.messages[index]
     if message.answers is not None:

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from rubriclib.judging.prompt.agent_run import CutRun, cut_run, run_sections
+from rubriclib.judging.prompt.agent_run import CutRun, cut_run
 from rubriclib.judging.prompt.blocks import Spans, fence, fenced
 from rubriclib.judging.prompt.examples import example_parts
+from rubriclib.judging.prompt.exploring import EXPLORING_WORDS, ExploredRun, explores
 
 if TYPE_CHECKING:  # kept light: the public `rubriclib.render` loads this module on first use
     from rubriclib.item import Item, Transcript
@@ -57,6 +58,7 @@ def render(
     variables: Mapping[str, str] | None = None,
     transcript: Transcript | None = None,
     max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
+    evidence: str = "auto",
 ) -> list[dict[str, str]]:
     """The system and user messages for judging `output` against `rubric`, exactly as the
     first tool mode tried sends them (another mode sends its own system message).
@@ -69,10 +71,28 @@ def render(
     `## Response B` (output first), or the other way round when `swapped`; other rubrics
     ignore `baseline` (and a pairwise rubric the run). A letta template rubric is filled from
     `variables` alone and sent as the whole user message (a placeholder with no value is a
-    KeyError, as in letta-evals)."""
-    run = shown_run(rubric, transcript, max_prompt_tokens)
+    KeyError, as in letta-evals).
+
+    Under `evidence` `explore`, or `auto` when the run does not fit uncut, the run is explored
+    (`explored`): the user message lists its blocks instead, and the system message, naming
+    the verdict tool by name, says how to explore it (`exploring.exploring_tools`)."""
+    run: CutRun | ExploredRun | None = shown_run(rubric, transcript, max_prompt_tokens)
+    system = system_message(rubric)
+    if explored(rubric, transcript, max_prompt_tokens, evidence):
+        assert transcript is not None
+        run = ExploredRun(transcript, max_prompt_tokens)
+        system = system_message(rubric, "named") + EXPLORING_WORDS
     shown = Shown(output, input, context, reference, baseline, swapped, variables, run)
-    return chat(system_message(rubric), user_message(user_parts(rubric, shown)))
+    return chat(system, user_message(user_parts(rubric, shown)))
+
+
+def explored(
+    rubric: Rubric, transcript: Transcript | None, max_prompt_tokens: int, evidence: str
+) -> bool:
+    """Whether `render` (a holistic judgment through tools) explores `transcript` under
+    `evidence` (`exploring.explores`)."""
+    run = shown_run(rubric, transcript, max_prompt_tokens)
+    return run is not None and explores(evidence, run)
 
 
 @dataclass(frozen=True)
@@ -87,7 +107,8 @@ class Shown:
     baseline: str | None = None
     swapped: bool = False
     variables: Mapping[str, str] | None = None
-    run: CutRun | None = None
+    run: CutRun | ExploredRun | None = None
+    """The agent run as cut, or as a judge explores it (its blocks listed, not shown)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +168,7 @@ def user_parts(rubric: Rubric, shown: Shown) -> list[tuple[str, Spans]]:
     for key, _ in SECTIONS:
         value = values[key]
         if key == "output" and shown.run is not None and not pairwise:
-            parts.extend(run_sections(shown.run, output, key in placed))
+            parts.extend(shown.run.sections(output, key in placed))
         elif value is not None and key not in placed:
             parts.append(section_part(key, value))
     if pairwise:
@@ -181,7 +202,7 @@ def item_messages(
     return [chat(system, prompt.user) for prompt in item_prompts(rubric, item, run)]
 
 
-def item_prompts(rubric: Rubric, item: Item, run: CutRun | None) -> list[Prompt]:
+def item_prompts(rubric: Rubric, item: Item, run: CutRun | ExploredRun | None) -> list[Prompt]:
     """For each request about `item`, rendered once: its user message and the text of each
     block it shows; `run` is the item's agent run as cut (`shown_run`)."""
     prompts = []
@@ -209,7 +230,7 @@ def item_block_spans(
     return [block_spans(user_parts(rubric, shown)) for shown in requests]
 
 
-def _requests(rubric: Rubric, item: Item, run: CutRun | None) -> list[Shown]:
+def _requests(rubric: Rubric, item: Item, run: CutRun | ExploredRun | None) -> list[Shown]:
     """What each request about `item` shows."""
     fields = Shown(item.output, item.input, item.context, item.reference)
     if rubric.scale != "pairwise":

@@ -296,6 +296,19 @@ class RunShown(Block):
     messages: int
     max_prompt_tokens: int
     cut: list[Cut]
+    not_explored: str | None = None
+    """Why a run that was cut was not explored instead (`details.evidence` `whole-cut`)."""
+
+
+class Exploration(Block):
+    """`details.exploration`: what a judge exploring an agent run did: the requests it took,
+    the blocks it read (ids, in order), the patterns it searched and the characters its tools
+    showed it."""
+
+    turns: int
+    blocks_read: list[str]
+    searches: list[str]
+    characters_read: int
 
 
 class Details(Block):
@@ -327,6 +340,9 @@ class Details(Block):
     panel: Panel | None = None
     turns: list[Turn] | None = None
     transcript: RunShown | None = None
+    evidence: Literal["whole", "whole-cut", "explored"] | None = None
+    """How an agent run was shown: whole, whole but cut to fit, or explored through tools."""
+    exploration: Exploration | None = None
     output: dict[str, Any] | None = None
     """The rubric's `output` fields as the judge filled them in, checked against their schema
     (an object's `citations` checked as the verdict's are); of votes, the chosen vote's."""

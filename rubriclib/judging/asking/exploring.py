@@ -1,0 +1,274 @@
+"""Pure but for its trail: a rubric's verdict asked about an agent run the judge explores
+(`evidence: explore`). `ExploringAsking` wraps a rubric's asking: its request offers the verdict
+tool (forced by name in every scale) beside `list_blocks`, `read_block` and `search_run`, chosen
+by `tool_choice: required`; a reply calling those tools is answered (`Explored`: the turn to
+append) until the judge calls the verdict tool, whose citations are checked against what it
+was shown: the first message's blocks and the parts of run blocks its tools showed it, the rest
+of each block masked. Budgets of turns and characters end in a corrective turn asking for the
+verdict, then `error`; so does a second call that is not valid. One is made per judgment: its
+`Trail` is that judgment's."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rubriclib.judging.asking.json_answers import Wrapping
+from rubriclib.judging.asking.protocol import RubricAsking
+from rubriclib.judging.asking.reply import Explored, JudgeVerdict, Verdict
+from rubriclib.judging.asking.request import Mode, verdict_tools
+from rubriclib.judging.prompt.exploring import (
+    EXPLORING_WORDS,
+    LIST_PAGE,
+    READ_LIMIT,
+    ExploredRun,
+    ToolAnswer,
+    list_blocks,
+    read_block,
+    search_run,
+)
+from rubriclib.rubrics import Rubric
+
+EXPLORING_TURNS = 12
+"""The requests a judgment may spend exploring before it must give its verdict."""
+UNREAD = "\x00"
+"""What stands for a block's text the judge was not shown, where its citations are checked."""
+
+
+def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> Any:
+    parameters = {"type": "object", "properties": properties, "required": required}
+    function = {"name": name, "description": description, "parameters": parameters}
+    return {"type": "function", "function": function}
+
+
+EXPLORING_TOOLS = [
+    _tool(
+        "list_blocks",
+        f"List the run's blocks, {LIST_PAGE} a page: id, who wrote it, size, first line.",
+        {"page": {"type": "integer", "minimum": 1}},
+        [],
+    ),
+    _tool(
+        "read_block",
+        f"Show a block's head and its text from `offset`, at most `limit` (<= {READ_LIMIT}) "
+        "characters.",
+        {
+            "block": {"type": "string"},
+            "offset": {"type": "integer", "minimum": 0},
+            "limit": {"type": "integer", "minimum": 1, "maximum": READ_LIMIT},
+        },
+        ["block"],
+    ),
+    _tool(
+        "search_run",
+        "Find a case-insensitive regular expression (or plain text) in the run: at most 20 "
+        "hits, each with its block id and the text around it.",
+        {"pattern": {"type": "string"}},
+        ["pattern"],
+    ),
+]
+EXPLORING_NAMES = tuple(tool["function"]["name"] for tool in EXPLORING_TOOLS)
+
+
+def exploring_tools(rubric: Rubric) -> list[dict[str, Any]]:
+    """The tools an explored judgment offers: the rubric's verdict tool, forced by name in
+    every scale (`set_grade` on a pass-fail rubric), then the exploring tools."""
+    return verdict_tools(rubric, "named") + EXPLORING_TOOLS
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a judgment may spend exploring: requests, and characters shown by its tools."""
+
+    turns: int = EXPLORING_TURNS
+    characters: int = 0
+
+
+@dataclass
+class Trail:
+    """What one judgment's judge did and was shown while exploring (`details.exploration`)."""
+
+    turns: int = 0
+    blocks_read: list[str] = field(default_factory=list)
+    searches: list[str] = field(default_factory=list)
+    characters_read: int = 0
+    invalid: int = 0
+    parts: list[tuple[int, int, int]] = field(default_factory=list)
+    """Each part of a block shown: its index, start and end in the block's text."""
+
+    def details(self) -> dict[str, Any]:
+        """`details.exploration`."""
+        kept = ("turns", "blocks_read", "searches", "characters_read")
+        return {name: getattr(self, name) for name in kept}
+
+
+@dataclass(frozen=True)
+class ExploringAsking(Wrapping):
+    """A rubric's verdict (`RubricAsking`) asked about a run the judge explores."""
+
+    inner: RubricAsking
+    run: ExploredRun
+    budget: Budget
+    trail: Trail = field(default_factory=Trail)
+
+    def system(self, mode: Mode) -> str:
+        return self.inner.system("named") + EXPLORING_WORDS
+
+    def mode(self, quirks: set[str], correcting: bool) -> Mode:
+        """`required` (any of the tools, the verdict's among them), or the verdict tool by name
+        on the corrective turn; `auto` where `required` was refused."""
+        if correcting and "no_named_tool_choice" not in quirks:
+            return "named"
+        return "auto" if "no_required_tool_choice" in quirks else "required"
+
+    def body(
+        self, messages: list[dict[str, Any]], mode: Mode, model: str, sampling: dict[str, Any]
+    ) -> dict[str, Any]:
+        body = self.inner.body(messages, "named", model, sampling)
+        body["tools"] = exploring_tools(self.inner.rubric)
+        if mode != "named":
+            body["tool_choice"] = mode
+        return body
+
+    def read(self, reply: Any, mode: Mode) -> JudgeVerdict | Explored | str:
+        """The verdict (its citations checked against what was read), the exploring turn, or
+        what is wrong."""
+        self.trail.turns += 1
+        calls = _calls(reply)
+        asked = [call for call in calls if _name(call) in EXPLORING_NAMES]
+        if not asked or len(asked) < len(calls):  # a verdict call is read as the judge's last
+            verdict_only = _with_calls(reply, [c for c in calls if c not in asked])
+            return replace(self.inner, blocks=self.shown()).read(verdict_only, "named")
+        if mode == "named":
+            return "the judge went on exploring when asked for its verdict"
+        return self.spent() or self._answered(reply, asked)
+
+    def spent(self) -> str | None:
+        """Which budget is spent, if one is."""
+        if self.trail.turns > self.budget.turns:
+            return f"the exploring budget of {self.budget.turns} turns is spent"
+        if self.trail.characters_read >= self.budget.characters:
+            return f"the exploring budget of {self.budget.characters:,} characters is spent"
+        return None
+
+    def _answered(self, reply: Any, asked: list[Any]) -> Explored:
+        """The exploring calls answered, each within the characters left; the calls echoed
+        with text (empty, never null: llama-cpp-python's server takes only a string)."""
+        message = reply["choices"][0]["message"]
+        calls: list[dict[str, Any]] = []
+        turn: list[dict[str, Any]] = [
+            {"role": "assistant", "content": message.get("content") or "", "tool_calls": calls}
+        ]
+        for number, call in enumerate(asked):
+            name, arguments = _name(call), call["function"].get("arguments")
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments)
+            given = call.get("id")
+            call_id = (
+                given if isinstance(given, str) and given else f"call_{self.trail.turns}_{number}"
+            )
+            function = {"name": name, "arguments": arguments}
+            calls.append({"id": call_id, "type": "function", "function": function})
+            answer = self._answer(name, arguments)
+            if answer is None:
+                why = f"a second exploring call that is not valid: {name} {arguments[:200]}"
+                return Explored(turn, error=why)
+            turn.append({"role": "tool", "tool_call_id": call_id, "content": answer})
+        return Explored(turn)
+
+    def _answer(self, name: str, arguments: str) -> str | None:
+        """A call's answer, recorded in the trail; None for the second call that is not valid
+        (the first is answered with what is wrong, its corrective turn)."""
+        try:
+            given = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            given = None
+        if isinstance(given, dict):
+            answer = self._tool_answer(name, given)
+        else:
+            answer = ToolAnswer(f"The arguments of {name} are not a JSON object.", valid=False)
+        if not answer.valid:
+            self.trail.invalid += 1
+            if self.trail.invalid > 1:
+                return None
+        trail = self.trail
+        trail.characters_read += len(answer.text)
+        trail.parts.extend(answer.parts)
+        read = [f"M{index + 1}" for index, _, _ in answer.parts if name == "read_block"]
+        trail.blocks_read.extend(block for block in read if block not in trail.blocks_read)
+        if name == "search_run" and answer.valid and isinstance(given, dict):
+            trail.searches.append(given["pattern"])
+        return answer.text
+
+    def _tool_answer(self, name: str, given: dict[str, Any]) -> ToolAnswer:
+        """What a tool shows for `given` arguments, within the characters left."""
+        left = self.budget.characters - self.trail.characters_read
+        if left <= 0:
+            return ToolAnswer(f"The budget of {self.budget.characters:,} characters is spent.")
+        if name == "read_block":
+            limit = given.get("limit", READ_LIMIT)
+            limit = min(limit, left) if isinstance(limit, int) else limit
+            return read_block(self.run, given.get("block"), given.get("offset", 0), limit)
+        if name == "list_blocks":
+            answer = list_blocks(self.run, given.get("page", 1))
+        else:
+            answer = search_run(self.run, given.get("pattern"))
+        if len(answer.text) > left:
+            return ToolAnswer(
+                f"The answer ({len(answer.text):,} characters) is longer than the {left:,} "
+                "characters left of the budget: narrow it, or give your verdict."
+            )
+        return answer
+
+    def shown(self) -> dict[str, str]:
+        """The text of each block the judge was shown, by id: the first message's blocks, and
+        each run block with the parts it read (the rest masked, so a verified quote's span is
+        where it sits in the block)."""
+        blocks = dict(self.inner.blocks)
+        masks: dict[int, list[str]] = {}
+        for index, start, end in self.trail.parts:
+            body = self.run.blocks[index][1]
+            mask = masks.setdefault(index, [UNREAD] * len(body))
+            mask[start:end] = body[start:end]
+        return blocks | {f"M{index + 1}": "".join(mask) for index, mask in masks.items()}
+
+    def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]:
+        """The rubric's corrective turn; once a budget is spent, saying so first."""
+        turn = self.inner.corrective_turn(reply, mode)
+        if (spent := self.spent()) is not None:
+            asked = turn[-1]["content"]
+            turn[-1] = turn[-1] | {"content": f"{spent[0].upper()}{spent[1:]}. {asked}"}
+        return turn
+
+    def citation_turn(self, reply: Any) -> list[dict[str, Any]]:
+        return self.inner.citation_turn(reply)
+
+    def intent(self, text: str) -> Verdict | None:
+        return self.inner.intent(text)
+
+
+def _calls(reply: Any) -> list[dict[str, Any]]:
+    """A reply's tool calls that have a function (nothing about a reply is trusted)."""
+    choices = reply.get("choices") if isinstance(reply, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not isinstance(calls, list):
+        return []
+    return [
+        call for call in calls if isinstance(call, dict) and isinstance(call.get("function"), dict)
+    ]
+
+
+def _name(call: dict[str, Any]) -> str:
+    name = call["function"].get("name")
+    return name if isinstance(name, str) else ""
+
+
+def _with_calls(reply: Any, calls: list[dict[str, Any]]) -> Any:
+    """`reply` holding only `calls` (the verdict's, read without the exploring ones)."""
+    if not _calls(reply):
+        return reply
+    message = reply["choices"][0]["message"] | {"tool_calls": calls}
+    return reply | {"choices": [reply["choices"][0] | {"message": message}]}

@@ -1,0 +1,144 @@
+"""Exploring a long run from the command line: `--evidence` on judge and render, an eval
+grader's `evidence:`, and the refusals before any request (batches, the json protocol)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from judge_server import JudgeServer
+from long_runs import NEEDLE, exploring_judge, long_run
+
+from rubriclib.cli import main
+
+RUBRIC = """\
+---
+name: support-run
+version: 1.0.0
+scale: pass-fail
+description: A support agent's run.
+requires: [transcript]
+citations: required
+---
+Fail a run where money moved without the customer's approval.
+"""
+
+
+@pytest.fixture
+def run_file(library: Path, write_file: Callable[..., Path]) -> Path:
+    (library / "support-run.md").write_text(RUBRIC)
+    return write_file("run.json", json.dumps(long_run()))
+
+
+def test_judge_explores_a_long_run_and_prints_its_trail(
+    run_file: Path, endpoint: JudgeServer
+) -> None:
+    endpoint.responder = exploring_judge()
+    ran = CliRunner().invoke(
+        main, ["judge", "support-run", "--transcript", str(run_file), "--json", "--no-cache"]
+    )
+    assert ran.exit_code == 1, ran.output  # fail: the refund in the middle of M33
+    result = json.loads(ran.output)
+    assert result["details"]["evidence"] == "explored"
+    assert result["details"]["exploration"]["blocks_read"] == ["M33"]
+    assert result["details"]["citations"][0]["status"] == "verified"
+    assert len(endpoint.requests) == 3
+
+
+def test_whole_from_the_command_line_cuts_the_run(run_file: Path, endpoint: JudgeServer) -> None:
+    ran = CliRunner().invoke(
+        main,
+        ["judge", "support-run", "--transcript", str(run_file), "--json", "--evidence", "whole"],
+    )
+    result = json.loads(ran.output)
+    assert result["details"]["evidence"] == "whole-cut"
+    assert result["details"]["transcript"]["not_explored"] == "evidence is whole"
+    assert NEEDLE not in json.dumps(endpoint.requests[0])
+
+
+def test_render_shows_the_first_message_and_the_tools_of_an_explored_run(
+    run_file: Path,
+) -> None:
+    explored = CliRunner().invoke(main, ["render", "support-run", "--transcript", str(run_file)])
+    assert explored.exit_code == 0, explored.output
+    assert "[M33] tool result for lookup_orders (c15, answers the call in M32), 20," in (
+        explored.output
+    )
+    tools = json.loads(explored.output.split("=== tools ===\n", 1)[1])
+    assert [tool["function"]["name"] for tool in tools] == [
+        "set_grade",
+        "list_blocks",
+        "read_block",
+        "search_run",
+    ]
+    whole = CliRunner().invoke(
+        main, ["render", "support-run", "--transcript", str(run_file), "--evidence", "whole"]
+    )
+    assert "characters cut ...]" in whole.output and "=== tools ===" not in whole.output
+
+
+def test_exploring_is_refused_before_any_request_where_it_cannot_apply(
+    run_file: Path, endpoint: JudgeServer, write_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    both = ["judge", "support-run", "--transcript", str(run_file), "--evidence", "explore"]
+    json_protocol = CliRunner().invoke(main, [*both, "--protocol", "json"])
+    assert json_protocol.exit_code == 2
+    assert "evidence='explore' needs tools: the json protocol offers none" in json_protocol.output
+    write_file("rows.jsonl", json.dumps({"id": "r1", "transcript": long_run()}) + "\n")
+    eval_file = write_file(
+        "eval.yaml",
+        "name: runs\ndataset: rows.jsonl\n"
+        "graders:\n  - {name: money, rubric: support-run, evidence: explore}\n",
+    )
+    prepare = ["batch", "prepare", str(eval_file), "--to", str(tmp_path / "requests.jsonl")]
+    refused = CliRunner().invoke(main, prepare)
+    assert refused.exit_code == 2
+    assert "grader money: evidence explore takes several requests a judgment" in refused.output
+    flagged = CliRunner().invoke(main, [*prepare[:3], "--evidence", "explore", *prepare[3:]])
+    assert flagged.exit_code == 2 and "--evidence explore takes several" in flagged.output
+    assert endpoint.requests == [] and not (tmp_path / "requests.jsonl").exists()
+
+
+def test_the_docs_exploring_example_is_what_happens(
+    endpoint: JudgeServer,
+    write_file: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from conftest import snippet
+
+    sample = (Path(__file__).parents[1] / "data/runs/openai_chat.json").read_text()
+    example = write_file("examples/agent-run/run.json", sample)  # as the page reads it
+    monkeypatch.chdir(example.parents[2])
+    found = '"status": "refunded"'
+    endpoint.responder = exploring_judge("pass", cite=found, pattern=found)
+    exec(snippet("agent-run-explore"), {})  # noqa: S102 - the docs' own example, run as written
+    assert capsys.readouterr().out == snippet("agent-run-explore-output")
+    first = endpoint.requests[0]
+    assert "order B-1: a kettle" not in first["messages"][1]["content"]  # listed, not shown
+    assert (
+        "[M4] tool result for get_order (call_1, answers the call in M3), 8"
+        in (first["messages"][1]["content"])
+    )
+
+
+def test_the_dry_run_names_the_rows_that_would_be_explored(
+    run_file: Path, write_file: Callable[..., Path]
+) -> None:
+    short = long_run(blocks=2, characters=100)
+    rows = [{"id": "long", "transcript": long_run()}, {"id": "short", "transcript": short}]
+    write_file("rows.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    eval_file = write_file(
+        "eval.yaml",
+        "name: runs\ndataset: rows.jsonl\ngraders: [{name: money, rubric: support-run}]\n",
+    )
+    planned = CliRunner().invoke(main, ["eval", str(eval_file), "--dry-run", "--show-prompts"])
+    assert planned.exit_code == 0, planned.output
+    assert "1 judgment(s) whose judge would explore a run too long to show uncut" in planned.output
+    assert "rows.jsonl:1: money: a run of 62 blocks, 60" in planned.output
+    assert "[M33] tool result for lookup_orders" in planned.output  # the first message's list
+    whole = CliRunner().invoke(main, ["eval", str(eval_file), "--dry-run", "--evidence", "whole"])
+    assert "would explore" not in whole.output

@@ -1,0 +1,185 @@
+"""A judge exploring a long agent run through tools (`evidence: explore`, and `auto` for a run
+that does not fit uncut), over a real socket to the scripted server: the judge below searches,
+reads and cites as a model would, and every answer it gets is what rubriclib's tools showed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SECRET_KEY
+from judge_server import JudgeServer, tool_reply
+from long_runs import NEEDLE, exploring_judge, long_run
+
+from rubriclib import JudgeConfigError, Rubric, load_rubric
+from rubriclib.judging.judge import Judge
+
+
+@pytest.fixture
+def cited(write_file: Any) -> Rubric:
+    """A pass-fail rubric about agent runs that asks for citations."""
+    text = (
+        "---\nname: support-run\nversion: 1.0.0\nscale: pass-fail\n"
+        "description: A support run.\ncitations: required\n---\n"
+        "Fail a run where money moved without the customer's approval.\n"
+    )
+    return load_rubric(str(write_file("support-run.md", text)))
+
+
+def judge_at(server: JudgeServer, **settings: Any) -> Judge:
+    return Judge("judge-model", server.url, SECRET_KEY, timeout=5.0, backoff_base=0.001, **settings)
+
+
+@pytest.mark.parametrize("evidence", ["explore", "auto"])
+def test_a_long_run_is_failed_on_the_evidence_in_its_middle(
+    judge_server: JudgeServer, cited: Rubric, evidence: str
+) -> None:
+    run = long_run()
+    assert sum(len(m["content"] or "") for m in run) > 600_000
+    judge_server.responder = exploring_judge()
+    result = judge_at(judge_server, evidence=evidence).grade(cited, transcript=run)
+    assert result.verdict == "fail", result.reason
+    [citation] = result.details["citations"]
+    assert citation["status"] == "verified" and citation["block"] == "M33"
+    assert result.details["evidence"] == "explored"
+    assert result.details["exploration"] == {
+        "turns": 3,
+        "blocks_read": ["M33"],
+        "searches": ["refund .* without"],
+        "characters_read": result.details["exploration"]["characters_read"],
+    }
+    assert result.details["transcript"]["cut"] == []
+    first, second, third = judge_server.requests
+    assert NEEDLE not in json.dumps(first) and len(json.dumps(first)) < 20_000
+    names = [tool["function"]["name"] for tool in first["tools"]]
+    assert names == ["set_grade", "list_blocks", "read_block", "search_run"]
+    assert first["tool_choice"] == "required"
+    assert "[M1] user, 24 characters: Why was I charged twice?" in first["messages"][1]["content"]
+    # Each exploring call is answered as a tool result of its own, after the call.
+    assert third["messages"][2:4] == second["messages"][2:4]
+    call, answer = third["messages"][4:6]
+    assert call["tool_calls"][0]["function"]["name"] == "read_block"
+    assert answer["role"] == "tool" and answer["tool_call_id"] == call["tool_calls"][0]["id"]
+    assert answer["content"].startswith("[M33] tool result for lookup_orders (c15")
+    assert (
+        NEEDLE in answer["content"] and "left: read_block(block='M33', offset=" in answer["content"]
+    )
+
+
+def test_whole_shows_the_run_cut_and_says_so(judge_server: JudgeServer, cited: Rubric) -> None:
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "r"}))
+    result = judge_at(judge_server, evidence="whole").grade(cited, transcript=long_run())
+    assert result.details["evidence"] == "whole-cut"
+    shown = result.details["transcript"]
+    assert shown["cut"] and shown["not_explored"] == "evidence is whole"
+    assert len(judge_server.requests) == 1
+    assert "characters cut" in judge_server.requests[0]["messages"][1]["content"]
+
+
+def test_auto_sends_a_run_that_fits_exactly_as_whole_does(
+    judge_server: JudgeServer, cited: Rubric, tmp_path: Path
+) -> None:
+    run = long_run(blocks=3, characters=300)
+    judge_server.script(*[tool_reply("set_grade_pass", {"reason": "r"})] * 2)
+    cache = tmp_path / "cache"
+    whole = judge_at(judge_server, evidence="whole", cache=cache).grade(cited, transcript=run)
+    auto = judge_at(judge_server, evidence="auto", cache=cache).grade(cited, transcript=run)
+    assert len(judge_server.requests) == 1  # the second is the first's cached verdict
+    assert auto.details["judge"]["cached"] and auto.verdict == whole.verdict == "pass"
+    assert whole.details["evidence"] == auto.details["evidence"] == "whole"
+    judge_at(judge_server, evidence="auto").grade(cited, transcript=run)
+    assert judge_server.requests[1] == judge_server.requests[0]
+
+
+def test_a_quote_from_an_unread_block_is_unverified(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    quote = {"block": "M5", "quote": "status shipped, carrier ground"}
+    judge_server.script(
+        tool_reply("read_block", {"block": "M3", "limit": 100}),
+        tool_reply("set_grade", {"reason": "r", "verdict": "pass", "citations": [quote]}),
+    )
+    result = judge_at(judge_server, evidence="explore").grade(cited, transcript=long_run())
+    [citation] = result.details["citations"]
+    assert citation["status"] == "unverified" and citation["note"] == "no block M5 was shown"
+    assert result.details["exploration"]["blocks_read"] == ["M3"]
+
+
+def test_the_turn_budget_ends_in_one_corrective_turn_then_error(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    judge_server.responder = lambda body: tool_reply("list_blocks", {"page": 1})
+    judge = judge_at(judge_server, evidence="explore", exploring_turns=3)
+    result = judge.grade(cited, transcript=long_run())
+    assert result.verdict == "error"
+    assert result.reason == (
+        "no valid verdict after a corrective turn: the judge went on exploring when asked for "
+        "its verdict"
+    )
+    assert len(judge_server.requests) == 5  # 3 answered, 1 over budget, 1 corrective
+    last = judge_server.requests[-1]
+    assert last["tool_choice"] == {"type": "function", "function": {"name": "set_grade"}}
+    assert result.details["judge"]["correction"] == "the exploring budget of 3 turns is spent"
+
+
+def test_a_judge_that_gives_its_verdict_when_the_budget_is_spent_is_heard(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    reads = [tool_reply("read_block", {"block": "M3", "limit": 4000})] * 3
+    judge_server.script(*reads, tool_reply("set_grade", {"reason": "r", "verdict": "pass"}))
+    judge = judge_at(judge_server, evidence="explore", exploring_characters=5_000)
+    result = judge.grade(cited, transcript=long_run())
+    assert result.verdict == "pass"
+    trail = result.details["exploration"]
+    assert 5_000 <= trail["characters_read"] <= 5_000 + 300 and trail["turns"] == 4
+    assert trail["blocks_read"] == ["M3"]
+    last = judge_server.requests[3]
+    assert last["messages"][-1]["content"].startswith(
+        "The exploring budget of 5,000 characters is spent. Please give your verdict now"
+    )
+    assert last["tool_choice"] == {"type": "function", "function": {"name": "set_grade"}}
+
+
+def test_a_second_call_that_is_not_valid_ends_in_error(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    judge_server.script(
+        tool_reply("read_block", {"block": "M999"}), tool_reply("read_block", {"block": "x"})
+    )
+    result = judge_at(judge_server, evidence="explore").grade(cited, transcript=long_run())
+    assert result.verdict == "error"
+    assert result.reason == 'a second exploring call that is not valid: read_block {"block": "x"}'
+    told = judge_server.requests[1]["messages"][-1]["content"]
+    assert told == "No block 'M999': the run's blocks are M1 to M62."
+
+
+def test_an_explored_verdict_is_cached_with_its_trail(
+    judge_server: JudgeServer, cited: Rubric, tmp_path: Path
+) -> None:
+    judge_server.responder = exploring_judge()
+    first = judge_at(judge_server, evidence="explore", cache=tmp_path).grade(
+        cited, transcript=long_run()
+    )
+    again = judge_at(judge_server, evidence="explore", cache=tmp_path).grade(
+        cited, transcript=long_run()
+    )
+    assert len(judge_server.requests) == 3
+    assert again.details["judge"]["cached"] and again.verdict == first.verdict == "fail"
+    assert again.details["exploration"] == first.details["exploration"]
+    assert again.details["evidence"] == "explored"
+
+
+def test_exploring_is_refused_where_it_cannot_apply(judge_server: JudgeServer) -> None:
+    with pytest.raises(JudgeConfigError, match="the json protocol offers none"):
+        judge_at(judge_server, evidence="explore", protocol="json")
+    with pytest.raises(JudgeConfigError, match="checklist mode"):
+        judge_at(judge_server, evidence="explore", mode="checklist")
+    with pytest.raises(JudgeConfigError, match="evidence must be 'whole', 'explore' or 'auto'"):
+        judge_at(judge_server, evidence="cut")
+    result = judge_at(judge_server, evidence="explore").grade(
+        "preference", "a", baseline="b", transcript=long_run(blocks=2, characters=50)
+    )
+    assert result.verdict == "error" and "pairwise rubric" in result.reason
+    assert judge_server.requests == []
