@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.prompt.agent_run import run_blocks as run_blocks
     from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN as CHARACTERS_PER_TOKEN
     from rubriclib.judging.prompt.blocks import fence as fence
+    from rubriclib.judging.prompt.exploring import read_blocks as read_blocks
     from rubriclib.judging.prompt.render import (
         DEFAULT_MAX_PROMPT_TOKENS as DEFAULT_MAX_PROMPT_TOKENS,
     )
@@ -134,6 +135,7 @@ _HOMES = {
     "refused_key": ".endpoints.failures",
     "render": ".prompt.render",
     "explored": ".prompt.render",
+    "read_blocks": ".prompt.exploring",
     "exploring_tools": ".asking.exploring",
     "run_blocks": ".prompt.agent_run",
     "run_to_end": ".steps",

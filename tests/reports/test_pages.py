@@ -5,6 +5,7 @@ calibration's JSON report) and the refusals."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import SECRET_KEY, VERSUS, citation, embedded_data, prefers
 from judge_server import JudgeServer
+from long_runs import NEEDLE, exploring_judge, long_run
 from results_lines import results_line, write_results
 
 from rubriclib.cli import main
@@ -302,6 +304,49 @@ def test_a_run_s_page_shows_the_blocks_the_judge_was_sent_cut_as_they_were(
     blocks = cell(data, "r1", "kw")["messages"]["blocks"]
     # the output is the run's final answer: its block is M4's
     assert blocks == [{"M1": [1, 2], "M2": [1, 4], "M3": [1, 6], "M4": [1, 8], "output": [1, 8]}]
+
+
+def test_an_explored_run_s_page_shows_the_trail_and_the_blocks_the_judge_read(
+    endpoint: JudgeServer, library: Path, write_file: Callable[..., Path]
+) -> None:
+    write_file("rows.jsonl", json.dumps({"id": "r1", "transcript": long_run()}) + "\n")
+    eval_file = write_file(
+        "eval.yaml",
+        "name: runs\ndataset: rows.jsonl\ngraders: [{name: kw, rubric: keywords}]\n",
+    )
+    endpoint.responder = exploring_judge()
+    ran, data = eval_page(eval_file)
+    assert ran.exit_code == 0, ran.output  # no gate: a failed row fails nothing
+    messages = cell(data, "r1", "kw")["messages"]
+    [request] = messages["sent"]
+    assert [role for role, _ in request] == ["system", "user", "exploration", "read"]
+    shown = [
+        "".join(
+            p if isinstance(p, str) else p["clipped"]
+            for p in map(data["messages"].__getitem__, pieces)
+        )
+        for _, pieces in request
+    ]
+    first = endpoint.requests[0]["messages"]
+    user = [data["messages"][index] for index in request[1][1]]
+    assert shown[0] == first[0]["content"]  # the first message, as sent
+    assert all(piece in first[1]["content"] for piece in user if isinstance(piece, str))
+    assert "[M1] user, 24 characters: Why was I charged twice?" in shown[1]  # the block list
+    assert re.fullmatch(
+        r"The judge explored the run in 3 request\(s\), shown [\d,]+ characters by its tools; "
+        r"searched: 'refund \.\* without'; read: M33 \(each below\)\.",
+        shown[2],
+    )
+    assert shown[3].startswith("[M33] tool result for lookup_orders (c15")
+    # the block read is a piece of its own, where the judge's citation of it is placed
+    message, piece = messages["blocks"][0]["M33"]
+    read = data["messages"][request[3][1][piece]]  # a long block: kept from before the quote
+    shown_text = read if isinstance(read, str) else read["clipped"]
+    [cited] = cell(data, "r1", "kw")["citations"]
+    assert message == 3 and cited["status"] == "verified"
+    start, end = cited["shown"]
+    assert shown_text[start:end] == NEEDLE
+    assert shown[3].split("\n")[1].startswith("[... 9,8")  # the characters before, counted
 
 
 def test_with_the_eval_each_cited_block_is_a_piece_and_its_span_is_placed(

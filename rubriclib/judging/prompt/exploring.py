@@ -200,3 +200,11 @@ def search_run(run: ExploredRun, pattern: Any) -> ToolAnswer:
 
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def read_blocks(transcript: Transcript, ids: list[str]) -> list[tuple[str, str, str]]:
+    """Each block of `ids` a judge read, as its id, head and uncut body (what a report shows
+    of an explored judgment); ids that name no block are left out."""
+    run = ExploredRun(transcript, 0)
+    found = [(block, run.index(block)) for block in ids]
+    return [(block, *run.blocks[at]) for block, at in found if at is not None]

@@ -76,11 +76,9 @@ def render(
     Under `evidence` `explore`, or `auto` when the run does not fit uncut, the run is explored
     (`explored`): the user message lists its blocks instead, and the system message, naming
     the verdict tool by name, says how to explore it (`exploring.exploring_tools`)."""
-    run: CutRun | ExploredRun | None = shown_run(rubric, transcript, max_prompt_tokens)
+    run = _shown(rubric, transcript, max_prompt_tokens, evidence)
     system = system_message(rubric)
-    if explored(rubric, transcript, max_prompt_tokens, evidence):
-        assert transcript is not None
-        run = ExploredRun(transcript, max_prompt_tokens)
+    if isinstance(run, ExploredRun):
         system = system_message(rubric, "named") + EXPLORING_WORDS
     shown = Shown(output, input, context, reference, baseline, swapped, variables, run)
     return chat(system, user_message(user_parts(rubric, shown)))
@@ -192,14 +190,29 @@ def block_spans(parts: list[tuple[str, Spans]]) -> Spans:
 
 
 def item_messages(
-    rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
+    rubric: Rubric,
+    item: Item,
+    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
+    evidence: str = "whole",
 ) -> list[list[dict[str, str]]]:
     """The messages of each request a vote on `item` starts with, as the first tool mode tried
     sends them: one list, or on a pairwise rubric two (the output as Response A, then the
-    baseline as Response A)."""
-    run = shown_run(rubric, item.transcript, max_prompt_tokens)
+    baseline as Response A); its run explored as `evidence` says (`render`)."""
+    run = _shown(rubric, item.transcript, max_prompt_tokens, evidence)
     system = system_message(rubric)
+    if isinstance(run, ExploredRun):
+        system = system_message(rubric, "named") + EXPLORING_WORDS
     return [chat(system, prompt.user) for prompt in item_prompts(rubric, item, run)]
+
+
+def _shown(
+    rubric: Rubric, transcript: Transcript | None, max_prompt_tokens: int, evidence: str
+) -> CutRun | ExploredRun | None:
+    """The run as a judgment under `evidence` shows it: cut, or explored."""
+    run = shown_run(rubric, transcript, max_prompt_tokens)
+    if run is not None and explores(evidence, run):
+        return ExploredRun(run.transcript, max_prompt_tokens)
+    return run
 
 
 def item_prompts(rubric: Rubric, item: Item, run: CutRun | ExploredRun | None) -> list[Prompt]:
@@ -221,12 +234,16 @@ def item_parts(rubric: Rubric, item: Item, run: CutRun | None) -> list[tuple[str
 
 
 def item_block_spans(
-    rubric: Rubric, item: Item, max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS
+    rubric: Rubric,
+    item: Item,
+    max_prompt_tokens: int = DEFAULT_MAX_PROMPT_TOKENS,
+    evidence: str = "whole",
 ) -> list[Spans]:
     """For each request of `item_messages`, where each block's text sits in its user message
     (a block shown other than as itself, such as a run's final answer named by its block, has
     none)."""
-    requests = _requests(rubric, item, shown_run(rubric, item.transcript, max_prompt_tokens))
+    run = _shown(rubric, item.transcript, max_prompt_tokens, evidence)
+    requests = _requests(rubric, item, run)
     return [block_spans(user_parts(rubric, shown)) for shown in requests]
 
 

@@ -21,6 +21,7 @@ from rubriclib.judging import (
     DEFAULT_MAX_PROMPT_TOKENS,
     item_block_spans,
     item_messages,
+    read_blocks,
 )
 from rubriclib.measure import CitationCounts
 from rubriclib.reports.checklists import rubric_finder
@@ -31,6 +32,7 @@ from rubriclib.reports.html.page import page
 
 if TYPE_CHECKING:
     from rubriclib.evals import Eval, EvalReport, GraderEntry, Row
+    from rubriclib.item import Item
     from rubriclib.measure import Calibration, GoldensReport
 
 HTML_SUFFIXES = (".html", ".htm")
@@ -189,18 +191,23 @@ def sent_messages(
     body = rubric.body if rubric.template != "letta" else ""
     requests = []  # one; on a pairwise rubric two, the second with A and B swapped
     blocks: list[dict[str, list[int]]] = []
-    run = line["result"]["details"].get("transcript") or {}
+    details = line["result"]["details"]
+    run = details.get("transcript") or {}
     limit = int(run.get("max_prompt_tokens", DEFAULT_MAX_PROMPT_TOKENS))  # as the judge cut it
-    spans = item_block_spans(rubric, item, limit)
-    for number, messages in enumerate(item_messages(rubric, item, limit)):
+    evidence = "explore" if details.get("evidence") == "explored" else "whole"
+    spans = item_block_spans(rubric, item, limit, evidence)
+    for number, messages in enumerate(item_messages(rubric, item, limit, evidence)):
         request = []
         where: dict[str, list[int]] = {}
-        for index, message in enumerate(messages):
+        read = []
+        if evidence == "explore":  # one request: never pairwise
+            read = explored_reading(item, details.get("exploration"), citations or [])
+        for index, (message, read_spans) in enumerate([*((m, None) for m in messages), *read]):
             text = message["content"]
             if message["role"] == "system":  # the rubric's own: the same in every row
                 pool.bodies.add(text)
             split = bool(body) and text.startswith(body)
-            located: dict[str, tuple[int, int]] = {}
+            located: dict[str, tuple[int, int]] = read_spans or {}
             if message["role"] == "user":
                 located = spans[number]
                 texts = {key: text[start:end] for key, (start, end) in located.items()}
@@ -219,6 +226,45 @@ def sent_messages(
         return {"unavailable": OVER_BUDGET}
     sent = [[[role, pool.add(parts)] for role, parts in request] for request in requests]
     return {"sent": sent, "blocks": blocks}
+
+
+def explored_reading(
+    item: Item, exploration: Any, citations: list[dict[str, Any]]
+) -> list[tuple[dict[str, str], dict[str, tuple[int, int]]]]:
+    """What a judge exploring `item`'s run did, as messages a page shows after its first
+    message, each with where its block's text sits: its trail (turns, searches, blocks read),
+    then each block it read, from its head: a block longer than a page keeps (TEXT_LIMIT)
+    from a little before the first quote the judge cited in it, so the citation shows (placed
+    here: its span is an offset in the whole block)."""
+    if item.transcript is None or not isinstance(exploration, dict):
+        return []
+    ids = [block for block in exploration.get("blocks_read") or [] if isinstance(block, str)]
+    searched = ", ".join(repr(pattern) for pattern in exploration.get("searches") or [])
+    trail = (
+        f"The judge explored the run in {exploration.get('turns')} request(s), shown "
+        f"{exploration.get('characters_read', 0):,} characters by its tools; searched: "
+        f"{searched or 'nothing'}; read: {', '.join(ids) or 'no block'} (each below)."
+    )
+    shown: list[tuple[dict[str, str], dict[str, tuple[int, int]]]]
+    shown = [({"role": "exploration", "content": trail}, {})]
+    for block, head, text in read_blocks(item.transcript, ids):
+        cited = [c for c in citations if c.get("block") == block and "span" in c]
+        start = max(0, min(c["span"][0] for c in cited) - CONTEXT_BEFORE) if cited else 0
+        start = start if len(text) > TEXT_LIMIT else 0
+        before = f"[... {start:,} characters before ...]\n" if start else ""
+        content = f"{head}\n{before}{text[start:]}"
+        at = len(head) + 1 + len(before)
+        moved = [c | {"span": [c["span"][0] - start, c["span"][1] - start]} for c in cited]
+        place_citations(moved, 0, {block: text[start:]}, pairwise=False)
+        for original, placed in zip(cited, moved, strict=True):
+            if "shown" in placed:
+                original["shown"] = placed["shown"]
+        shown.append(({"role": "read", "content": content}, {block: (at, len(content))}))
+    return shown
+
+
+CONTEXT_BEFORE = 200
+"""Characters a page shows of a long block read before the first quote cited in it."""
 
 
 def message_pieces(
