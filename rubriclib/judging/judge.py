@@ -207,7 +207,7 @@ class Judge(ManyJudgments):
     def quirks(self) -> set[str]:
         """Server quirks learned so far: `no_required_tool_choice`, `no_named_tool_choice`,
         `no_temperature`, `max_completion_tokens`, `no_logprobs`, `no_json_schema`, `no_seed`,
-        `no_tools`.
+        `no_tools`, `no_exploring`.
         Kept for every later request of this Judge."""
         return self._at.quirks
 

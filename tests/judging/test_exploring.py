@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import SECRET_KEY
-from judge_server import JudgeServer, tool_reply
+from judge_server import JudgeServer, Reply, error_reply, tool_reply
 from long_runs import NEEDLE, exploring_judge, long_run
 
 from rubriclib import JudgeConfigError, Rubric, load_rubric
@@ -183,3 +183,29 @@ def test_exploring_is_refused_where_it_cannot_apply(judge_server: JudgeServer) -
     )
     assert result.verdict == "error" and "pairwise rubric" in result.reason
     assert judge_server.requests == []
+
+
+def refusing_tool_results(body: dict[str, Any]) -> Reply:
+    """An endpoint that takes tools but refuses a conversation holding tool results."""
+    if any(message["role"] == "tool" for message in body["messages"]):
+        return error_reply(400, "messages: role 'tool' is not supported")
+    if "list_blocks" in json.dumps(body["tools"]):
+        return tool_reply("read_block", {"block": "M3"})
+    return tool_reply("set_grade_pass", {"reason": "r"})
+
+
+def test_an_endpoint_that_cannot_explore_ends_explore_in_error_and_auto_shows_the_run_whole(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    judge_server.responder = refusing_tool_results
+    explored = judge_at(judge_server, evidence="explore").grade(cited, transcript=long_run())
+    assert explored.verdict == "error"
+    assert explored.reason.startswith("the endpoint cannot explore a run: it refused the judge's")
+    judge_server.requests.clear()
+    judge = judge_at(judge_server, evidence="auto")
+    result = judge.grade(cited, transcript=long_run())
+    assert result.verdict == "pass" and result.details["evidence"] == "whole-cut"
+    assert result.details["transcript"]["not_explored"] == (
+        "the endpoint cannot explore (quirk no_exploring)"
+    )
+    assert "no_exploring" in judge.quirks and len(judge_server.requests) == 3

@@ -133,6 +133,7 @@ QUIRKS = (
     "no_json_schema",
     "no_seed",
     "no_tools",
+    "no_exploring",
 )
 """What an endpoint may refuse, each with its fallback (`tool_mode`, `sampling`,
 `json_answers.JsonAsking.mode`); learned from

@@ -145,10 +145,19 @@ def quirk_in(error: BaseException, sent: dict[str, Any], known: set[str]) -> str
         # llama-cpp-python: "Input should be 'text' or 'json_object'" at response_format.type
         ("no_json_schema", schema_asked and ("json_schema" in text or "response_format" in text)),
         ("no_seed", "seed" in text and "seed" in sent),
+        # a conversation holding tool results refused (a judge exploring a run sends them)
+        ("no_exploring", _holds_tool_results(sent) and bool(re.search("tool|role|message", text))),
         # tools refused whole (llama-server without --jinja, an Ollama model without them)
         ("no_tools", "tools" in sent and re.search(r"\btools?\b", text) is not None),
     ]
     return next((quirk for quirk, hit in candidates if hit and quirk not in known), None)
+
+
+def _holds_tool_results(sent: dict[str, Any]) -> bool:
+    messages = sent.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(message, dict) and message.get("role") == "tool" for message in messages
+    )
 
 
 def signal_kind(reply: Any) -> SignalKind:

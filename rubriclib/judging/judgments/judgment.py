@@ -166,6 +166,10 @@ class Judgment:
         """After a failed request: a quirk learned (None: try again now), a wait before a
         retry, or the judgment's error."""
         retry = self.endpoint.next_try(reply, body, self.retries)
+        if retry is not None and retry.quirk == "no_exploring":
+            told = self.endpoint.told(reply)
+            why = f"the endpoint cannot explore a run: it refused the judge's tool results ({told})"
+            return self.finish("error", why)
         if retry is not None and retry.quirk is not None:
             return None
         if retry is not None:

@@ -157,6 +157,8 @@ class Modes:
             if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
                 break
         result = self._combined(rubric, votes)
+        if exploring and self.evidence == "auto" and "no_exploring" in self.endpoint.quirks:
+            return (yield from self.item_steps(rubric, item, trial, pacer))  # now shown whole
         if shown is None:
             return result
         evidence = "explored" if exploring else "whole-cut" if shown.cuts else "whole"
