@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rubriclib.item.transcript.chat import chat_message
+from rubriclib.item.transcript.shapes.chat import chat_message
 from rubriclib.item.transcript.model import (
     Message,
     Problems,

@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rubriclib.item.transcript.anthropic import ANTHROPIC_BLOCKS, anthropic_message, sdk_message
-from rubriclib.item.transcript.chat import chat_message
-from rubriclib.item.transcript.langchain import langchain_message, langchain_objects, langchain_sign
+from rubriclib.item.transcript.shapes.anthropic import ANTHROPIC_BLOCKS, anthropic_message, sdk_message
+from rubriclib.item.transcript.shapes.chat import chat_message
+from rubriclib.item.transcript.shapes.langchain import langchain_message, langchain_objects, langchain_sign
 from rubriclib.item.transcript.model import (
     Message,
     Problems,
@@ -21,8 +21,8 @@ from rubriclib.item.transcript.model import (
 )
 from rubriclib.item.transcript.otlp import is_export
 from rubriclib.item.transcript.parts import parts_text
-from rubriclib.item.transcript.pydantic_ai import pydantic_ai_run, pydantic_ai_sign
-from rubriclib.item.transcript.responses import (
+from rubriclib.item.transcript.shapes.pydantic_ai import pydantic_ai_run, pydantic_ai_sign
+from rubriclib.item.transcript.shapes.responses import (
     RESPONSES_ITEMS,
     joined,
     responses_item,
