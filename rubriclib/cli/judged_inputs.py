@@ -30,8 +30,9 @@ judged_inputs = [
     click.option(
         "--transcript",
         help="An agent run to judge: a JSON file (or - for stdin) of messages in OpenAI chat, "
-        "Anthropic, Responses, LangChain or Pydantic AI shape, or an OpenTelemetry export of one "
-        "trace; its last assistant text is the output unless --output.",
+        "Anthropic, Responses, LangChain, Pydantic AI or smolagents shape (smolagents' messages "
+        "or steps), or an OpenTelemetry export of one trace; its last assistant text is the "
+        "output unless --output.",
     ),
     click.option("--input", "input_", help=f"The task input. {TEXT_HELP}"),
     click.option("--context", help=f"Source context. {TEXT_HELP}"),

@@ -1,9 +1,10 @@
 """An agent run as one canonical list of messages (`model`), read losslessly from the shapes
 runs are recorded in (`reading`: OpenAI Chat Completions messages, Anthropic Messages, OpenAI
-Responses API items and Responses, LangChain messages, Pydantic AI messages; a module per
-shape; `opentelemetry`: a run per trace of an OTLP JSON export). inspect_ai's message JSON is
-read by `inspect` (a log's samples, and the integration's `state.messages`), letta's messages
-by evals/letta/runs.py, into the same model."""
+Responses API items and Responses, LangChain messages, Pydantic AI messages, smolagents'
+memory; a module per shape in `shapes`; `opentelemetry`: a run per trace of an OTLP JSON
+export). inspect_ai's message JSON is read by `inspect` (a log's samples, and the
+integration's `state.messages`), letta's messages by evals/letta/runs.py, into the same
+model."""
 
 from typing import TYPE_CHECKING
 

@@ -23,6 +23,7 @@ Shape = Literal[
     "inspect",
     "letta",
     "pydantic-ai",
+    "smolagents",
 ]
 Problems = list[tuple[str, str]]
 """`(where, what is wrong)` for each problem of a run."""

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rubriclib.item.transcript.chat import chat_message
 from rubriclib.item.transcript.model import (
     Message,
     Problems,
@@ -21,6 +20,7 @@ from rubriclib.item.transcript.model import (
     paired_transcript,
 )
 from rubriclib.item.transcript.otlp import Record, records
+from rubriclib.item.transcript.shapes.chat import chat_message
 
 INFERENCE = ("chat", "text_completion", "generate_content")
 """`gen_ai.operation.name`s of a model call (an agent's or a tool's span is no call)."""

@@ -7,9 +7,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rubriclib.item.transcript.anthropic import ANTHROPIC_BLOCKS, anthropic_message, sdk_message
-from rubriclib.item.transcript.chat import chat_message
-from rubriclib.item.transcript.langchain import langchain_message, langchain_objects, langchain_sign
 from rubriclib.item.transcript.model import (
     Message,
     Problems,
@@ -21,8 +18,19 @@ from rubriclib.item.transcript.model import (
 )
 from rubriclib.item.transcript.otlp import is_export
 from rubriclib.item.transcript.parts import parts_text
-from rubriclib.item.transcript.pydantic_ai import pydantic_ai_run, pydantic_ai_sign
-from rubriclib.item.transcript.responses import (
+from rubriclib.item.transcript.shapes.anthropic import (
+    ANTHROPIC_BLOCKS,
+    anthropic_message,
+    sdk_message,
+)
+from rubriclib.item.transcript.shapes.chat import chat_message
+from rubriclib.item.transcript.shapes.langchain import (
+    langchain_message,
+    langchain_objects,
+    langchain_sign,
+)
+from rubriclib.item.transcript.shapes.pydantic_ai import pydantic_ai_run, pydantic_ai_sign
+from rubriclib.item.transcript.shapes.responses import (
     RESPONSES_ITEMS,
     joined,
     responses_item,
@@ -30,6 +38,7 @@ from rubriclib.item.transcript.responses import (
     same_turn,
     spliced,
 )
+from rubriclib.item.transcript.shapes.smolagents import smolagents_run, smolagents_sign
 
 SHAPE_NAMES = {
     "openai-chat": "OpenAI chat",
@@ -37,7 +46,11 @@ SHAPE_NAMES = {
     "openai-responses": "OpenAI Responses",
     "langchain": "LangChain",
     "pydantic-ai": "Pydantic AI",
+    "smolagents": "smolagents",
 }
+WHOLE_RUN_READERS = {"pydantic-ai": pydantic_ai_run, "smolagents": smolagents_run}
+"""Shapes read a whole run at once: Pydantic AI's instructions repeat at every request,
+smolagents' steps span several messages."""
 READERS = {
     "openai-chat": chat_message,
     "anthropic": anthropic_message,
@@ -67,8 +80,8 @@ def read_transcript(
     shape = _shape(entries, start, problems)
     if problems:
         raise TranscriptError(problems)
-    if shape == "pydantic-ai":  # a run's instructions repeat at every request: read whole
-        messages, places = pydantic_ai_run(entries, problems)
+    if shape in WHOLE_RUN_READERS:
+        messages, places = WHOLE_RUN_READERS[shape](entries, problems)
         return paired_transcript(messages, places, shape, problems, warnings)
     reader = READERS[shape]
     messages = []
@@ -197,6 +210,9 @@ def _signs(entry: Mapping[str, Any]) -> Iterator[tuple[Shape, str]]:
         return
     if sign := pydantic_ai_sign(entry):
         yield "pydantic-ai", sign
+        return
+    if sign := smolagents_sign(entry):  # its messages carry tool_calls, always null
+        yield "smolagents", sign
         return
     if sdk_message(entry):
         yield "anthropic", "an Anthropic SDK Message (type 'message' with stop_reason, usage)"

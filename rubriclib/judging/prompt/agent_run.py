@@ -191,7 +191,7 @@ def what_block(index: int, transcript: Transcript) -> str:
         return f"{'a tool call' if len(message.tool_calls) == 1 else 'tool calls'} to {calls}"
     if message.role == "assistant":
         return "the agent's text" if message.text.strip() else "the agent's thinking"
-    return f"a {message.role} message"
+    return "a tool error" if message.is_error else f"a {message.role} message"
 
 
 def fair_shares(lengths: list[int], budget: int) -> list[int]:
@@ -220,11 +220,13 @@ def cut_middle(text: str, keep: int) -> str:
 
 
 def _block_head(index: int, message: Message, transcript: Transcript) -> str:
-    """`[M4] tool result for get_order (call_1, answers the call in M3)`, or `[M2] user`: only
-    the block's own id in brackets, so a judge citing the nearest bracketed id names it."""
+    """`[M4] tool result for get_order (call_1, answers the call in M3)`, `[M2] user`, or
+    `[M5] tool error` for an error that answers no call (smolagents records a failed call's
+    error without it): only the block's own id in brackets, so a judge citing the nearest
+    bracketed id names it."""
     head = f"[M{index + 1}] {message.role}"
     if message.answers is None:
-        return head
+        return f"{head} error" if message.role == "tool" and message.is_error else head
     answered = transcript.pairing.calls[index]
     label = "tool error" if message.is_error else "tool result"
     if answered is None:  # a reader refuses this; kept readable for a hand-built Transcript
