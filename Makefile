@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint docs docs-serve integrations browser screenshot e2e e2e-full judge-accuracy bench clean
+.PHONY: install run test lint docs docs-serve integrations browser screenshot e2e e2e-full judge-accuracy exploring-accuracy bench clean
 
 # The real-model e2e server (pinned: it builds from source, ~7 minutes on 2 cores). Built
 # portably: a native build crashed on a virtual CPU that reports AMX it may not use. The portable
@@ -142,6 +142,11 @@ e2e-full: install $(E2E)/.installed
 judge-accuracy: install $(E2E)/.installed
 	$(BIN)/python benchmarks/judge_accuracy.py --server-python $(E2E)/bin/python $(if $(RUBRICS),--rubrics $(RUBRICS)) $(if $(MODES),--modes $(MODES)) \
 		$(if $(PROTOCOLS),--protocols $(PROTOCOLS)) $(if $(SAMPLE),--sample $(SAMPLE))
+
+# Whether the same judge finds one deciding line in long agent runs, shown whole (cut) against
+# explored through its tools, on a needle set (benchmarks/exploring_accuracy.py; RUNS=8 to try it).
+exploring-accuracy: install $(E2E)/.installed
+	$(BIN)/python benchmarks/exploring_accuracy.py --server-python $(E2E)/bin/python $(if $(RUNS),--runs $(RUNS))
 
 # Speed: overhead per call; throughput at 16 and 64 in flight against a bare SDK loop and other
 # judge libraries (the `bench` extra, installed here when missing); a cached rerun; 500 vs 50,000
