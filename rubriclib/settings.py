@@ -18,7 +18,7 @@ from pydantic import (
     model_validator,
 )
 
-from rubriclib.config import CHOICES, base_url_problem
+from rubriclib.config import CHOICES, base_url_problem, resolve
 from rubriclib.errors import JudgeConfigError, Problem
 
 
@@ -79,18 +79,19 @@ def checked_seed(seed: Any) -> int | None:
     return seed
 
 
-def _whole(value: Any, least: int) -> bool:
+def whole_number(value: Any, least: int = 0) -> bool:
+    """Whether `value` is an int (not a bool) of at least `least`."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 def checked_exploring(judge: Any, turns: Any, characters: Any) -> tuple[int, int | None]:
     """An explored judgment's budget (turns, characters), or a JudgeConfigError for one out of
     range or for exploring that `judge` (its evidence, protocol and mode) cannot do."""
-    if not _whole(turns, 1):
+    if not whole_number(turns, 1):
         raise JudgeConfigError(
             f"exploring_turns must be a whole number of at least 1, not {turns!r}"
         )
-    if characters is not None and not _whole(characters, 1):
+    if characters is not None and not whole_number(characters, 1):
         why = f"exploring_characters must be a whole number of at least 1, not {characters!r}"
         raise JudgeConfigError(why)
     if judge.evidence == "explore" and judge.protocol == "json":
@@ -283,6 +284,15 @@ class JudgeSettings(BaseModel):
         for layer in layers:
             merged |= layer.model_dump(exclude_none=True)
         return JudgeSettings(**merged)
+
+    def run_evidence(self) -> str:
+        """How a judge made from these settings shows an agent run (`render` and the dry run
+        show it so): its evidence mode (else the environment's or config's), or `whole` where
+        exploring does not apply (checklist mode, the json protocol)."""
+        protocol = self.protocol or resolve("protocol").value
+        if self.asks_checklist or protocol == "json":
+            return "whole"
+        return str(self.evidence or resolve("evidence").value)
 
     @property
     def asks_checklist(self) -> bool:

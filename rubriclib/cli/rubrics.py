@@ -16,6 +16,7 @@ from rubriclib.cli.options import EVIDENCE_OPTIONS
 
 if TYPE_CHECKING:
     from rubriclib.rubrics import Rubric
+    from rubriclib.settings import Evidence
 
 
 @main.command("list")
@@ -165,7 +166,9 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
 @with_judged_inputs
 @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
 @EVIDENCE_OPTIONS[0]
-def render_command(ref: str, inputs: JudgedInputs, as_json: bool, evidence: str | None) -> None:
+def render_command(
+    ref: str, inputs: JudgedInputs, as_json: bool, evidence: Evidence | None
+) -> None:
     """Print exactly the messages the judge would receive. No network, no API key.
 
     A run the judge explores (--evidence explore, or auto when it does not fit uncut) is
@@ -180,6 +183,7 @@ def render_command(ref: str, inputs: JudgedInputs, as_json: bool, evidence: str 
     from rubriclib.config import resolve
     from rubriclib.judging import explored, exploring_tools, render
     from rubriclib.rubrics import load_rubric
+    from rubriclib.settings import JudgeSettings
 
     rubric = load_rubric(ref)
     if inputs.baseline is None and rubric.scale == "pairwise":  # what `judge` would refuse
@@ -187,11 +191,11 @@ def render_command(ref: str, inputs: JudgedInputs, as_json: bool, evidence: str 
             f"--baseline: {rubric.name} is a pairwise rubric: give the output to compare with"
         )
     limit = int(resolve("max_prompt_tokens").value)
-    evidence = str(resolve("evidence", evidence).value)
+    shown = JudgeSettings(evidence=evidence).run_evidence()  # as a judge would show the run
     texts = inputs.read(rubric)
-    messages = render(rubric, **texts, max_prompt_tokens=limit, evidence=evidence)
+    messages = render(rubric, **texts, max_prompt_tokens=limit, evidence=shown)
     run = texts.get("transcript")
-    tools = exploring_tools(rubric) if explored(rubric, run, limit, evidence) else None
+    tools = exploring_tools(rubric) if explored(rubric, run, limit, shown) else None
     if as_json:
         click.echo(
             json.dumps(messages if tools is None else messages + [{"tools": tools}], indent=2)

@@ -34,15 +34,6 @@ def prompt_tokens(rubric: Rubric, item: Item, limit: int, evidence: str = "whole
     return estimated_tokens(rubric, _messages(rubric, item, limit, evidence))
 
 
-def judged_evidence(settings: JudgeSettings) -> str:
-    """How a judge made from `settings` would be shown an agent run: its evidence mode, or
-    `whole` where exploring does not apply (checklist mode, the json protocol)."""
-    protocol = settings.protocol or resolve("protocol").value
-    if settings.asks_checklist or protocol == "json":
-        return "whole"
-    return str(settings.evidence or resolve("evidence").value)
-
-
 def _messages(rubric: Rubric, item: Item, limit: int, evidence: str) -> list[dict[str, str]]:
     from rubriclib.judging import render
 
@@ -111,7 +102,7 @@ def plan_eval(ev: Eval, limit: int | None = None, flags: JudgeSettings | None = 
     """Estimate every judgment the run would make, without sending any; `flags` are the
     command line's judge settings over every grader's (its evidence, protocol and mode)."""
     plan = Plan(limit=max_prompt_tokens(ev))
-    evidence = {g.name: judged_evidence(g.judge.merge(flags)) for g in ev.graders}
+    evidence = {g.name: g.judge.merge(flags).run_evidence() for g in ev.graders}
     for row in islice(ev.dataset.rows(), limit if limit is not None else ev.limit):
         plan.rows += 1
         plan.pairing_doubts.extend(f"{row.where}: {doubt}" for doubt in row.pairing_doubts)

@@ -159,10 +159,11 @@ def batch_refusals(ev: Eval, what: str) -> list[str]:
             "run it live, or judge recorded outputs (an eval without target:)"
         )
     for grader in ev.graders:
-        if grader.judge.evidence == "explore":
+        if (grader.judge.evidence or resolve("evidence").value) == "explore":
             problems.append(
-                f"{what}: grader {grader.name}: evidence explore takes several requests a "
-                "judgment, and a batch sends one; use whole or auto"
+                f"{what}: grader {grader.name}: evidence explore (from its settings, the config "
+                "or RUBRICLIB_EVIDENCE) takes several requests a judgment, and a batch sends one; "
+                "use whole or auto"
             )
         if grader.panel is not None:
             problems.append(

@@ -57,6 +57,17 @@ def checked_citations(raw: Any, blocks: Mapping[str, str]) -> list[dict[str, Any
     return checked
 
 
+def quoted_unread(citation: dict[str, Any], blocks: Mapping[str, str], mask: str) -> dict[str, Any]:
+    """`citation` (checked), unverified when its span reaches text the judge was not shown:
+    the characters `blocks` hold as `mask` (an explored run's unread parts)."""
+    span = citation.get("span")
+    text = blocks.get(str(citation.get("block")), "")
+    if citation.get("status") != "verified" or not span or mask not in text[span[0] : span[1]]:
+        return citation
+    kept = {key: value for key, value in citation.items() if key != "span"}
+    return kept | {"status": "unverified", "note": "it quotes text the judge was not shown"}
+
+
 def verified(citations: list[dict[str, Any]]) -> int:
     """How many of `citations` (as `checked_citations` gives them) were verified."""
     return sum(citation.get("status") == "verified" for citation in citations)

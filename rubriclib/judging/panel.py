@@ -217,6 +217,12 @@ def _entry(judge: Judge, result: GradeResult, rubric: Rubric) -> dict[str, Any]:
         entry["citations"] = cited
     if details.output is not None:
         entry["output"] = details.output
+    if details.evidence is not None:  # how it was shown the run: never cut silently
+        entry["evidence"] = details.evidence
+        if details.transcript is not None and details.transcript.not_explored is not None:
+            entry["not_explored"] = details.transcript.not_explored
+    if details.exploration is not None:
+        entry["exploration"] = details.exploration
     entry["attempts"] = details.judge.attempts
     entry["retries"] = details.judge.retries
     entry["usage"] = details.judge.usage

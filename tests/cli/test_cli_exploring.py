@@ -64,9 +64,8 @@ def test_render_shows_the_first_message_and_the_tools_of_an_explored_run(
 ) -> None:
     explored = CliRunner().invoke(main, ["render", "support-run", "--transcript", str(run_file)])
     assert explored.exit_code == 0, explored.output
-    assert "[M33] tool result for lookup_orders (c15, answers the call in M32), 20," in (
-        explored.output
-    )
+    assert "[M3] tool result for lookup_orders (c0, answers the call in M2), 20," in explored.output
+    assert "(page 1 of 3, 62 blocks; list_blocks(page=2) lists the next)" in explored.output
     tools = json.loads(explored.output.split("=== tools ===\n", 1)[1])
     assert [tool["function"]["name"] for tool in tools] == [
         "set_grade",
@@ -96,7 +95,7 @@ def test_exploring_is_refused_before_any_request_where_it_cannot_apply(
     prepare = ["batch", "prepare", str(eval_file), "--to", str(tmp_path / "requests.jsonl")]
     refused = CliRunner().invoke(main, prepare)
     assert refused.exit_code == 2
-    assert "grader money: evidence explore takes several requests a judgment" in refused.output
+    assert "grader money: evidence explore (from its settings" in refused.output
     flagged = CliRunner().invoke(main, [*prepare[:3], "--evidence", "explore", *prepare[3:]])
     assert flagged.exit_code == 2 and "--evidence explore takes several" in flagged.output
     assert endpoint.requests == [] and not (tmp_path / "requests.jsonl").exists()
@@ -139,6 +138,6 @@ def test_the_dry_run_names_the_rows_that_would_be_explored(
     assert planned.exit_code == 0, planned.output
     assert "1 judgment(s) whose judge would explore a run too long to show uncut" in planned.output
     assert "rows.jsonl:1: money: a run of 62 blocks, 60" in planned.output
-    assert "[M33] tool result for lookup_orders" in planned.output  # the first message's list
+    assert "[M3] tool result for lookup_orders" in planned.output  # the first message's list
     whole = CliRunner().invoke(main, ["eval", str(eval_file), "--dry-run", "--evidence", "whole"])
     assert "would explore" not in whole.output

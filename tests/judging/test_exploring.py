@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import SECRET_KEY
-from judge_server import JudgeServer, Reply, error_reply, tool_reply
+from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 from long_runs import NEEDLE, exploring_judge, long_run
 
 from rubriclib import JudgeConfigError, Rubric, load_rubric
@@ -209,3 +209,136 @@ def test_an_endpoint_that_cannot_explore_ends_explore_in_error_and_auto_shows_th
         "the endpoint cannot explore (quirk no_exploring)"
     )
     assert "no_exploring" in judge.quirks and len(judge_server.requests) == 3
+
+
+def test_a_search_is_plain_text_too_and_a_runaway_pattern_is_only_plain_text() -> None:
+    import time
+
+    from rubriclib import read_transcript
+    from rubriclib.judging.prompt.exploring import ExploredRun, search_run
+
+    hexes = "commit " + "0f3a9c" * 40 + " then a Refund of $412, at last"
+    run = ExploredRun(read_transcript([{"role": "user", "content": hexes}]), 1000)
+    found = search_run(run, "$412")  # a valid expression that matches nothing as one
+    assert found.text.startswith("1 match(es)") and "Refund of $412" in found.text
+    started = time.monotonic()
+    runaway = search_run(run, r"(\w+)+!")  # backtracks for hours as an expression
+    assert time.monotonic() - started < 1 and runaway.text.startswith("No match")
+    assert search_run(run, "refund .* last").text.startswith("1 match(es)")
+
+
+def test_a_quote_of_text_never_shown_is_unverified_however_it_is_spelt(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    masked = {"block": "M3", "quote": "\x00" * 12}  # what stands for the unread text
+    judge_server.script(
+        tool_reply("read_block", {"block": "M3", "limit": 100}),
+        tool_reply("set_grade", {"reason": "r", "verdict": "fail", "citations": [masked]}),
+        tool_reply("set_grade", {"reason": "r", "verdict": "fail", "citations": [masked]}),
+    )
+    result = judge_at(judge_server, evidence="explore").grade(cited, transcript=long_run())
+    assert result.verdict == "error" and "verified citation" in result.reason
+    assert result.details["citations"][0]["status"] == "unverified"
+
+
+def test_a_budget_too_small_to_read_is_refused_before_any_request(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    small = {"exploring_characters": 500}
+    explored = judge_at(judge_server, evidence="explore", **small).grade(
+        cited, transcript=long_run()
+    )
+    assert explored.verdict == "error" and judge_server.requests == []
+    assert "leaves 500 characters to explore the run, fewer than 1,000" in explored.reason
+    judge_server.script(tool_reply("set_grade_pass", {"reason": "r"}))
+    auto = judge_at(judge_server, evidence="auto", **small).grade(cited, transcript=long_run())
+    assert auto.verdict == "pass" and auto.details["evidence"] == "whole-cut"
+    assert "fewer than 1,000" in auto.details["transcript"]["not_explored"]
+
+
+def test_a_cached_explored_verdict_is_not_reused_under_another_budget(
+    judge_server: JudgeServer, cited: Rubric, tmp_path: Path
+) -> None:
+    judge_server.responder = exploring_judge()
+    for characters in (5_000, 5_000, 9_000):
+        judge = judge_at(
+            judge_server, evidence="explore", cache=tmp_path, exploring_characters=characters
+        )
+        judge.grade(cited, transcript=long_run())
+    assert len(judge_server.requests) == 6  # the second was cached, the third judged again
+
+
+def test_votes_keep_every_vote_s_trail_and_auto_protocol_keeps_it_too(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    judge_server.responder = exploring_judge()
+    judge = judge_at(judge_server, evidence="explore", votes=2, temperature=0.7, protocol="auto")
+    result = judge.grade(cited, transcript=long_run())
+    assert result.verdict == "fail" and len(judge_server.requests) == 6
+    trail = result.details["exploration"]
+    assert trail["turns"] == 6 and trail["blocks_read"] == ["M33"]
+    assert trail["searches"] == ["refund .* without"] * 2
+
+
+def test_exploring_when_asked_for_the_verdict_ends_in_error(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    def answer(body: dict[str, Any]) -> Reply:
+        if isinstance(body["tool_choice"], dict):  # refuses a tool named in tool_choice
+            return error_reply(400, "tool_choice must be 'auto', 'none' or 'required'")
+        if len(body["messages"]) == 2:
+            return Reply(body=completion(content="Let me think about the refund."))
+        return tool_reply("read_block", {"block": "M3"})
+
+    judge_server.responder = answer
+    result = judge_at(judge_server, evidence="explore").grade(cited, transcript=long_run())
+    assert result.verdict == "error"
+    assert result.reason == (
+        "no valid verdict after a corrective turn: the judge went on exploring when asked for "
+        "its verdict"
+    )
+    last = judge_server.requests[-1]["messages"]
+    assert last[-1]["role"] == "user" and last[-1]["content"].startswith("Please give")
+
+
+def test_evidence_explore_leaves_judgments_without_a_run_alone(judge_server: JudgeServer) -> None:
+    judge_server.script(
+        tool_reply("set_pairwise_winner", {"reason": "r", "winner": "A"}),
+        tool_reply("set_pairwise_winner", {"reason": "r", "winner": "B"}),
+    )
+    judge = judge_at(judge_server, evidence="explore")
+    result = judge.grade("preference", "a", input="q", baseline="b")
+    assert result.verdict == "pass" and len(judge_server.requests) == 2
+
+
+def test_a_panel_says_how_each_member_was_shown_the_run(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    from rubriclib import Panel
+
+    def answer(body: dict[str, Any]) -> Reply:
+        if "list_blocks" in json.dumps(body["tools"]):
+            return exploring_judge()(body)
+        return tool_reply("set_grade_pass", {"reason": "looks fine"})
+
+    judge_server.responder = answer
+    members = [judge_at(judge_server, evidence="explore"), judge_at(judge_server, evidence="whole")]
+    result = Panel(members, "unanimous").grade(cited, transcript=long_run())
+    explorer, reader = result.details["panel"]["judges"]
+    assert explorer["evidence"] == "explored" and explorer["exploration"]["blocks_read"] == ["M33"]
+    assert reader["evidence"] == "whole-cut" and reader["not_explored"] == "evidence is whole"
+
+
+def test_arguments_nested_past_the_parser_s_depth_are_not_a_crash(
+    judge_server: JudgeServer, cited: Rubric
+) -> None:
+    deep = '{"page": ' + "[" * 100_000
+    judge_server.script(
+        tool_reply("list_blocks", deep),
+        tool_reply("set_grade", deep),
+        tool_reply("set_grade", deep),
+    )
+    result = judge_at(judge_server, evidence="explore").grade(cited, transcript=long_run())
+    assert result.verdict == "error" and "not JSON" in result.reason
+    told = judge_server.requests[1]["messages"][-1]["content"]
+    assert told == "The arguments of list_blocks are not a JSON object."

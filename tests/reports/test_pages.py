@@ -334,7 +334,8 @@ def test_an_explored_run_s_page_shows_the_trail_and_the_blocks_the_judge_read(
     assert "[M1] user, 24 characters: Why was I charged twice?" in shown[1]  # the block list
     assert re.fullmatch(
         r"The judge explored the run in 3 request\(s\), shown [\d,]+ characters by its tools; "
-        r"searched: 'refund \.\* without'; read: M33 \(each below\)\.",
+        r"searched: 'refund \.\* without'; read parts of: M33 \(each below whole, or from "
+        r"just before the first quote cited in it\)\.",
         shown[2],
     )
     assert shown[3].startswith("[M33] tool result for lookup_orders (c15")

@@ -18,20 +18,26 @@ from rubriclib.judging.asking.json_answers import Wrapping
 from rubriclib.judging.asking.protocol import RubricAsking
 from rubriclib.judging.asking.reply import Explored, JudgeVerdict, Verdict
 from rubriclib.judging.asking.request import Mode, verdict_tools
+from rubriclib.judging.citations import quoted_unread
+from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
 from rubriclib.judging.prompt.exploring import (
     EXPLORING_WORDS,
     LIST_PAGE,
     READ_LIMIT,
+    SEARCH_HITS,
     ExploredRun,
     ToolAnswer,
     list_blocks,
     read_block,
     search_run,
 )
+from rubriclib.judging.prompt.render import exploring_system
 from rubriclib.rubrics import Rubric
 
 EXPLORING_TURNS = 12
 """The requests a judgment may spend exploring before it must give its verdict."""
+MOST_CALLS = 5
+"""Exploring calls answered a turn; more are told to wait for the next turn."""
 UNREAD = "\x00"
 """What stands for a block's text the judge was not shown, where its citations are checked."""
 
@@ -62,13 +68,19 @@ EXPLORING_TOOLS = [
     ),
     _tool(
         "search_run",
-        "Find a case-insensitive regular expression (or plain text) in the run: at most 20 "
-        "hits, each with its block id and the text around it.",
+        "Find a case-insensitive regular expression (or plain text) in the run: at most "
+        f"{SEARCH_HITS} hits, each with its block id and the text around it.",
         {"pattern": {"type": "string"}},
         ["pattern"],
     ),
 ]
 EXPLORING_NAMES = tuple(tool["function"]["name"] for tool in EXPLORING_TOOLS)
+EXPLORING_TOKENS = (len(EXPLORING_WORDS) + len(json.dumps(EXPLORING_TOOLS))) // (
+    CHARACTERS_PER_TOKEN
+)
+"""What exploring adds to a first request's estimated tokens (its words and its tools)."""
+LEAST_BUDGET = 1_000
+"""The fewest characters worth exploring a run with: a smaller budget is refused up front."""
 
 
 def exploring_tools(rubric: Rubric) -> list[dict[str, Any]]:
@@ -94,6 +106,10 @@ class Trail:
     searches: list[str] = field(default_factory=list)
     characters_read: int = 0
     invalid: int = 0
+    answered: int = 0
+    """Calls answered in the current turn (at most MOST_CALLS)."""
+    call_ids: set[str] = field(default_factory=set)
+    """Every call id echoed so far: a judge's repeated id is replaced, so each is answered once."""
     parts: list[tuple[int, int, int]] = field(default_factory=list)
     """Each part of a block shown: its index, start and end in the block's text."""
 
@@ -101,6 +117,18 @@ class Trail:
         """`details.exploration`."""
         kept = ("turns", "blocks_read", "searches", "characters_read")
         return {name: getattr(self, name) for name in kept}
+
+
+def joined_trails(trails: list[Any]) -> dict[str, Any]:
+    """Several judgments' `details.exploration` (an item's votes) as one: turns and characters
+    summed, blocks read and searches in the order they came."""
+    blocks = [block for trail in trails for block in trail["blocks_read"]]
+    return {
+        "turns": sum(trail["turns"] for trail in trails),
+        "blocks_read": list(dict.fromkeys(blocks)),
+        "searches": [pattern for trail in trails for pattern in trail["searches"]],
+        "characters_read": sum(trail["characters_read"] for trail in trails),
+    }
 
 
 @dataclass(frozen=True)
@@ -113,7 +141,7 @@ class ExploringAsking(Wrapping):
     trail: Trail = field(default_factory=Trail)
 
     def system(self, mode: Mode) -> str:
-        return self.inner.system("named") + EXPLORING_WORDS
+        return exploring_system(self.inner.rubric)
 
     def mode(self, quirks: set[str], correcting: bool) -> Mode:
         """`required` (any of the tools, the verdict's among them), or the verdict tool by name
@@ -139,7 +167,9 @@ class ExploringAsking(Wrapping):
         asked = [call for call in calls if _name(call) in EXPLORING_NAMES]
         if not asked or len(asked) < len(calls):  # a verdict call is read as the judge's last
             verdict_only = _with_calls(reply, [c for c in calls if c not in asked])
-            return replace(self.inner, blocks=self.shown()).read(verdict_only, "named")
+            shown = self.shown()
+            read = replace(self.inner, blocks=shown).read(verdict_only, "named")
+            return read if not isinstance(read, JudgeVerdict) else _read_only(read, shown)
         if mode == "named":
             return "the judge went on exploring when asked for its verdict"
         return self.spent() or self._answered(reply, asked)
@@ -156,6 +186,7 @@ class ExploringAsking(Wrapping):
         """The exploring calls answered, each within the characters left; the calls echoed
         with text (empty, never null: llama-cpp-python's server takes only a string)."""
         message = reply["choices"][0]["message"]
+        self.trail.answered = 0
         calls: list[dict[str, Any]] = []
         turn: list[dict[str, Any]] = [
             {"role": "assistant", "content": message.get("content") or "", "tool_calls": calls}
@@ -165,9 +196,9 @@ class ExploringAsking(Wrapping):
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments)
             given = call.get("id")
-            call_id = (
-                given if isinstance(given, str) and given else f"call_{self.trail.turns}_{number}"
-            )
+            fresh = isinstance(given, str) and given and given not in self.trail.call_ids
+            call_id = given if fresh else f"call_{self.trail.turns}_{number}"
+            self.trail.call_ids.add(call_id)
             function = {"name": name, "arguments": arguments}
             calls.append({"id": call_id, "type": "function", "function": function})
             answer = self._answer(name, arguments)
@@ -182,9 +213,11 @@ class ExploringAsking(Wrapping):
         (the first is answered with what is wrong, its corrective turn)."""
         try:
             given = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             given = None
-        if isinstance(given, dict):
+        if self.trail.answered == MOST_CALLS:
+            answer = ToolAnswer(f"At most {MOST_CALLS} calls are answered a turn.", shows_run=False)
+        elif isinstance(given, dict):
             answer = self._tool_answer(name, given)
         else:
             answer = ToolAnswer(f"The arguments of {name} are not a JSON object.", valid=False)
@@ -193,7 +226,9 @@ class ExploringAsking(Wrapping):
             if self.trail.invalid > 1:
                 return None
         trail = self.trail
-        trail.characters_read += len(answer.text)
+        if answer.valid and answer.shows_run:  # a refusal or a note shows nothing of the run
+            trail.answered += 1
+            trail.characters_read += len(answer.text)
         trail.parts.extend(answer.parts)
         read = [f"M{index + 1}" for index, _, _ in answer.parts if name == "read_block"]
         trail.blocks_read.extend(block for block in read if block not in trail.blocks_read)
@@ -205,7 +240,8 @@ class ExploringAsking(Wrapping):
         """What a tool shows for `given` arguments, within the characters left."""
         left = self.budget.characters - self.trail.characters_read
         if left <= 0:
-            return ToolAnswer(f"The budget of {self.budget.characters:,} characters is spent.")
+            spent = f"The budget of {self.budget.characters:,} characters is spent."
+            return ToolAnswer(spent, shows_run=False)
         if name == "read_block":
             limit = given.get("limit", READ_LIMIT)
             limit = min(limit, left) if isinstance(limit, int) else limit
@@ -217,7 +253,8 @@ class ExploringAsking(Wrapping):
         if len(answer.text) > left:
             return ToolAnswer(
                 f"The answer ({len(answer.text):,} characters) is longer than the {left:,} "
-                "characters left of the budget: narrow it, or give your verdict."
+                "characters left of the budget: narrow it, or give your verdict.",
+                shows_run=False,
             )
         return answer
 
@@ -272,3 +309,10 @@ def _with_calls(reply: Any, calls: list[dict[str, Any]]) -> Any:
         return reply
     message = reply["choices"][0]["message"] | {"tool_calls": calls}
     return reply | {"choices": [reply["choices"][0] | {"message": message}]}
+
+
+def _read_only(verdict: JudgeVerdict, shown: dict[str, str]) -> JudgeVerdict:
+    """`verdict` with every citation whose span reaches text the judge was not shown (masked
+    by UNREAD) unverified: a quote of the mask is no quote of the run."""
+    cited = [quoted_unread(c, shown, UNREAD) for c in verdict.citations]
+    return replace(verdict, citations=cited)

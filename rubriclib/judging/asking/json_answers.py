@@ -247,7 +247,7 @@ def _json_answer(reply: Any) -> dict[str, Any] | str:
         text = fenced.group(1)
     try:
         answer = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return f"the reply is not one JSON object (text: {reply_text(reply)!r})"
     if not isinstance(answer, dict):
         return f"the reply is JSON but not an object (text: {reply_text(reply)!r})"

@@ -93,7 +93,7 @@ def parse_reply(raw: Any) -> Any:
     """A reply body as JSON, or None when it is not JSON (any shape may arrive)."""
     try:
         return json.loads(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # nested past the parser's depth too
         return None
 
 
@@ -206,7 +206,7 @@ def tool_call(reply: Any, offered: list[str]) -> tuple[str, dict[str, Any], str]
         return f"the judge called an unknown tool {name!r}"
     try:
         arguments = json.loads(calls[0]["function"].get("arguments"))
-    except (json.JSONDecodeError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return f"the arguments of {name} are not JSON"
     if not isinstance(arguments, dict):
         return f"the arguments of {name} are not a JSON object"

@@ -97,7 +97,7 @@ class Judgment:
             self.attempts += 1
             mode = self.asking.mode(self.endpoint.quirks, self.correction is not None)
             body = self._body(mode)
-            key = cache_key(self.endpoint.url, body, self.trial, self.vote)
+            key = cache_key(self.endpoint.url, self._keyed(body), self.trial, self.vote)
             if (stored := self._cached(key)) is not None:
                 return stored
             reply = yield Send(body, min(limits.timeout, remaining), key)
@@ -137,6 +137,14 @@ class Judgment:
             shaped["seed"] = self.seed
         self.sampled |= {"temperature": shaped.get("temperature"), "seed": shaped.get("seed")}
         return self.asking.body(sent, mode, self.endpoint.model, shaped)
+
+    def _keyed(self, body: dict[str, Any]) -> dict[str, Any]:
+        """What a request's cache key covers: its body; an explored judgment's with its budget
+        too, since what the judge could read decided its verdict."""
+        if not isinstance(self.asking, ExploringAsking):
+            return body
+        budget = self.asking.budget
+        return body | {"exploring_budget": [budget.turns, budget.characters]}
 
     def _cached(self, key: str) -> GradeResult | None:
         """The cached result of a first-turn request not looked up yet, if there is one."""
@@ -192,6 +200,9 @@ class Judgment:
         if isinstance(outcome, JudgeVerdict):
             return self._verdict(outcome, parsed)
         if isinstance(outcome, Explored):
+            if self.correction is not None:  # asked for its verdict, it explored on
+                why = "the judge went on exploring when asked for its verdict"
+                return self.finish("error", f"no valid verdict after a corrective turn: {why}")
             self.explored.extend(outcome.turn)
             return None if outcome.error is None else self.finish("error", outcome.error)
         if self.correction is not None:

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Literal
 from rubriclib.config import find_project
 from rubriclib.item import Item
 from rubriclib.judging.asking.checklist_protocol import checklist_refused, question_requests
-from rubriclib.judging.asking.exploring import EXPLORING_TURNS, Budget, ExploringAsking, Trail
+from rubriclib.judging.asking.exploring import (
+    EXPLORING_TOKENS,
+    EXPLORING_TURNS,
+    LEAST_BUDGET,
+    Budget,
+    ExploringAsking,
+    Trail,
+    joined_trails,
+)
 from rubriclib.judging.asking.json_answers import as_protocol
 from rubriclib.judging.asking.one_call import one_call_requests
 from rubriclib.judging.asking.probability_answers import probability_requests
@@ -40,7 +48,7 @@ from rubriclib.judging.judgments.judgment import Judgment
 from rubriclib.judging.profile import Applied, profile_path, read_profile
 from rubriclib.judging.prompt.agent_run import CutRun, run_details
 from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
-from rubriclib.judging.prompt.exploring import ExploredRun
+from rubriclib.judging.prompt.exploring import ExploredRun, explores
 from rubriclib.judging.prompt.render import Prompt, shown_run
 from rubriclib.judging.result import GradeResult, combine_orders, not_judged, with_details
 from rubriclib.judging.steps import Steps, Together
@@ -77,6 +85,18 @@ class Ballot:
     vote: int
     exploring: tuple[ExploredRun, Budget, str] | None = None
     """The run explored, the budget, and the candidate output the first message shows."""
+
+
+@dataclass(frozen=True)
+class Planned:
+    """How one item is judged: each request's prompt and asking, the run as shown (cut, or
+    explored with its budget and the output the first message shows), and why a run that is
+    cut is not explored."""
+
+    asked: Sequence[Asked]
+    shown: CutRun | ExploredRun | None
+    exploring: tuple[ExploredRun, Budget, str] | None = None
+    unexplored: str | None = None
 
 
 @dataclass
@@ -129,43 +149,73 @@ class Modes:
         one_call = checklist and self.answers == "one-call"
         run = shown_run(rubric, item.transcript, self.max_prompt_tokens)  # cut once, here
         unexplored = self._unexplored(rubric)
-        if self.evidence == "explore" and unexplored is not None:
+        if self.evidence == "explore" and unexplored is not None and item.transcript is not None:
             return not_judged(rubric, model, f"evidence explore: {unexplored}")
-        explore = (
-            run is not None
-            and unexplored is None
-            and (self.evidence == "explore" or (self.evidence == "auto" and bool(run.cuts)))
-        )
-        shown: CutRun | ExploredRun | None = run
-        if explore and run is not None:
-            shown = ExploredRun(run.transcript, self.max_prompt_tokens)
-        if checklist:  # never explored (`_unexplored`)
-            asked = CHECKLIST_REQUESTS[self.answers](rubric, item, run)
-        else:
-            asked = verdict_requests(rubric, item, shown)
-        size = max(estimated_tokens(rubric, first_messages(*request)) for request in asked)
-        if (why := too_large(size, self.max_prompt_tokens)) is not None:
-            return not_judged(rubric, model, why)  # never sent
-        exploring = None
-        if isinstance(shown, ExploredRun):
-            exploring = (shown, self._budget(size), item.output)
+        planned = self._planned(rubric, item, run, unexplored)
+        if isinstance(planned, GradeResult):
+            return planned  # never sent
         cast = self._checklist_vote if checklist else self._vote
         cast = self._one_call_vote if one_call else cast
         votes: list[GradeResult] = []
         for vote in range(1, self.votes + 1):
-            votes.append((yield from cast(Ballot(rubric, trial, vote, exploring), asked)))
+            ballot = Ballot(rubric, trial, vote, planned.exploring)
+            votes.append((yield from cast(ballot, planned.asked)))
             if majority_reached(votes, self.votes) or (pacer is not None and pacer.dead):
                 break
-        result = self._combined(rubric, votes)
-        if exploring and self.evidence == "auto" and "no_exploring" in self.endpoint.quirks:
+        if planned.exploring and self.evidence == "auto" and self._unexplored(rubric):
             return (yield from self.item_steps(rubric, item, trial, pacer))  # now shown whole
+        return self._evidenced(self._combined(rubric, votes), planned, votes)
+
+    def _planned(
+        self, rubric: Rubric, item: Item, run: CutRun | None, unexplored: str | None
+    ) -> Planned | GradeResult:
+        """How the item is shown and asked: its run explored where the evidence mode says so
+        and the budget allows a read (else shown cut, or under `explore` an error), each
+        request's prompt and asking; a prompt over `max_prompt_tokens` is an error."""
+        model = self.endpoint.model
+        if run is not None and unexplored is None and explores(self.evidence, run):
+            explored = ExploredRun(run.transcript, self.max_prompt_tokens)
+            asked = verdict_requests(rubric, item, explored)
+            size = self._size(rubric, asked) + EXPLORING_TOKENS
+            budget = self._budget(size)
+            if (
+                budget.characters >= LEAST_BUDGET
+                and too_large(size, self.max_prompt_tokens) is None
+            ):
+                return Planned(asked, explored, (explored, budget, item.output))
+            unexplored = (
+                f"the budget leaves {budget.characters:,} characters to explore the run, "
+                f"fewer than {LEAST_BUDGET:,}: raise max_prompt_tokens or exploring_characters"
+            )
+            if self.evidence == "explore":
+                return not_judged(rubric, model, f"evidence explore: {unexplored}")
+        checklist = self.mode == "checklist"
+        requester = CHECKLIST_REQUESTS[self.answers] if checklist else verdict_requests
+        asked = requester(rubric, item, run)
+        if (why := too_large(self._size(rubric, asked), self.max_prompt_tokens)) is not None:
+            return not_judged(rubric, model, why)
+        return Planned(asked, run, None, unexplored)
+
+    @staticmethod
+    def _size(rubric: Rubric, asked: Sequence[Asked]) -> int:
+        """The largest first request's estimated tokens."""
+        return max(estimated_tokens(rubric, first_messages(*request)) for request in asked)
+
+    def _evidenced(
+        self, result: GradeResult, planned: Planned, votes: list[GradeResult]
+    ) -> GradeResult:
+        """`result` with how its run was shown (`details.evidence`, `details.transcript`) and,
+        explored, what its judge read (with votes, every vote's trail together)."""
+        shown = planned.shown
         if shown is None:
             return result
-        evidence = "explored" if exploring else "whole-cut" if shown.cuts else "whole"
+        evidence = "explored" if planned.exploring else "whole-cut" if shown.cuts else "whole"
         transcript = run_details(shown)
-        if shown.cuts and unexplored is not None:
-            transcript["not_explored"] = unexplored  # never cut silently
-        return with_details(result, transcript=transcript, evidence=evidence)
+        if shown.cuts and planned.unexplored is not None:
+            transcript["not_explored"] = planned.unexplored  # never cut silently
+        trails = [vote.details.exploration for vote in votes if vote.details.exploration]
+        more = {"exploration": joined_trails(trails)} if len(trails) > 1 else {}
+        return with_details(result, transcript=transcript, evidence=evidence, **more)
 
     def _unexplored(self, rubric: Rubric) -> str | None:
         """Why this Judge cannot explore a run for `rubric` (None: it can)."""
@@ -181,6 +231,8 @@ class Modes:
             return "a batch takes one request a judgment, and exploring takes several"
         if "no_exploring" in self.endpoint.quirks:
             return "the endpoint cannot explore (quirk no_exploring)"
+        if self.protocol == "auto" and "no_tools" in self.endpoint.quirks:
+            return "the endpoint refused tools (quirk no_tools), which exploring needs"
         return None
 
     def _budget(self, first_request_tokens: int) -> Budget:
@@ -267,18 +319,18 @@ class Modes:
     def _judgment(self, ballot: Ballot, prompt: Prompt, asking: Asking) -> Steps:
         """Every step of one judgment (`judgment.Judgment`)."""
         sampling, trial, vote = self.sampling, ballot.trial, ballot.vote
+        asked = as_protocol(asking, self.protocol)
         if ballot.exploring is not None and isinstance(asking, RubricAsking):
-            run, budget, output = ballot.exploring
-            asking = ExploringAsking(
-                asking, run, budget, Trail(parts=list(run.first_parts(output)))
-            )
+            run, budget, output = ballot.exploring  # through tools in every protocol
+            trail = Trail(parts=list(run.first_parts(output)))
+            asked = ExploringAsking(asking, run, budget, trail)
         judgment = Judgment(
             self.endpoint,
             self.cache,
             sampling,
             ballot.rubric,
             prompt.user,
-            as_protocol(asking, self.protocol),
+            asked,
             trial,
             vote,
             self._seed(trial, vote),

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from rubriclib.judging.prompt.agent_run import CutRun, final_answer, uncut_blocks, what_block
 from rubriclib.judging.prompt.blocks import Spans, fence, fenced
+from rubriclib.settings import whole_number
 
 if TYPE_CHECKING:
     from rubriclib.item import Transcript
 
-LIST_PAGE = 50
+LIST_PAGE = 25
 """Blocks listed a page (`list_blocks`); the first message holds the first page."""
 FIRST_LINE = 80
 """Characters of a block's first line its listing shows."""
@@ -61,6 +62,8 @@ class ToolAnswer:
     parts: tuple[tuple[int, int, int], ...] = ()
     valid: bool = True
     """False for a call that named no block or page, or gave arguments that are not valid."""
+    shows_run: bool = True
+    """False for a note that shows nothing of the run (a spent budget): not counted in it."""
 
 
 @dataclass(frozen=True)
@@ -74,10 +77,6 @@ class ExploredRun:
     @cached_property
     def blocks(self) -> list[tuple[str, str]]:
         return uncut_blocks(self.transcript)
-
-    @property
-    def characters(self) -> int:
-        return sum(len(body) for _, body in self.blocks)
 
     @property
     def cuts(self) -> list[dict[str, Any]]:
@@ -148,10 +147,10 @@ def read_block(
         blocks = f"the run's blocks are M1 to M{len(run.blocks)}"
         return ToolAnswer(f"No block {block!r}: {blocks}.", valid=False)
     head, body = run.blocks[at]
-    if not _whole(offset) or not 0 <= offset <= len(body):
+    if not whole_number(offset) or not 0 <= offset <= len(body):
         said = f"offset must be a whole number from 0 to {len(body)} for M{at + 1}."
         return ToolAnswer(said, valid=False)
-    if not _whole(limit) or limit < 1:
+    if not whole_number(limit) or limit < 1:
         return ToolAnswer("limit must be a whole number of at least 1.", valid=False)
     end = min(len(body), offset + min(limit, READ_LIMIT))
     left = len(body) - end
@@ -165,41 +164,57 @@ def read_block(
 
 
 def search_run(run: ExploredRun, pattern: Any) -> ToolAnswer:
-    """At most SEARCH_HITS places the pattern (case-insensitive; plain text where it is no
-    valid regular expression) matches, each naming its block, with SEARCH_CONTEXT characters
-    either side."""
+    """At most SEARCH_HITS places the pattern matches, case-insensitive, each naming its block
+    with SEARCH_CONTEXT characters either side: as a regular expression and as plain text
+    (`$412` finds "$412"), in the run's order. A pattern that is no valid expression, or one
+    whose backtracking could run for hours (`risky`), is taken as plain text only."""
     if not isinstance(pattern, str) or not pattern.strip():
         return ToolAnswer("pattern must be a non-empty string.", valid=False)
     if len(pattern) > LONGEST_PATTERN:
         said = f"pattern must be at most {LONGEST_PATTERN} characters."
         return ToolAnswer(said, valid=False)
+    plain = re.compile(re.escape(pattern), re.IGNORECASE)
     try:
-        compiled = re.compile(pattern, re.IGNORECASE)
+        expression = None if risky(pattern) else re.compile(pattern, re.IGNORECASE)
     except re.error:
-        compiled = re.compile(re.escape(pattern), re.IGNORECASE)
+        expression = None
     hits: list[str] = []
     parts: list[tuple[int, int, int]] = []
     for index, (_, body) in enumerate(run.blocks):
-        for match in compiled.finditer(body):
-            if len(hits) == SEARCH_HITS:
-                break
-            start = max(0, match.start() - SEARCH_CONTEXT)
-            end = min(len(body), max(match.end(), match.start() + 1) + SEARCH_CONTEXT)
-            hits.append(f"[M{index + 1}] at {match.start():,}: {body[start:end]}")
+        found = {m.start(): m for m in plain.finditer(body)}
+        if expression is not None:
+            found = {m.start(): m for m in expression.finditer(body)} | found
+        for at in sorted(found)[: SEARCH_HITS - len(hits)]:
+            match = found[at]
+            start = max(0, at - SEARCH_CONTEXT)
+            end = min(len(body), max(match.end(), at + 1) + SEARCH_CONTEXT)
+            hits.append(f"[M{index + 1}] at {at:,}: {body[start:end]}")
             parts.append((index, start, end))
     if not hits:
         return ToolAnswer(f"No match for {pattern!r} in the run.")
     shown = "\n\n".join(hits)
-    more = (
-        f" (the first {SEARCH_HITS}; narrow the pattern for others)"
-        if len(hits) == SEARCH_HITS
-        else ""
+    more = f" (the first {SEARCH_HITS}; narrow the pattern for others)"
+    return ToolAnswer(
+        f"{len(hits)} match(es){more if len(hits) == SEARCH_HITS else ''}:\n\n{shown}",
+        tuple(parts),
     )
-    return ToolAnswer(f"{len(hits)} match(es){more}:\n\n{shown}", tuple(parts))
 
 
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+_NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?:[*+}|])(?:[^()\\]|\\.)*\)\s*[*+{]")
+"""A group holding a repeat or an alternation, itself repeated: `(a+)+`, `(\\w+)*`, `(a|aa)*`."""
+
+
+_UNBOUNDED = re.compile(r"(?<!\\)[*+]")
+MOST_UNBOUNDED = 3
+"""More unbounded repeats than this (`\\w*\\w*\\w*\\w*!`) backtrack polynomially: risky too."""
+
+
+def risky(pattern: str) -> bool:
+    """Whether `pattern` has the shape of catastrophic backtracking (a repeated group that
+    repeats or branches inside, or many unbounded repeats): Python's `re` has no time limit,
+    and a judge's pattern runs on this machine, so such a pattern is searched as plain text."""
+    nested = _NESTED_REPEAT.search(pattern) is not None
+    return nested or len(_UNBOUNDED.findall(pattern)) > MOST_UNBOUNDED
 
 
 def read_blocks(transcript: Transcript, ids: list[str]) -> list[tuple[str, str, str]]:

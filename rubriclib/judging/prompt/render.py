@@ -79,7 +79,7 @@ def render(
     run = _shown(rubric, transcript, max_prompt_tokens, evidence)
     system = system_message(rubric)
     if isinstance(run, ExploredRun):
-        system = system_message(rubric, "named") + EXPLORING_WORDS
+        system = exploring_system(rubric)
     shown = Shown(output, input, context, reference, baseline, swapped, variables, run)
     return chat(system, user_message(user_parts(rubric, shown)))
 
@@ -201,7 +201,7 @@ def item_messages(
     run = _shown(rubric, item.transcript, max_prompt_tokens, evidence)
     system = system_message(rubric)
     if isinstance(run, ExploredRun):
-        system = system_message(rubric, "named") + EXPLORING_WORDS
+        system = exploring_system(rubric)
     return [chat(system, prompt.user) for prompt in item_prompts(rubric, item, run)]
 
 
@@ -323,6 +323,12 @@ def system_message(rubric: Rubric, mode: str | None = None) -> str:
     protocol += citing(rubric.citations, rubric.scale == "pairwise")
     protocol += filling(rubric.output, json=mode in ("json_schema", "json_object"))
     return f"{rubric.system_prompt}\n\n{protocol}" if rubric.system_prompt else protocol
+
+
+def exploring_system(rubric: Rubric) -> str:
+    """The system message of a judgment that explores the run: the verdict tool's, named in
+    every scale, then how to explore (`EXPLORING_WORDS`)."""
+    return system_message(rubric, "named") + EXPLORING_WORDS
 
 
 def json_words(instructions: str) -> str:

@@ -236,6 +236,17 @@ class Votes(Block):
     """Each vote's output fields, on a rubric that has them."""
 
 
+class Exploration(Block):
+    """`details.exploration`: what a judge exploring an agent run did: the requests it took,
+    the blocks it read (ids, in order), the patterns it searched and the characters its tools
+    showed it."""
+
+    turns: int
+    blocks_read: list[str]
+    searches: list[str]
+    characters_read: int
+
+
 class PanelMember(Block):
     """One judge's line in `details.panel.judges`: its model, endpoint, verdict, reason and
     score (its 1-5 score or pairwise winner, its votes and citations where they apply), and
@@ -253,6 +264,11 @@ class PanelMember(Block):
     citations: list[Citation] | None = None
     output: dict[str, Any] | None = None
     """The output fields this judge filled in, on a rubric that has them."""
+    evidence: Literal["whole", "whole-cut", "explored"] | None = None
+    not_explored: str | None = None
+    exploration: Exploration | None = None
+    """How this judge was shown the item's agent run (`Details.evidence`), why a cut run was
+    not explored, and what it read exploring it."""
     attempts: int
     retries: int
     usage: Usage
@@ -298,17 +314,6 @@ class RunShown(Block):
     cut: list[Cut]
     not_explored: str | None = None
     """Why a run that was cut was not explored instead (`details.evidence` `whole-cut`)."""
-
-
-class Exploration(Block):
-    """`details.exploration`: what a judge exploring an agent run did: the requests it took,
-    the blocks it read (ids, in order), the patterns it searched and the characters its tools
-    showed it."""
-
-    turns: int
-    blocks_read: list[str]
-    searches: list[str]
-    characters_read: int
 
 
 class Details(Block):

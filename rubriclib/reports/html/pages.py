@@ -243,7 +243,8 @@ def explored_reading(
     trail = (
         f"The judge explored the run in {exploration.get('turns')} request(s), shown "
         f"{exploration.get('characters_read', 0):,} characters by its tools; searched: "
-        f"{searched or 'nothing'}; read: {', '.join(ids) or 'no block'} (each below)."
+        f"{searched or 'nothing'}; read parts of: {', '.join(ids) or 'no block'} (each "
+        "below whole, or from just before the first quote cited in it)."
     )
     shown: list[tuple[dict[str, str], dict[str, tuple[int, int]]]]
     shown = [({"role": "exploration", "content": trail}, {})]
