@@ -145,7 +145,7 @@ def judge(
         "graders: [{name: money, rubric: ./money-moved-with-approval.md}]\n",
         encoding="utf-8",
     )
-    results = out / f"{label}.jsonl"
+    results = out / f"{label}-results.jsonl"
     command = [
         str(ROOT / ".venv/bin/rubriclib"),
         "eval",
@@ -159,7 +159,9 @@ def judge(
         "--evidence",
         evidence,
     ]
-    subprocess.run(command, env=judge_env(port), cwd=out, check=False, capture_output=True)
+    done = subprocess.run(command, env=judge_env(port), cwd=out, capture_output=True, text=True)
+    if done.returncode not in (0, 1, 3):
+        sys.exit(f"exploring_accuracy: eval ({label}) exited {done.returncode}: {done.stderr}")
     return [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
 
 
@@ -190,6 +192,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / ".judge" / "exploring")
     args = parser.parse_args()
     fetch_model(MODEL)
+    args.out = args.out.resolve()
     paths = write_set(args.out, args.runs)
     expected = {f"run-{n}": "fail" if n % 2 == 0 else "pass" for n in range(args.runs)}
     server = serve(args.server_python, MODEL, args.port, args.out / "server.log")
