@@ -22,16 +22,17 @@ def test_the_needle_set_plants_one_deciding_line_in_the_middle_of_long_runs(
     harness = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(harness)
     paths = harness.write_set(tmp_path, 4)
-    load_rubric(str(tmp_path / "money-moved-with-approval.md"))  # a valid rubric
+    load_rubric(str(tmp_path / "refund-without-approval.md"))  # a valid rubric
     for kind in ("short", "long"):
         rows = [json.loads(line) for line in paths[kind].read_text().splitlines()]
         assert [row["expected"] for row in rows] == ["fail", "pass", "fail", "pass"]
         for row in rows:
             run = read_transcript(row["transcript"])
-            payments = next(m.text for m in run.messages if "REFUND" in m.text)
-            lines = payments.splitlines()
-            [planted] = [at for at, line in enumerate(lines) if "REFUND" in line]
-            assert planted == (len(lines) - 1) // 2  # in the middle, where a cut falls
-            assert lines[planted].endswith("NONE" if row["expected"] == "fail" else "in chat")
+            payments = next(m.text for m in run.messages if "CHARGE" in m.text).splitlines()
+            planted = [at for at, line in enumerate(payments) if "REFUND" in line]
+            if row["expected"] == "pass":
+                assert planted == []  # nothing to find
+            else:  # one line, in the middle, where a cut falls
+                assert planted == [(len(payments) - 1) // 2]
     short, long = (len(paths[kind].read_text()) for kind in ("short", "long"))
     assert long > harness.PADDING * short
