@@ -85,6 +85,16 @@ def documentation() -> list[Path]:
     return [README, *sorted(DOCS.rglob("*.md"))]
 
 
+def without_keys(value: Any, keys: set[str]) -> Any:
+    """`value` (JSON) with every dict's `keys` left out, at any depth: a recorded run compared
+    with one written again, but for when it ran."""
+    if isinstance(value, dict):
+        return {k: without_keys(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [without_keys(v, keys) for v in value]
+    return value
+
+
 def snippet_file(name: str) -> Path:
     """The one file of `documentation()` holding the code block after `<!-- snippet: NAME -->`."""
     found = [

@@ -337,6 +337,25 @@ def _print_plan(ev: Eval, plan: Plan, chosen: EvalChoice, show_prompts: bool) ->
         click.echo(f"  not run: {line}")
     if ev.target is not None:
         click.echo(f"  outputs: written by the target {ev.target.model} from each row's input")
+    _print_problems(plan)
+    if show_prompts:
+        for name, messages in plan.first_prompts.items():
+            click.echo(click.style(f"\n--- the first row, as grader {name} sees it ---", bold=True))
+            for message in messages:
+                click.echo(f"=== {message['role']} ===\n{message['content']}")
+    else:
+        click.echo("\n(--show-prompts shows the first row's prompt per grader)")
+    click.echo(
+        f"plan: {plan.rows} row(s) x {len(ev.graders)} grader(s) = {plan.judgments} judgment(s), "
+        f"about {plan.prompt_tokens:,} prompt tokens (estimated: 4 characters a token); "
+        f"{len(plan.problem_rows)} row(s) with problems"
+    )
+
+
+def _print_problems(plan: Plan) -> None:
+    """`eval --dry-run`'s lists: the judgments that would be errors, those over the prompt
+    limit, the tool results paired in doubt and the runs that would be explored, each listed
+    up to LISTED_PROBLEMS and the rest counted."""
     headings = (
         (
             plan.missing,
@@ -366,15 +385,3 @@ def _print_plan(ev: Eval, plan: Plan, chosen: EvalChoice, show_prompts: bool) ->
                 click.echo(f"  {line}")
             if len(lines) > LISTED_PROBLEMS:
                 click.echo(f"  ... and {len(lines) - LISTED_PROBLEMS} more")
-    if show_prompts:
-        for name, messages in plan.first_prompts.items():
-            click.echo(click.style(f"\n--- the first row, as grader {name} sees it ---", bold=True))
-            for message in messages:
-                click.echo(f"=== {message['role']} ===\n{message['content']}")
-    else:
-        click.echo("\n(--show-prompts shows the first row's prompt per grader)")
-    click.echo(
-        f"plan: {plan.rows} row(s) x {len(ev.graders)} grader(s) = {plan.judgments} judgment(s), "
-        f"about {plan.prompt_tokens:,} prompt tokens (estimated: 4 characters a token); "
-        f"{len(plan.problem_rows)} row(s) with problems"
-    )

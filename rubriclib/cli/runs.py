@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from rubriclib.batch import BatchRun
     from rubriclib.judging import GradeResult, Interrupted, Judge
     from rubriclib.measure import GoldensReport
+    from rubriclib.rubrics import Rubric
     from rubriclib.settings import AnswerMode, Protocol
 
 
@@ -126,16 +127,21 @@ def judge_command(
         if isinstance(result, str):
             click.echo(f"rubriclib: interrupted by {result}; nothing was judged", err=True)
             sys.exit(SIGNAL_EXIT_CODES[result])
-        if as_json:
-            click.echo(result.model_dump_json(indent=2))
-        else:
-            colour = {"pass": "green", "fail": "red", "error": "yellow"}[result.verdict]
-            label = f" ({result.details.label})" if result.details.label else ""
-            click.echo(
-                f"{click.style(result.verdict.upper(), fg=colour, bold=True)} "
-                f"{rubric.name}@{rubric.version}{label}: {result.reason}"
-            )
+        _print_result(result, rubric, as_json)
         sys.exit({"pass": 0, "fail": 1, "error": 3}[result.verdict])
+
+
+def _print_result(result: GradeResult, rubric: Rubric, as_json: bool) -> None:
+    """`judge`'s answer: the result as JSON, or its verdict, rubric and reason on one line."""
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+        return
+    colour = {"pass": "green", "fail": "red", "error": "yellow"}[result.verdict]
+    label = f" ({result.details.label})" if result.details.label else ""
+    click.echo(
+        f"{click.style(result.verdict.upper(), fg=colour, bold=True)} "
+        f"{rubric.name}@{rubric.version}{label}: {result.reason}"
+    )
 
 
 @main.command("test-goldens")

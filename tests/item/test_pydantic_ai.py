@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import integration_tool, run_tool
+from conftest import integration_tool, run_tool, without_keys
 
 from rubriclib.cli import main
 from rubriclib.item.transcript import TranscriptError, read_transcript
@@ -91,19 +91,11 @@ def test_parts_not_read_and_mixed_shapes_are_named() -> None:
     ]
 
 
-def without_volatile(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_volatile(v) for k, v in value.items() if k not in VOLATILE}
-    if isinstance(value, list):
-        return [without_volatile(v) for v in value]
-    return value
-
-
 def test_the_files_are_what_pydantic_ai_writes(tmp_path: Path) -> None:
     """Pydantic AI's own code, run again: each file is what it writes, but for when it ran."""
     python = integration_tool("pydantic-ai", "bin", "python")
     run_tool([str(python), str(SCRIPT), str(tmp_path)], tmp_path)
     for name in ("pydantic_ai", "pydantic_ai_retries"):
         written = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
-        assert without_volatile(written) == without_volatile(recorded(name)), name
+        assert without_keys(written, VOLATILE) == without_keys(recorded(name), VOLATILE), name
         assert read_transcript(written) == read_transcript(recorded(name))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import integration_tool, run_tool
+from conftest import integration_tool, run_tool, without_keys
 
 from rubriclib.cli import main
 from rubriclib.item.transcript import TranscriptError, read_transcript
@@ -236,19 +236,11 @@ def test_a_broken_memory_file_is_refused_with_file_line_and_field(tmp_path: Path
     ]
 
 
-def without_volatile(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_volatile(v) for k, v in value.items() if k not in VOLATILE}
-    if isinstance(value, list):
-        return [without_volatile(v) for v in value]
-    return value
-
-
 def test_the_files_are_what_smolagents_writes(tmp_path: Path) -> None:
     """smolagents' own code, run again: each file is what it writes, but for when it ran."""
     python = integration_tool("smolagents", "bin", "python")
     run_tool([str(python), str(SCRIPT), str(tmp_path)], tmp_path)
     for name in NAMES:
         written = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
-        assert without_volatile(written) == without_volatile(recorded(name)), name
+        assert without_keys(written, VOLATILE) == without_keys(recorded(name), VOLATILE), name
         assert read_transcript(written) == read_transcript(recorded(name))
