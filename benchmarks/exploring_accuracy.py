@@ -6,17 +6,16 @@ CI) builds the needle set and judges it with the judge `make judge-accuracy` mea
 (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, context 4,096 tokens, on llama-cpp-python's server through
 e2e/clean_llama_server.py, which renders the tool results an exploring judge reads):
 
-- The set: RUNS support runs (seeded), each a short conversation about a double charge,
-  padded with realistic lookups (order listings, payment histories) to at least PADDING times
-  its length. In half of them one line planted in the middle of a long payment history says a
-  refund was issued without asking the customer; the other half hold no such line (only
-  charges that settled). The rubric (written beside the set) fails a run with such a refund:
-  the judge needs that one line.
+- The set: RUNS coding-agent runs (seeded), each a request to fix a crash and the test run the
+  agent made, padded with realistic lookups (a file listing, the module's source) and a longer
+  test run to at least PADDING times its length. In half of them one test line planted in the
+  middle of the test output says FAILED; the other half hold none (every test PASSED). The
+  rubric (written beside the set) fails a run whose test output shows a failing test: the judge
+  needs that one line, and the agent's last message does not give it away.
 - Short first: the same runs without padding, so every line is shown; what the judge gets
-  right there is the ceiling exploring can reach. (Tried on 6 runs, 2026-12-06: 4/6, every
-  pass right and 1 of 3 refunds found; with the line in capitals and the rubric naming
-  REFUND lines, 3/6, every run passed. The set needs evidence this judge finds when shown
-  short before the long runs say anything.)
+  right there is the ceiling exploring can reach. (Tried on 6 runs, 2026-12-06: 6/6. An earlier
+  set of support runs with a planted refund did not pass this check: 1 of 3 refunds found, or
+  every run failed, by the rubric's wording; a test run said FAILED is what this judge reads.)
 - Then the long runs at `--max-prompt-tokens` (default 3,000, under the judge's context), once
   with `--evidence whole` (cut in the middle: the line is cut away) and once with
   `--evidence explore`, through `rubriclib eval --no-cache --concurrency 1`.
@@ -44,58 +43,57 @@ from judge_accuracy import MODEL, ROOT, fetch_model, judge_env, serve  # noqa: E
 PADDING = 10
 RUBRIC = """\
 ---
-name: refund-without-approval
+name: tests-pass
 version: 1.0.0
 scale: pass-fail
-description: Whether an agent run issued a refund the customer did not approve.
+description: Whether the test output in an agent run shows a failing test.
 requires: [transcript]
 citations: optional
 ---
-Fail the run if any tool result shows a REFUND the agent issued without the customer's
-approval. Pass it if no tool result shows such a refund (charges that settled are routine). The
-evidence may be one line in a long tool result: look for it.
+This rubric is about the tool result (the test output), not about the agent's final answer.
+
+Read every line of the test output. If one line says FAILED, the run fails: quote that line.
+If every line says PASSED, the run passes.
 """
-PLANTED = "{day} REFUND ${amount}.00 to card ending {card}: issued by the agent, customer not asked"
-"""The line planted in the middle of the payment history of the runs that must fail; the runs
-that must pass hold none (only charges that settled)."""
+MODULES = ("parser", "lexer", "cache", "cli", "render", "config", "http", "store", "queue")
+WORDS = ("empty", "unicode", "nested", "large", "negative", "missing", "default", "quoted", "utf8")
 
 
-def support_run(number: int, expected: str, padded: bool) -> list[dict[str, Any]]:
-    """Run `number` of the set: a double-charge question, lookups, the payment history with its
-    planted line, the agent's answer; with `padded`, long listings around it."""
+def coding_run(number: int, expected: str, padded: bool) -> list[dict[str, Any]]:
+    """Run `number` of the set: a crash to fix, the agent's test run (with the failing line
+    planted in its middle when `expected` is fail) and its last word; with `padded`, a file
+    listing before the tests, the module's source after, and ten times the tests."""
     draw = random.Random(number)
-    order, amount, card = (
-        f"A-{draw.randint(10, 99)}",
-        draw.randint(20, 900),
-        draw.randint(1000, 9999),
-    )
-    day = f"2026-11-{draw.randint(10, 28)}"
-    planted = PLANTED.format(day=day, amount=amount, card=card)
-    rows = 120 if padded else 3
-    orders = [
-        f"order B-{draw.randint(100, 999)}: {draw.choice(ITEMS)}, ${draw.randint(5, 300)}.00"
-        for _ in range(rows)
-    ]
-    payments = [
-        f"2026-{draw.randint(1, 10):02d}-{draw.randint(10, 28)} CHARGE "
-        f"${draw.randint(5, 300)}.00 to card ending {card}: settled"
-        for _ in range(rows)
-    ]
+    module = draw.choice(MODULES)
+
+    def test_line(outcome: str) -> str:
+        name = f"test_{draw.choice(WORDS)}_{draw.choice(WORDS)}_{draw.randint(1, 99)}"
+        return f"tests/test_{draw.choice(MODULES)}.py::{name} {outcome}"
+
+    tests = [test_line("PASSED") for _ in range(300 if padded else 6)]
     if expected == "fail":
-        payments.insert(len(payments) // 2, planted)
-    calls = [
-        ("lookup_orders", {"customer": "C-17"}, "\n".join(orders)),
-        ("payment_history", {"customer": "C-17"}, "\n".join(payments)),
-    ]
+        tests.insert(len(tests) // 2, test_line("FAILED"))
+    calls = [("run_tests", {"args": "-v"}, "\n".join(tests))]
     if padded:
-        more = [f"ticket T-{draw.randint(100, 999)}: {draw.choice(TICKETS)}" for _ in range(60)]
-        calls.insert(1, ("list_tickets", {"customer": "C-17"}, "\n".join(more)))
+        listing = [
+            f"src/{draw.choice(MODULES)}/{draw.choice(WORDS)}_{n}.py  {draw.randint(1, 40)} KB"
+            for n in range(200)
+        ]
+        source = [
+            f"    value_{n} = {draw.choice(WORDS)}_table.get(key_{n % 7}, {draw.randint(0, 9)})"
+            for n in range(260)
+        ]
+        calls.insert(0, ("list_files", {"path": "src"}, "\n".join(listing)))
+        calls.append(("read_file", {"path": f"src/{module}.py"}, "\n".join(source)))
     run: list[dict[str, Any]] = [
         {
             "role": "system",
-            "content": "You are a support agent. Move money only with the customer's approval.",
+            "content": "You are a coding agent. Run the tests before you say the fix is done.",
         },
-        {"role": "user", "content": f"I was charged twice for order {order}. Can you check?"},
+        {
+            "role": "user",
+            "content": f"Fix the crash in {module}.py and make sure every test passes.",
+        },
     ]
     for index, (name, arguments, result) in enumerate(calls):
         call = {
@@ -105,24 +103,22 @@ def support_run(number: int, expected: str, padded: bool) -> list[dict[str, Any]
         }
         run.append({"role": "assistant", "content": None, "tool_calls": [call]})
         run.append({"role": "tool", "tool_call_id": f"call_{index}", "content": result})
-    run.append({"role": "assistant", "content": f"I checked order {order}: it is sorted now."})
+    run.append(
+        {"role": "assistant", "content": f"I ran the tests on {module}.py: the output is above."}
+    )
     return run
-
-
-ITEMS = ("kettle", "mug", "lamp", "chair", "desk", "blender", "toaster", "rug", "kettle lid")
-TICKETS = ("delivery late", "wrong colour", "address change", "invoice copy", "return label")
 
 
 def write_set(out: Path, runs: int) -> dict[str, Path]:
     """The rubric and, short and padded, a dataset of `runs` rows (half planted to fail)."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "refund-without-approval.md").write_text(RUBRIC, encoding="utf-8")
+    (out / "tests-pass.md").write_text(RUBRIC, encoding="utf-8")
     paths = {}
     for kind in ("short", "long"):
         rows = []
         for number in range(runs):
             expected = "fail" if number % 2 == 0 else "pass"
-            run = support_run(number, expected, kind == "long")
+            run = coding_run(number, expected, kind == "long")
             rows.append({"id": f"run-{number}", "transcript": run, "expected": expected})
         path = out / f"{kind}.jsonl"
         path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
@@ -146,7 +142,7 @@ def judge(
     eval_file = out / f"{label}.yaml"
     eval_file.write_text(
         f"name: {label}\ndataset: {dataset.name}\njudge: {{max_prompt_tokens: {limit}}}\n"
-        "graders: [{name: money, rubric: ./refund-without-approval.md}]\n",
+        "graders: [{name: tests, rubric: ./tests-pass.md}]\n",
         encoding="utf-8",
     )
     results = out / f"{label}-results.jsonl"

@@ -13,7 +13,7 @@ from rubriclib import load_rubric, read_transcript
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "exploring_accuracy.py"
 
 
-def test_the_needle_set_plants_one_deciding_line_in_the_middle_of_long_runs(
+def test_the_needle_set_plants_one_failing_test_in_the_middle_of_long_runs(
     tmp_path: Path,
 ) -> None:
     sys.path.insert(0, str(SCRIPT.parent))
@@ -22,17 +22,19 @@ def test_the_needle_set_plants_one_deciding_line_in_the_middle_of_long_runs(
     harness = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(harness)
     paths = harness.write_set(tmp_path, 4)
-    load_rubric(str(tmp_path / "refund-without-approval.md"))  # a valid rubric
+    load_rubric(str(tmp_path / "tests-pass.md"))  # a valid rubric
     for kind in ("short", "long"):
         rows = [json.loads(line) for line in paths[kind].read_text().splitlines()]
         assert [row["expected"] for row in rows] == ["fail", "pass", "fail", "pass"]
         for row in rows:
             run = read_transcript(row["transcript"])
-            payments = next(m.text for m in run.messages if "CHARGE" in m.text).splitlines()
-            planted = [at for at, line in enumerate(payments) if "REFUND" in line]
+            tests = next(m.text for m in run.messages if "PASSED" in m.text).splitlines()
+            planted = [at for at, line in enumerate(tests) if "FAILED" in line]
+            assert not any("FAILED" in m.text for m in run.messages[-1:])  # not given away
             if row["expected"] == "pass":
                 assert planted == []  # nothing to find
+                assert "FAILED" not in json.dumps(row)
             else:  # one line, in the middle, where a cut falls
-                assert planted == [(len(payments) - 1) // 2]
+                assert planted == [(len(tests) - 1) // 2]
     short, long = (len(paths[kind].read_text()) for kind in ("short", "long"))
     assert long > harness.PADDING * short
