@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.registry import rubric_from_prompt as rubric_from_prompt
     from rubriclib.rubrics.registry import scan_library as scan_library
     from rubriclib.rubrics.registry import scan_rubrics as scan_rubrics
+    from rubriclib.rubrics.remote.store import RubricStore as RubricStore
     from rubriclib.rubrics.revision import GUIDELINES_HEADING as GUIDELINES_HEADING
     from rubriclib.rubrics.revision import Revision as Revision
     from rubriclib.rubrics.revision import next_minor as next_minor
@@ -83,6 +84,7 @@ _HOMES = {
     "RESERVED": ".output_fields",
     "Revision": ".revision",
     "Rubric": ".rubric",
+    "RubricStore": ".remote.store",
     "SCORE_TOOL": ".rubric",
     "SEMVER": ".rubric",
     "VERDICT_TOOL": ".rubric",
