@@ -17,6 +17,10 @@ from rubriclib.cli.app import main
 def lock(refs: Sequence[str]) -> None:
     """Write rubriclib.lock at the project root: name, version, digest and source of each rubric.
 
+    A remote rubric is pinned by its reference: the commit it resolved to, the sha256 of the
+    file, its name, version and digest. A reference already pinned keeps its pin (`rubriclib
+    update` moves it).
+
     With no REF: every rubric in the project's rubrics/ folder and every rubric its eval files
     (YAML files with `graders`) name. With REFs: those entries added or refreshed, every other
     entry kept, and any rubric the project uses that the lock lacks added. Run it again after
@@ -28,11 +32,14 @@ def lock(refs: Sequence[str]) -> None:
       rubriclib lock groundedness@^1 ./rubrics/house-style.md
     """
     from rubriclib.evals import project_rubrics
-    from rubriclib.rubrics import lock_entries, write_lock
+    from rubriclib.rubrics import lock_entries, lock_pins, write_lock
 
-    entries = lock_entries(project_rubrics(), list(refs))
-    path = write_lock(entries)
-    click.echo(f"Locked {len(entries)} rubric(s) in {path}")
+    used = project_rubrics()
+    entries = lock_entries(used, list(refs))
+    pins = lock_pins(used, list(refs))
+    path = write_lock(entries, pins=pins)
+    remote = f" ({len(pins)} remote)" if pins else ""
+    click.echo(f"Locked {len(entries) + len(pins)} rubric(s){remote} in {path}")
 
 
 @main.command()
@@ -44,17 +51,22 @@ def check(refs: Sequence[str]) -> None:
     the lock, or its version, digest or source differs from it (a changed text without a bump
     names the bump to make; a bump names `rubriclib lock`), or a locked rubric can no longer
     be found. With REFs, those rubrics are checked as well as every one the project uses (a
-    REF the project scan cannot see: one locked for a command line).
+    REF the project scan cannot see: one locked for a command line). A remote rubric missing
+    from the lock, floating (no revision, or a branch) or differing from its pin fails first,
+    with exit 2, as a --frozen run does.
 
     \b
     Example (CI, or the pre-commit hook):
       rubriclib check
     """
+    from rubriclib.errors import RubricError
     from rubriclib.evals import project_rubrics
     from rubriclib.rubrics import check as check_lock
-    from rubriclib.rubrics import read_lock
+    from rubriclib.rubrics import pin_problems, project_root, read_lock
 
     used = project_rubrics() + (project_rubrics(list(refs)) if refs else [])
+    if problems := pin_problems(used, project_root()):
+        raise RubricError(problems)
     report = check_lock(used, read_lock())
     for line in report.problems:
         click.echo(f"FAIL {line}")

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.lockfile import check as check
     from rubriclib.rubrics.lockfile import frozen_problems as frozen_problems
     from rubriclib.rubrics.lockfile import lock_entries as lock_entries
+    from rubriclib.rubrics.lockfile import lock_pins as lock_pins
     from rubriclib.rubrics.lockfile import read_lock as read_lock
     from rubriclib.rubrics.lockfile import write_lock as write_lock
     from rubriclib.rubrics.output_fields import RESERVED as RESERVED
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.registry import rubric_from_prompt as rubric_from_prompt
     from rubriclib.rubrics.registry import scan_library as scan_library
     from rubriclib.rubrics.registry import scan_rubrics as scan_rubrics
+    from rubriclib.rubrics.remote.pins import pin_problems as pin_problems
     from rubriclib.rubrics.remote.store import RubricStore as RubricStore
     from rubriclib.rubrics.revision import GUIDELINES_HEADING as GUIDELINES_HEADING
     from rubriclib.rubrics.revision import Revision as Revision
@@ -98,6 +100,8 @@ _HOMES = {
     "load_rubric": ".registry",
     "load_yaml": ".reading",
     "lock_entries": ".lockfile",
+    "lock_pins": ".lockfile",
+    "pin_problems": ".remote.pins",
     "new_from_docent": ".docent",
     "checked_goldens_file": ".scaffold",
     "new_pack": ".scaffold",

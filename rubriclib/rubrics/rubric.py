@@ -119,6 +119,8 @@ class RemoteOrigin(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     reference: str
     commit: str
+    kind: str
+    """What the reference's REV was (`remote.pins.RemotePin.kind`); branch and head float."""
     sha256: str
 
 

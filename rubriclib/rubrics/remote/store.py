@@ -29,6 +29,8 @@ class Fetched:
 
     commit: str
     sha256: str
+    kind: str = "file"
+    """What REV was: tag, commit, branch, head (none given), or file (one https file)."""
 
 
 def sha256_of(content: bytes) -> str:
@@ -77,14 +79,18 @@ class RubricStore:
         if not isinstance(entry, dict):
             return None
         try:
-            return Fetched(str(entry["commit"]), str(entry["sha256"]))
+            return Fetched(str(entry["commit"]), str(entry["sha256"]), str(entry["kind"]))
         except KeyError:
             return None
 
     def record(self, reference: str, fetched: Fetched) -> None:
         """Remember that `reference` resolved to `fetched`."""
         record = self._record()
-        record[reference] = {"commit": fetched.commit, "sha256": fetched.sha256}
+        record[reference] = {
+            "commit": fetched.commit,
+            "sha256": fetched.sha256,
+            "kind": fetched.kind,
+        }
         self.folder.mkdir(parents=True, exist_ok=True)
         text = json.dumps(dict(sorted(record.items())), indent=2, ensure_ascii=False)
         write_atomically(self.folder / RECORD_NAME, text + "\n")
