@@ -79,6 +79,7 @@ COMMAND_MODULES = {
     "report": "report",
     "show": "rubrics",
     "test-goldens": "runs",
+    "update": "versions",
     "validate": "validate",
 }
 RESOLVING_RUBRICS = {

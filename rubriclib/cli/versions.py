@@ -1,4 +1,5 @@
-"""The project commands: `lock` and `check` (versions that mean something) and `config`."""
+"""The project commands: `lock`, `check` and `update` (versions that mean something) and
+`config`."""
 
 from __future__ import annotations
 
@@ -73,6 +74,39 @@ def check(refs: Sequence[str]) -> None:
     verdict = "FAILED" if report.problems else "OK"
     click.echo(f"{verdict}: {len(report.ok)} unchanged, {len(report.problems)} problem(s)")
     sys.exit(1 if report.problems else 0)
+
+
+@main.command()
+@click.argument("refs", nargs=-1)
+def update(refs: Sequence[str]) -> None:
+    """Move the lock's remote pins to what their references resolve to now (every pinned
+    reference, or the REFs given), printing per rubric its version change and a unified diff
+    of the rubric file: what the judge will now be told.
+
+    Refuses (exit 2, the lock unchanged) to move a rubric whose judged text changed without a
+    version bump, or whose version went down: the rule `check` applies to a local rubric.
+
+    \b
+    Example:
+      rubriclib update github.com/org/rubrics@v1#rubrics/house.md
+    """
+    from rubriclib.errors import Problem, RubricError
+    from rubriclib.rubrics import pin_moves, project_root, write_moves
+
+    root = project_root()
+    moves = pin_moves(list(refs), root)
+    for move in moves:
+        click.echo(move.summary)
+        click.echo(move.diff(), nl=False)
+    refused = [(move, why) for move in moves if (why := move.refusal()) is not None]
+    if refused:
+        raise RubricError([Problem(move.reference, "version", why) for move, why in refused])
+    moved = [move for move in moves if move.moved]
+    if moved:
+        path = write_moves(moved, root)
+        click.echo(f"Moved {len(moved)} pin(s) in {path}")
+    else:
+        click.echo("Every pin is up to date")
 
 
 @main.command()

@@ -3,7 +3,8 @@
 In pipeline order: `reading` (a user's file read safely) -> `checklist` (a rubric's checklist
 items and their verdict) -> `rubric` (one file as models: Rubric, Golden) -> `registry` (a name,
 a pin or a path -> a rubric: the project's rubrics/, configured folders, packs, built-ins) ->
-`lockfile` (rubriclib.lock) and `scaffold` (new rubrics and packs, `validate --strict`),
+`lockfile` (rubriclib.lock; `remote/` fetches and pins remote rubrics, `updating` moves
+their pins) and `scaffold` (new rubrics and packs, `validate --strict`),
 `docent` (a Docent rubric's JSON read in as a new rubric) and `revision` (a rubric's next
 version written as a small edit of its file: `align`'s).
 
@@ -71,6 +72,9 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.scaffold import new_pack as new_pack
     from rubriclib.rubrics.scaffold import new_rubric as new_rubric
     from rubriclib.rubrics.scaffold import strict_problems as strict_problems
+    from rubriclib.rubrics.updating import PinMove as PinMove
+    from rubriclib.rubrics.updating import pin_moves as pin_moves
+    from rubriclib.rubrics.updating import write_moves as write_moves
 
 _HOMES = {
     "Answer": ".checklist",
@@ -84,6 +88,7 @@ _HOMES = {
     "MAX_FILE_BYTES": ".reading",
     "PAIRWISE_TOOL": ".rubric",
     "RESERVED": ".output_fields",
+    "PinMove": ".updating",
     "Revision": ".revision",
     "Rubric": ".rubric",
     "RubricStore": ".remote.store",
@@ -101,6 +106,7 @@ _HOMES = {
     "load_yaml": ".reading",
     "lock_entries": ".lockfile",
     "lock_pins": ".lockfile",
+    "pin_moves": ".updating",
     "pin_problems": ".remote.pins",
     "new_from_docent": ".docent",
     "checked_goldens_file": ".scaffold",
@@ -125,5 +131,6 @@ _HOMES = {
     "strict_problems": ".scaffold",
     "value_problems": ".output_fields",
     "write_lock": ".lockfile",
+    "write_moves": ".updating",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)

@@ -132,3 +132,45 @@ def test_an_eval_runs_frozen_and_offline_with_the_repository_gone(
     [line] = (project / "results.jsonl").read_text().splitlines()
     assert f'"remote:{HOST_REF} (commit {commit})"' in line
     assert len(judge_server.requests) == 1
+
+
+def test_update_moves_a_pin_with_the_version_change_and_a_diff(
+    project: Path, rubric_repo: RubricRepo
+) -> None:
+    run("lock")
+    old = rubric_repo.git("rev-parse", "v1.0.0")
+    bumped = remote_rubric(version="1.1.0", words="Pass it only when it cites.")
+    new = rubric_repo.commit({"rubrics/house.md": bumped})
+    rubric_repo.tag("v1.0.0", force=True)
+    result = run("update")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert f"{HOST_REF}: house 1.0.0 -> house 1.1.0 (commit {old[:12]} -> {new[:12]})" in (
+        result.output
+    )
+    assert "-version: 1.0.0\n+version: 1.1.0\n" in result.output
+    assert (
+        "-Pass it. Call" in result.output and "+Pass it only when it cites. Call" in result.output
+    )
+    assert "Moved 1 pin(s) in " in result.output
+    [pin] = pins(project)
+    assert (pin["commit"], pin["version"]) == (new, "1.1.0")
+    again = run("update", HOST_REF)
+    assert again.exit_code == 0 and "house 1.1.0, unchanged" in again.output
+    assert "Every pin is up to date" in again.output
+
+
+def test_update_refuses_a_changed_body_without_a_bump(
+    project: Path, rubric_repo: RubricRepo
+) -> None:
+    run("lock")
+    lock_text = (project / "rubriclib.lock").read_text()
+    rubric_repo.commit({"rubrics/house.md": remote_rubric(words="Always pass.")})
+    rubric_repo.tag("v1.0.0", force=True)
+    result = run("update")
+    assert result.exit_code == 2
+    assert "+Always pass. Call" in result.output  # the diff is still shown
+    assert f"{HOST_REF}: version: house@1.0.0: the judged text changed (digest " in result.stderr
+    assert "bump to 1.0.1 for a wording change" in result.stderr
+    assert (project / "rubriclib.lock").read_text() == lock_text  # nothing written
+    unknown = run("update", "github.com/org/other@v1#x.md")
+    assert unknown.exit_code == 2 and "is not pinned; run `rubriclib lock` first" in unknown.stderr
