@@ -16,7 +16,7 @@ from rubriclib.config import find_project, search_paths
 from rubriclib.errors import Problem, RubricError
 from rubriclib.rubrics.golden import Golden
 from rubriclib.rubrics.goldens_file import GoldensFile
-from rubriclib.rubrics.remote.reference import TAKEN_AS_PATH, is_remote_reference
+from rubriclib.rubrics.remote.reference import is_remote_reference, taken_as_path
 from rubriclib.rubrics.rubric import Rubric, judged_digest, parse_rubric
 from rubriclib.validation import NAME_PATTERN
 
@@ -98,20 +98,12 @@ def load_rubric(
             path = Path(base_dir if base_dir is not None else os.getcwd()).expanduser() / path
         path = Path(os.path.abspath(path))
         if not path.is_symlink() and not path.exists():
-            raise RubricError.single(str(path), "file", f"does not exist ({_taken_as_path(ref)})")
+            raise RubricError.single(str(path), "file", f"does not exist ({taken_as_path(ref)})")
         return parse_rubric(path, source=f"file:{path}", label=str(path))
     name, _, spec = ref.partition("@")
     if not spec:
         return _load_by_name(name.strip(), ref)
     return _load_pinned(name.strip(), spec.strip(), ref)
-
-
-def _taken_as_path(ref: str) -> str:
-    """How a missing file's error says the reference was read: as a path, with the remote
-    form when the reference looks like a host's."""
-    if re.match(r"[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+/", ref):
-        return f"{TAKEN_AS_PATH}; a remote reference is HOST/PATH@REV#FILE or git+URL@REV#FILE"
-    return TAKEN_AS_PATH
 
 
 def _load_pinned(name: str, spec: str, ref: str) -> Rubric:

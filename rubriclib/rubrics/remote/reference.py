@@ -67,6 +67,14 @@ def is_remote_reference(ref: str) -> bool:
     return ref.lower().startswith(_SCHEMES) or bool(_HOST_FORM.fullmatch(ref))
 
 
+def taken_as_path(ref: str) -> str:
+    """How an error on a path reference says so, naming the remote forms when the reference
+    starts like a host's (`github.com/org/repo#x.md`, with no `@REV`, is a path)."""
+    if re.match(r"[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+/", ref):
+        return f"{TAKEN_AS_PATH}; a remote reference is HOST/PATH@REV#FILE or git+URL@REV#FILE"
+    return TAKEN_AS_PATH
+
+
 def redacted(text: str) -> str:
     """`text` with any user part of a URL (`user:token@`) hidden, for an error or a log."""
     return _USER_PART.sub("***@", text)
