@@ -187,6 +187,23 @@ def default_cache_dir() -> Path:
     return Path(base).expanduser() / "rubriclib"
 
 
+def rubric_cache_dir() -> Path:
+    """Where fetched remote rubrics are kept: `rubrics/` in the verdict cache's folder (the
+    configured `cache` folder, else `default_cache_dir()`), whether or not verdicts are cached."""
+    setting = resolve("cache").value
+    folder = Path(setting).expanduser() if isinstance(setting, str) else default_cache_dir()
+    return folder / "rubrics"
+
+
+OFFLINE_VARIABLE = "RUBRICLIB_OFFLINE"
+"""Set to 1 (as `--offline` does) so no remote rubric is fetched: only the cache is read."""
+
+
+def offline() -> bool:
+    """Whether remote rubrics may only come from the cache (`--offline`, RUBRICLIB_OFFLINE=1)."""
+    return os.environ.get(OFFLINE_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def cache_setting(no_cache: bool) -> bool | str:
     """What a command that judges passes as `Judge(cache=...)`: off with --no-cache, else the
     configured folder (or on, in the default folder, unless the config says `cache = false`)."""

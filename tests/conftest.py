@@ -150,7 +150,8 @@ Score it with `set_grade_score`.
 def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the developer's keys, endpoint, model, rubric path or verdict cache: each
     test gets a cache folder of its own."""
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "RUBRICLIB_MODEL", "RUBRICLIB_PATH"):
+    names = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "RUBRICLIB_MODEL", "RUBRICLIB_PATH")
+    for name in (*names, "RUBRICLIB_OFFLINE", "GIT_CONFIG_COUNT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RUBRICLIB_CACHE_DIR", str(tmp_path / "verdict-cache"))
 

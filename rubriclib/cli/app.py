@@ -79,8 +79,62 @@ COMMAND_MODULES = {
     "report": "report",
     "show": "rubrics",
     "test-goldens": "runs",
+    "update": "versions",
     "validate": "validate",
 }
+RESOLVING_RUBRICS = {
+    "align",
+    "batch",
+    "calibrate",
+    "check",
+    "eval",
+    "judge",
+    "list",
+    "lock",
+    "render",
+    "show",
+    "test-goldens",
+    "update",
+    "validate",
+}
+"""The commands that resolve rubric references: each (a group's every command) takes --offline."""
+
+
+def _go_offline(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    """--offline: RUBRICLIB_OFFLINE=1 while the command runs (so its subprocesses see it too)."""
+    from rubriclib.config import OFFLINE_VARIABLE
+
+    if not value:
+        return
+    before = os.environ.get(OFFLINE_VARIABLE)
+    os.environ[OFFLINE_VARIABLE] = "1"
+
+    def restore() -> None:
+        if before is None:
+            os.environ.pop(OFFLINE_VARIABLE, None)
+        else:
+            os.environ[OFFLINE_VARIABLE] = before
+
+    ctx.call_on_close(restore)
+
+
+def with_offline(command: click.Command) -> None:
+    """Give `command` (each command of a group) the --offline flag."""
+    for sub in command.commands.values() if isinstance(command, click.Group) else ():
+        with_offline(sub)
+    if isinstance(command, click.Group) or any(p.name == "offline" for p in command.params):
+        return
+    command.params.append(
+        click.Option(
+            ["--offline"],
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            callback=_go_offline,
+            help="Never fetch a remote rubric: read it from the rubric cache, or stop (exit 2) "
+            "naming the command that fetches it. Also RUBRICLIB_OFFLINE=1.",
+        )
+    )
 
 
 class _Group(click.Group):
@@ -92,7 +146,10 @@ class _Group(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
             importlib.import_module(f"rubriclib.cli.{COMMAND_MODULES[cmd_name]}")
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if command is not None and cmd_name in RESOLVING_RUBRICS:
+            with_offline(command)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -298,31 +298,46 @@ def _exit_code(run: GoldensReport) -> int:
 
 @main.group()
 def cache() -> None:
-    """The verdict cache: where it is, what it holds, and clearing it.
+    """The verdict cache and the rubric cache: where they are, what they hold, and clearing them.
 
-    Commands that judge keep every verdict (never an error) in it, keyed by the endpoint,
-    model, exact messages, tools and sampling settings, so an unchanged rerun sends nothing.
-    The folder is $RUBRICLIB_CACHE_DIR, else ~/.cache/rubriclib.
+    Commands that judge keep every verdict (never an error) in the verdict cache, keyed by the
+    endpoint, model, exact messages, tools and sampling settings, so an unchanged rerun sends
+    nothing. Remote rubrics are kept, by sha256, in the rubric cache (`rubrics/` beside it),
+    so a run works offline. The folder is $RUBRICLIB_CACHE_DIR, else ~/.cache/rubriclib.
     """
 
 
 @cache.command("info")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def cache_info(as_json: bool) -> None:
-    """Print where the cache is, how many verdicts it holds and its size."""
+    """Print where each cache is, what it holds and its size."""
     from rubriclib.judging import VerdictCache
+    from rubriclib.rubrics import RubricStore
 
     info = VerdictCache().info()
+    rubrics = RubricStore().info()
     if as_json:
-        click.echo(json.dumps(info, indent=2))
+        click.echo(json.dumps({**info, "rubrics": rubrics}, indent=2))
         return
     click.echo(f"path: {info['path']}\nentries: {info['entries']}\nbytes: {info['bytes']}")
+    click.echo(
+        f"rubric cache: {rubrics['path']}\nrubric files: {rubrics['files']} "
+        f"({rubrics['references']} reference(s))\nrubric bytes: {rubrics['bytes']}"
+    )
 
 
 @cache.command("clear")
-def cache_clear() -> None:
-    """Delete every cached verdict."""
+@click.option("--verdicts", "only_verdicts", is_flag=True, help="Clear only the verdict cache.")
+@click.option("--rubrics", "only_rubrics", is_flag=True, help="Clear only the rubric cache.")
+def cache_clear(only_verdicts: bool, only_rubrics: bool) -> None:
+    """Delete every cached verdict and every fetched remote rubric (or only one cache); an
+    offline run then needs the rubrics fetched again."""
     from rubriclib.judging import VerdictCache
+    from rubriclib.rubrics import RubricStore
 
-    removed = VerdictCache().clear()
-    click.echo(f"Removed {removed} cached verdict(s)")
+    both = only_verdicts == only_rubrics
+    if both or only_verdicts:
+        click.echo(f"Removed {VerdictCache().clear()} cached verdict(s)")
+    if both or only_rubrics:
+        store = RubricStore()
+        click.echo(f"Removed {store.clear()} fetched rubric(s) from {store.folder}")

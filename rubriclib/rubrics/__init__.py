@@ -3,7 +3,8 @@
 In pipeline order: `reading` (a user's file read safely) -> `checklist` (a rubric's checklist
 items and their verdict) -> `rubric` (one file as models: Rubric, Golden) -> `registry` (a name,
 a pin or a path -> a rubric: the project's rubrics/, configured folders, packs, built-ins) ->
-`lockfile` (rubriclib.lock) and `scaffold` (new rubrics and packs, `validate --strict`),
+`lockfile` (rubriclib.lock; `remote/` fetches and pins remote rubrics, `updating` moves
+their pins) and `scaffold` (new rubrics and packs, `validate --strict`),
 `docent` (a Docent rubric's JSON read in as a new rubric) and `revision` (a rubric's next
 version written as a small edit of its file: `align`'s).
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.lockfile import check as check
     from rubriclib.rubrics.lockfile import frozen_problems as frozen_problems
     from rubriclib.rubrics.lockfile import lock_entries as lock_entries
+    from rubriclib.rubrics.lockfile import lock_pins as lock_pins
     from rubriclib.rubrics.lockfile import read_lock as read_lock
     from rubriclib.rubrics.lockfile import write_lock as write_lock
     from rubriclib.rubrics.output_fields import RESERVED as RESERVED
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.registry import rubric_from_prompt as rubric_from_prompt
     from rubriclib.rubrics.registry import scan_library as scan_library
     from rubriclib.rubrics.registry import scan_rubrics as scan_rubrics
+    from rubriclib.rubrics.remote.pins import pin_problems as pin_problems
+    from rubriclib.rubrics.remote.store import RubricStore as RubricStore
     from rubriclib.rubrics.revision import GUIDELINES_HEADING as GUIDELINES_HEADING
     from rubriclib.rubrics.revision import Revision as Revision
     from rubriclib.rubrics.revision import next_minor as next_minor
@@ -68,6 +72,9 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.scaffold import new_pack as new_pack
     from rubriclib.rubrics.scaffold import new_rubric as new_rubric
     from rubriclib.rubrics.scaffold import strict_problems as strict_problems
+    from rubriclib.rubrics.updating import PinMove as PinMove
+    from rubriclib.rubrics.updating import pin_moves as pin_moves
+    from rubriclib.rubrics.updating import write_moves as write_moves
 
 _HOMES = {
     "Answer": ".checklist",
@@ -81,8 +88,10 @@ _HOMES = {
     "MAX_FILE_BYTES": ".reading",
     "PAIRWISE_TOOL": ".rubric",
     "RESERVED": ".output_fields",
+    "PinMove": ".updating",
     "Revision": ".revision",
     "Rubric": ".rubric",
+    "RubricStore": ".remote.store",
     "SCORE_TOOL": ".rubric",
     "SEMVER": ".rubric",
     "VERDICT_TOOL": ".rubric",
@@ -96,6 +105,9 @@ _HOMES = {
     "load_rubric": ".registry",
     "load_yaml": ".reading",
     "lock_entries": ".lockfile",
+    "lock_pins": ".lockfile",
+    "pin_moves": ".updating",
+    "pin_problems": ".remote.pins",
     "new_from_docent": ".docent",
     "checked_goldens_file": ".scaffold",
     "new_pack": ".scaffold",
@@ -119,5 +131,6 @@ _HOMES = {
     "strict_problems": ".scaffold",
     "value_problems": ".output_fields",
     "write_lock": ".lockfile",
+    "write_moves": ".updating",
 }
 __getattr__, __dir__ = lazy_face(__name__, _HOMES)

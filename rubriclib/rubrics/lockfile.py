@@ -3,7 +3,8 @@ without a version bump is caught (`check`), and a frozen run refuses rubrics tha
 ask one question, `lock_problem`, so `check` passes exactly when a frozen run would start.
 
 The lock sits at the project root. It is YAML, sorted by name then source, with file sources
-relative to the project root, so it diffs cleanly and means the same on every machine.
+relative to the project root, so it diffs cleanly and means the same on every machine. Remote
+rubrics are pinned apart, in its `remote:` list, by reference (`remote.pins`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from rubriclib.errors import InputError, Problem, RubricError
 from rubriclib.files import write_atomically
 from rubriclib.rubrics.reading import load_yaml, read_text
 from rubriclib.rubrics.registry import load_rubric, project_root
+from rubriclib.rubrics.remote.pins import LOCK_NAME, RemotePin, pin_data, pin_problems, read_pins
 from rubriclib.rubrics.rubric import Rubric
 
-LOCK_NAME = "rubriclib.lock"
 HEADER = (
     "# rubriclib.lock: the rubric versions and digests this project was checked against.\n"
     "# Written by `rubriclib lock`; `rubriclib check` compares the project with it.\n"
@@ -88,16 +89,33 @@ def lock_entries(used: list[Rubric], refs: list[str], root: Path | None = None) 
     no REF, those. With REFs (as `cargo update -p`): those entries added or refreshed, every
     rubric the project uses that the lock lacks added, every other entry kept as it was."""
     root = root or project_root()
+    used = _local(used)
     if not refs:
         return _sorted(Locked.of(rubric, root) for rubric in used)
     entries = {(e.name, e.source): e for e in read_lock(root)} if _has_lock(root) else {}
     for rubric in used:
         now = Locked.of(rubric, root)
         entries.setdefault((now.name, now.source), now)
-    for ref in refs:
-        now = Locked.of(load_rubric(ref), root)
+    for rubric in _local([load_rubric(ref) for ref in refs]):
+        now = Locked.of(rubric, root)
         entries[(now.name, now.source)] = now
     return _sorted(entries.values())
+
+
+def lock_pins(used: list[Rubric], refs: list[str], root: Path | None = None) -> list[RemotePin]:
+    """The remote pins `rubriclib lock [REF...]` writes, as `lock_entries` does for the others:
+    a reference the lock pins keeps its pin (it loads as pinned; `update` moves it)."""
+    root = root or project_root()
+    pins = read_pins(root) if refs else {}
+    for rubric in used + [load_rubric(ref) for ref in refs]:
+        if rubric.remote is not None:
+            pins[rubric.remote.reference] = RemotePin.of(rubric)
+    return [pins[reference] for reference in sorted(pins)]
+
+
+def _local(rubrics: list[Rubric]) -> list[Rubric]:
+    """The rubrics that are not remote (those are pinned apart)."""
+    return [rubric for rubric in rubrics if rubric.remote is None]
 
 
 def _has_lock(root: Path) -> bool:
@@ -109,10 +127,18 @@ def _sorted(entries: Iterable[Locked]) -> list[Locked]:
     return sorted(set(entries), key=lambda entry: (entry.name, entry.source))
 
 
-def write_lock(entries: Iterable[Locked], root: Path | None = None) -> Path:
-    """Write the lock holding `entries` (sorted, one per name and source) and return it."""
+def write_lock(
+    entries: Iterable[Locked], root: Path | None = None, pins: Iterable[RemotePin] = ()
+) -> Path:
+    """Write the lock holding `entries` (sorted, one per name and source) and the remote
+    rubrics' `pins` (by reference), and return it."""
     root = root or project_root()
-    data = {"lock_version": 1, "rubrics": [_entry_data(entry) for entry in _sorted(entries)]}
+    data: dict[str, Any] = {
+        "lock_version": 1,
+        "rubrics": [_entry_data(entry) for entry in _sorted(entries)],
+    }
+    if remote := sorted(pins, key=lambda pin: pin.reference):
+        data["remote"] = [pin_data(pin) for pin in remote]
     text = HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
     path = root / LOCK_NAME
     write_atomically(path, text)
@@ -161,7 +187,7 @@ def check(rubrics: list[Rubric], locked: list[Locked], root: Path | None = None)
     still resolves to (it may be locked for a command line the project scan cannot see)."""
     root = root or project_root()
     report = CheckReport()
-    current = {(e.name, e.source): e for e in (Locked.of(r, root) for r in rubrics)}
+    current = {(e.name, e.source): e for e in (Locked.of(r, root) for r in _local(rubrics))}
     unused = list(locked)
     for now in _sorted(current.values()):
         entry = entry_for(locked, now)
@@ -259,8 +285,11 @@ def frozen_problems(rubrics: list[Rubric], root: Path | None = None) -> list[Pro
         locked = read_lock(root)
     except RubricError as error:
         return error.problems
-    problems = []
-    for rubric in rubrics:
+    problems = [
+        Problem(problem.source, problem.field, f"{problem.message} (--frozen)")
+        for problem in pin_problems(rubrics, root)
+    ]
+    for rubric in _local(rubrics):
         now = Locked.of(rubric, root)
         if (problem := lock_problem(entry_for(locked, now), now)) is not None:
             problems.append(Problem(label, now.name, f"{problem} (--frozen)"))

@@ -16,6 +16,7 @@ from rubriclib.config import find_project, search_paths
 from rubriclib.errors import Problem, RubricError
 from rubriclib.rubrics.golden import Golden
 from rubriclib.rubrics.goldens_file import GoldensFile
+from rubriclib.rubrics.remote.reference import is_remote_reference, taken_as_path
 from rubriclib.rubrics.rubric import Rubric, judged_digest, parse_rubric
 from rubriclib.validation import NAME_PATTERN
 
@@ -50,7 +51,10 @@ def builtin_names() -> list[str]:
 
 
 def is_path_reference(ref: str) -> bool:
-    """Whether `ref` names a file rather than a rubric name."""
+    """Whether `ref` names a file rather than a rubric name or a remote rubric (see
+    `remote.reference` for the rule telling a remote reference from a path)."""
+    if is_remote_reference(ref):
+        return False
     return (
         ref.endswith(".md")
         or ref.startswith((".", "/", "~"))
@@ -84,11 +88,17 @@ def load_rubric(
     if not isinstance(ref, str) or not ref.strip():
         raise RubricError.single(repr(ref), "reference", "must be a rubric name or a file path")
     ref = ref.strip()
+    if not given_path and is_remote_reference(ref):
+        from rubriclib.rubrics.remote.loading import load_remote
+
+        return load_remote(ref)
     if given_path or is_path_reference(ref):
         path = Path(ref).expanduser()
         if not path.is_absolute():
             path = Path(base_dir if base_dir is not None else os.getcwd()).expanduser() / path
         path = Path(os.path.abspath(path))
+        if not path.is_symlink() and not path.exists():
+            raise RubricError.single(str(path), "file", f"does not exist ({taken_as_path(ref)})")
         return parse_rubric(path, source=f"file:{path}", label=str(path))
     name, _, spec = ref.partition("@")
     if not spec:

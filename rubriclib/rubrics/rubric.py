@@ -112,12 +112,24 @@ class _Frontmatter(BaseModel):
         return value.strip()
 
 
+class RemoteOrigin(BaseModel):
+    """Where a remote rubric came from: the reference as written, the commit it resolved to (the
+    URL, for one https file) and the sha256 of the file's bytes (what the lock pins)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    reference: str
+    commit: str
+    kind: str
+    """What the reference's REV was (`remote.pins.RemotePin.kind`); branch and head float."""
+    sha256: str
+
+
 class Rubric(_Frontmatter):
     """A validated rubric: its frontmatter, body, and where it came from."""
 
     body: str
     source: str
-    """`builtin:NAME` or `file:ABSOLUTE_PATH`."""
+    """`builtin:NAME`, `file:ABSOLUTE_PATH`, or `remote:REFERENCE (commit COMMIT)`."""
     path: Path
     """The file the rubric was read from."""
     digest: str
@@ -130,6 +142,8 @@ class Rubric(_Frontmatter):
     text: str | None = Field(default=None, repr=False, exclude=True)
     """The whole file as it was read (frontmatter and body), so nothing reads the file again
     after resolution (`revise` edits this text); None for a rubric an eval file's prompt made."""
+    remote: RemoteOrigin | None = Field(default=None, repr=False, exclude=True)
+    """A remote rubric's reference, commit and sha256; None for every other rubric."""
 
     @property
     def tool_names(self) -> tuple[str, str]:

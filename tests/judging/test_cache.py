@@ -235,7 +235,10 @@ def test_an_unchanged_rerun_sends_nothing_and_an_edit_rejudges_only_its_rubric(
     info = CliRunner().invoke(main, ["cache", "info", "--json"])
     assert json.loads(info.output)["entries"] == 12
     cleared = CliRunner().invoke(main, ["cache", "clear"])
-    assert cleared.output == "Removed 12 cached verdict(s)\n"
+    assert cleared.output.splitlines() == [
+        "Removed 12 cached verdict(s)",
+        f"Removed 0 fetched rubric(s) from {tmp_path / 'verdict-cache' / 'rubrics'}",
+    ]
     text = CliRunner().invoke(main, ["cache", "info"]).output
     assert "entries: 0" in text and str(tmp_path / "verdict-cache") in text
 
