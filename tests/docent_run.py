@@ -129,7 +129,10 @@ def grouped_run() -> AgentRun:
             name=name,
             transcript_group_id=group.id if group else None,
             created_at=when,
-            messages=[UserMessage(content=f"Start {name}."), AssistantMessage(content=f"{name} done.")],
+            messages=[
+                UserMessage(content=f"Start {name}."),
+                AssistantMessage(content=f"{name} done."),
+            ],
         )
 
     return AgentRun(

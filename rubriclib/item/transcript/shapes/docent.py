@@ -71,8 +71,10 @@ def _listed(value: Any, where: str, problems: Problems) -> Listed:
     elif isinstance(value, list):
         entries = [(f"{where}[{index}]", entry) for index, entry in enumerate(value)]
     else:
-        kind = "missing" if value is None else f"a {type(value).__name__}"
-        problems.append((where, f"must be a list, not {kind}"))
+        said = f"must be a list, not {type(value).__name__}"
+        problems.append(
+            (where, "missing: an AgentRun has a list of them" if value is None else said)
+        )
         return []
     for place, entry in entries:
         if not isinstance(entry, Mapping):
