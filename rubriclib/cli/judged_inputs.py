@@ -14,7 +14,6 @@ import click
 
 from rubriclib.cli.app import BadInput
 from rubriclib.cli.options import TEXT_HELP, one_stdin, option_text, with_options
-from rubriclib.validation import LineFinder
 
 if TYPE_CHECKING:
     from rubriclib.item import Transcript
@@ -118,6 +117,8 @@ def _line_finder(text: str, data: Any) -> Callable[[str], int]:
     """The line of the file a problem's place is on: a list's message's (`transcript[3]...`),
     or, in a mapping (an AgentRun's dump), the line of the field it names or its parent's."""
     if isinstance(data, dict):
+        from rubriclib.validation import LineFinder  # loaded by who needs it
+
         finder = LineFinder(text, "", root="transcript")
         return lambda place: finder.line(place) or 1
     lines = message_lines(text)

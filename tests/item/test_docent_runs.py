@@ -86,7 +86,7 @@ def test_render_shows_each_transcript_headed_and_its_blocks_as_in_chat_shape() -
     for number, (start, end) in enumerate(transcript.bounds):
         alone = Transcript(messages=transcript.messages[start:end], shape="openai-chat")
         chat, _ = run_blocks(alone, 100_000)
-        as_docent = re.sub(r"\bM(\d+)\b", lambda m: f"T{number}B{int(m[1]) - 1}", chat)
+        as_docent = re.sub(r"\bM(\d+)\b", lambda m, n=number: f"T{n}B{int(m[1]) - 1}", chat)
         assert f"{headings[number]}\n\n{as_docent}" in text
     assert "[T1B3] tool error for refund (call_1, answers the call in T1B2)" in text
 

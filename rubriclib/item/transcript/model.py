@@ -8,7 +8,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, Literal
 
 from pydantic import (
@@ -192,10 +192,14 @@ def pair_parts(
     calls: list[Answered | None] = []
     notes: list[tuple[int, str]] = []
     for start, end in bounds:
-        pairing = pair_results(messages[start:end], lambda at, start=start: place(start + at))
+        pairing = pair_results(messages[start:end], partial(_shifted, place, start))
         calls.extend(None if call is None else (start + call[0], call[1]) for call in pairing.calls)
         notes.extend((start + at, note) for at, note in pairing.notes)
     return Pairing(tuple(calls), tuple(notes))
+
+
+def _shifted(place: Callable[[int], str], start: int, at: int) -> str:
+    return place(start + at)
 
 
 def _paired(

@@ -149,7 +149,7 @@ def list_blocks(run: ExploredRun, page: Any = 1) -> ToolAnswer:
     start = (page - 1) * LIST_PAGE
     end = start + LIST_PAGE if page < pages else len(run.blocks) + 1  # with a last empty one
     headings = part_headings(run.transcript)
-    lines = []
+    lines: list[str] = []
     for index in range(start, min(end, len(run.blocks) + 1)):
         lines.extend(heading for at, heading in headings if at == index)
         if index < len(run.blocks):
