@@ -32,21 +32,29 @@ def long_run(blocks: int = 30, characters: int = 20_100, needle_at: int | None =
     return run
 
 
+BLOCK_ID = r"(M\d+|T\d+B\d+)"
+"""A block's id as a judge is shown it: `M33`, or `T1B3` in a run of several transcripts."""
+
+
 def exploring_judge(
-    verdict: str = "fail", cite: str | None = None, pattern: str = "refund .* without"
+    verdict: str = "fail",
+    cite: str | None = None,
+    pattern: str = "refund .* without",
+    cite_block: str | None = None,
 ) -> Callable[[dict[str, Any]], Reply]:
     """A judge that searches the run for the refund, reads around the first hit and then gives
-    `verdict`, citing what it read (or `cite`, a quote it did not read)."""
+    `verdict`, citing what it read (or `cite`, a quote it did not read; in `cite_block`, when
+    given, rather than the block it read)."""
 
     def answer(body: dict[str, Any]) -> Reply:
         last = body["messages"][-1]
         if last["role"] == "user":
             return tool_reply("search_run", {"pattern": pattern})
         if "match(es)" in last["content"]:
-            block, at = re.search(r"\[(M\d+)\] at ([\d,]+):", last["content"]).groups()
+            block, at = re.search(rf"\[{BLOCK_ID}\] at ([\d,]+):", last["content"]).groups()
             offset = max(0, int(at.replace(",", "")) - 40)
             return tool_reply("read_block", {"block": block, "offset": offset, "limit": 200})
-        block = re.match(r"\[(M\d+)\]", last["content"])[1]
+        block = cite_block or re.match(rf"\[{BLOCK_ID}\]", last["content"])[1]
         quote = cite or NEEDLE
         citations = [{"block": block, "quote": quote}]
         return tool_reply(

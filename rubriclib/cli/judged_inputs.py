@@ -92,10 +92,9 @@ def transcript_file(value: str | None) -> Transcript | None:
     try:
         return read_transcript(data)
     except TranscriptError as error:
-        lines = message_lines(text)
-        raise BadInput(
-            *(f"{name}:{_line(place, lines)}: {place}: {why}" for place, why in error.problems)
-        ) from None
+        line = _line_finder(text, data)
+        problems = (f"{name}:{line(place)}: {place}: {why}" for place, why in error.problems)
+        raise BadInput(*problems) from None
 
 
 def message_lines(text: str) -> list[int]:
@@ -114,10 +113,22 @@ def message_lines(text: str) -> list[int]:
         position = decoder.raw_decode(text, position)[1]
 
 
-def _line(place: str, lines: list[int]) -> int:
-    found = re.match(r"transcript\[(\d+)\]", place)
-    index = int(found[1]) if found else -1
-    return lines[index] if 0 <= index < len(lines) else 1
+def _line_finder(text: str, data: Any) -> Callable[[str], int]:
+    """The line of the file a problem's place is on: a list's message's (`transcript[3]...`),
+    or, in a mapping (an AgentRun's dump), the line of the field it names or its parent's."""
+    if isinstance(data, dict):
+        from rubriclib.validation import LineFinder  # loaded by who needs it
+
+        finder = LineFinder(text, "", root="transcript")
+        return lambda place: finder.line(place) or 1
+    lines = message_lines(text)
+
+    def line(place: str) -> int:
+        found = re.match(r"transcript\[(\d+)\]", place)
+        index = int(found[1]) if found else -1
+        return lines[index] if 0 <= index < len(lines) else 1
+
+    return line
 
 
 def with_judged_inputs(command: C) -> C:

@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     from rubriclib.judging.profile import profile_text as profile_text
     from rubriclib.judging.profile import shifted as shifted
     from rubriclib.judging.profile import sigmoid as sigmoid
+    from rubriclib.judging.prompt.agent_run import BLOCK_HEAD as BLOCK_HEAD
+    from rubriclib.judging.prompt.agent_run import PART_HEADING as PART_HEADING
     from rubriclib.judging.prompt.agent_run import run_blocks as run_blocks
     from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN as CHARACTERS_PER_TOKEN
     from rubriclib.judging.prompt.blocks import fence as fence
@@ -86,6 +88,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.target import TargetSettings as TargetSettings
 
 _HOMES = {
+    "BLOCK_HEAD": ".prompt.agent_run",
     "CHARACTERS_PER_TOKEN": ".prompt.blocks",
     "DEFAULT_MAX_PROMPT_TOKENS": ".prompt.render",
     "Details": ".result",
@@ -97,6 +100,7 @@ _HOMES = {
     "Job": ".engine",
     "Judge": ".judge",
     "Pacing": ".endpoints.pacer",
+    "PART_HEADING": ".prompt.agent_run",
     "Panel": ".panel",
     "Profile": ".profile",
     "Rule": ".combining",

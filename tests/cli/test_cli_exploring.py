@@ -141,3 +141,36 @@ def test_the_dry_run_names_the_rows_that_would_be_explored(
     assert "[M3] tool result for lookup_orders" in planned.output  # the first message's list
     whole = CliRunner().invoke(main, ["eval", str(eval_file), "--dry-run", "--evidence", "whole"])
     assert "would explore" not in whole.output
+
+
+DOCENT_RUN = Path(__file__).parents[1] / "data" / "runs" / "docent_run.json"
+CONFIRMATION = "Refunds over $10 need the customer's confirmation."
+
+
+@pytest.mark.parametrize(
+    ("cite_block", "cite", "status"),
+    [(None, CONFIRMATION, "verified"), ("T1B7", '"status": "refunded"', "unverified")],
+)
+def test_an_explored_docent_run_is_read_and_cited_by_its_transcript_block_ids(
+    library: Path, endpoint: JudgeServer, cite_block: str | None, cite: str, status: str
+) -> None:
+    """The judge finds the refused refund in the second transcript, reads that block (T1B3)
+    and cites it: verified; a quote of a block it never read (T1B7) is not (the rubric asks
+    for citations but does not require one, so the verdict stands)."""
+    (library / "support-run.md").write_text(RUBRIC.replace("required", "optional"))
+    endpoint.responder = exploring_judge(
+        pattern="customer's confirmation", cite=cite, cite_block=cite_block
+    )
+    arguments = ["--transcript", str(DOCENT_RUN), "--evidence", "explore", "--json"]
+    ran = CliRunner().invoke(main, ["judge", "support-run", *arguments, "--no-cache"])
+    result = json.loads(ran.output)
+    assert result["details"]["exploration"]["blocks_read"] == ["T1B3"]
+    [citation] = result["details"]["citations"]
+    assert (citation["block"], citation["status"]) == (cite_block or "T1B3", status)
+    search = endpoint.requests[1]["messages"][-1]["content"]
+    assert search.startswith("1 match(es):\n\n[T1B3] at 34: (error) Refunds over $10")
+    listed = endpoint.requests[0]["messages"][1]["content"]
+    assert "== Transcript T1: refunds; metadata" in listed
+    assert (
+        "[T1B3] tool error for refund (call_1, answers the call in T1B2), 58 characters" in listed
+    )

@@ -14,7 +14,9 @@ from judge_server import JudgeServer, Reply, completion, error_reply, tool_reply
 from long_runs import NEEDLE, exploring_judge, long_run
 
 from rubriclib import JudgeConfigError, Rubric, load_rubric
+from rubriclib.item import read_transcript
 from rubriclib.judging.judge import Judge
+from rubriclib.judging.prompt.exploring import ExploredRun, list_blocks, read_block
 
 
 @pytest.fixture
@@ -215,7 +217,7 @@ def test_a_search_is_plain_text_too_and_a_runaway_pattern_is_only_plain_text() -
     import time
 
     from rubriclib import read_transcript
-    from rubriclib.judging.prompt.exploring import ExploredRun, search_run
+    from rubriclib.judging.prompt.exploring import search_run
 
     hexes = "commit " + "0f3a9c" * 40 + " then a Refund of $412, at last"
     run = ExploredRun(read_transcript([{"role": "user", "content": hexes}]), 1000)
@@ -342,3 +344,22 @@ def test_arguments_nested_past_the_parser_s_depth_are_not_a_crash(
     assert result.verdict == "error" and "not JSON" in result.reason
     told = judge_server.requests[1]["messages"][-1]["content"]
     assert told == "The arguments of list_blocks are not a JSON object."
+
+
+def test_the_tools_name_a_docent_run_s_blocks_by_transcript() -> None:
+    """A run of several transcripts: blocks listed under each transcript's heading, read by
+    their `T1B3` ids (however a judge spells them), an unknown id told the ids there are."""
+    runs = Path(__file__).parents[1] / "data" / "runs"
+    run = ExploredRun(read_transcript(json.loads((runs / "docent_run.json").read_text())), 0)
+    listed = list_blocks(run).text.split("\n")
+    assert listed[0].startswith("== Transcript T0: triage; Reads the ticket")
+    assert listed[6].startswith('== Transcript T1: refunds; metadata {"agent": "refunds"}')
+    assert listed[7] == (
+        "[T1B0] system, 70 characters: You are Acme's refunds agent. Confirm with the user "
+        "before any refund."
+    )
+    assert read_block(run, " [t1b08] ").text.startswith("[T1B8] assistant\nDone: $12.50")
+    assert read_block(run, "T1B8").parts == ((13, 0, 45),)
+    refused = read_block(run, "M3")
+    assert not refused.valid
+    assert refused.text == "No block 'M3': the run's blocks are T0B0 to T0B4, T1B0 to T1B8."

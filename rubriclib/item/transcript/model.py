@@ -8,10 +8,16 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 Shape = Literal[
@@ -24,6 +30,7 @@ Shape = Literal[
     "letta",
     "pydantic-ai",
     "smolagents",
+    "docent",
 ]
 Problems = list[tuple[str, str]]
 """`(where, what is wrong)` for each problem of a run."""
@@ -61,13 +68,61 @@ class Message(BaseModel):
     """A tool result the tool reported as an error (Anthropic's `is_error`)."""
 
 
+class RunPart(BaseModel):
+    """One transcript of a run recorded as several (Docent's AgentRun): the index of its first
+    message in the run, and its heading (its name and what it records about itself, short)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    start: int
+    heading: str
+
+
 class Transcript(BaseModel):
-    """An agent run: its messages in order, and the shape it was recorded in."""
+    """An agent run: its messages in order, the shape it was recorded in, and, for a run
+    recorded as several transcripts, where each starts (`parts`: its blocks are then named
+    `T1B3`, as Docent names them, rather than `M12`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     messages: tuple[Message, ...]
     shape: Shape
+    parts: tuple[RunPart, ...] = ()
+
+    @model_validator(mode="after")
+    def _parts_in_order(self) -> Transcript:
+        starts = [part.start for part in self.parts]
+        if starts and (
+            starts[0] != 0 or starts != sorted(starts) or starts[-1] > len(self.messages)
+        ):
+            raise ValueError("parts must start at 0 and in order, within the run's messages")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`parts` only where the run has them: a one-transcript run is written as before."""
+        written: dict[str, Any] = handler(self)
+        if not self.parts:
+            written.pop("parts", None)
+        return written
+
+    @cached_property
+    def bounds(self) -> tuple[tuple[int, int], ...]:
+        """Each transcript's messages as `(start, end)`: one, the whole run, without parts."""
+        starts = [part.start for part in self.parts] or [0]
+        return tuple(zip(starts, [*starts[1:], len(self.messages)], strict=True))
+
+    @cached_property
+    def block_ids(self) -> tuple[str, ...]:
+        """Each message's block id: `M1` on, or `T0B0` on (Docent's: transcript, then block,
+        each from 0) in a run of parts."""
+        if not self.parts:
+            return tuple(f"M{index}" for index in range(1, len(self.messages) + 1))
+        return tuple(
+            f"T{number}B{index - start}"
+            for number, (start, end) in enumerate(self.bounds)
+            for index in range(start, end)
+        )
 
     @property
     def final_answer(self) -> str | None:
@@ -86,8 +141,8 @@ class Transcript(BaseModel):
 
     @cached_property
     def pairing(self) -> Pairing:
-        """Which call each tool result answers (`pair_results`)."""
-        return pair_results(self.messages)
+        """Which call each tool result answers (`pair_results`), within each transcript."""
+        return pair_parts(self.messages, self.bounds, self.block_ids.__getitem__)
 
 
 Answered = tuple[int, ToolCall]
@@ -127,6 +182,24 @@ def pair_results(
         made.extend((index, call) for call in message.tool_calls)
         open_calls.extend((index, call) for call in message.tool_calls)
     return Pairing(tuple(calls), tuple(notes))
+
+
+def pair_parts(
+    messages: Sequence[Message], bounds: Sequence[tuple[int, int]], place: Callable[[int], str]
+) -> Pairing:
+    """`pair_results` of each transcript's messages (`bounds`: start and end of each), as one
+    run's pairing: a result answers a call of its own transcript."""
+    calls: list[Answered | None] = []
+    notes: list[tuple[int, str]] = []
+    for start, end in bounds:
+        pairing = pair_results(messages[start:end], partial(_shifted, place, start))
+        calls.extend(None if call is None else (start + call[0], call[1]) for call in pairing.calls)
+        notes.extend((start + at, note) for at, note in pairing.notes)
+    return Pairing(tuple(calls), tuple(notes))
+
+
+def _shifted(place: Callable[[int], str], start: int, at: int) -> str:
+    return place(start + at)
 
 
 def _paired(
@@ -182,11 +255,13 @@ def paired_transcript(
     shape: Shape,
     problems: Problems,
     warnings: Problems | None = None,
+    parts: tuple[RunPart, ...] = (),
 ) -> Transcript:
-    """The run read as `messages` (each recorded at `places[i]`): every call given an id, every
-    tool result paired with its call, a TranscriptError naming every problem, and what was
-    doubtful in pairing added to `warnings` (logged when no list is given)."""
-    transcript = Transcript(messages=tuple(with_call_ids(messages)), shape=shape)
+    """The run read as `messages` (each recorded at `places[i]`; in `parts` when it was
+    recorded as several transcripts): every call given an id, every tool result paired with its
+    call, a TranscriptError naming every problem, and what was doubtful in pairing added to
+    `warnings` (logged when no list is given)."""
+    transcript = Transcript(messages=tuple(with_call_ids(messages)), shape=shape, parts=parts)
     problems.extend(lone_surrogates(transcript, places))
     problems.extend(unanswered(transcript, places))
     if problems:
@@ -235,7 +310,7 @@ def lone_surrogates(transcript: Transcript, places: list[str]) -> Problems:
 def pairing_doubts(transcript: Transcript, places: list[str]) -> Problems:
     """What was doubtful in pairing the run's tool results with its calls, each at the
     result's place and naming the call's."""
-    pairing = pair_results(transcript.messages, places.__getitem__)
+    pairing = pair_parts(transcript.messages, transcript.bounds, places.__getitem__)
     return [(places[index], note) for index, note in pairing.notes]
 
 

@@ -24,6 +24,7 @@ from rubriclib.item.transcript.shapes.anthropic import (
     sdk_message,
 )
 from rubriclib.item.transcript.shapes.chat import chat_message
+from rubriclib.item.transcript.shapes.docent import docent_sign, read_agent_run
 from rubriclib.item.transcript.shapes.langchain import (
     langchain_message,
     langchain_objects,
@@ -63,16 +64,18 @@ def read_transcript(
     value: Any, field: str = "transcript", warnings: Problems | None = None
 ) -> Transcript:
     """`value` (a list of messages or items in one shape, an Anthropic request's `{system,
-    messages}`, a Responses request's `{instructions, input}`, a whole Response, or an
-    OpenTelemetry export of one trace) as a Transcript; a TranscriptError naming every problem.
-    What was doubtful in pairing tool results with calls is added to `warnings`, or logged
-    when no list is given."""
+    messages}`, a Responses request's `{instructions, input}`, a whole Response, an
+    OpenTelemetry export of one trace, or a Docent AgentRun's dump) as a Transcript; a
+    TranscriptError naming every problem. What was doubtful in pairing tool results with calls
+    is added to `warnings`, or logged when no list is given."""
     if isinstance(value, Transcript):
         return value
     if isinstance(value, Mapping) and "shape" in value:
         return _canonical(value, field)
     if is_export(value):
         return _one_trace(value, field)
+    if docent_sign(value):
+        return read_agent_run(value, field, warnings)
     problems: Problems = []
     start, system, entries = _recorded(value, field, problems)
     if problems:

@@ -230,7 +230,8 @@ class ExploringAsking(Wrapping):
             trail.answered += 1
             trail.characters_read += len(answer.text)
         trail.parts.extend(answer.parts)
-        read = [f"M{index + 1}" for index, _, _ in answer.parts if name == "read_block"]
+        ids = self.run.transcript.block_ids
+        read = [ids[index] for index, _, _ in answer.parts if name == "read_block"]
         trail.blocks_read.extend(block for block in read if block not in trail.blocks_read)
         if name == "search_run" and answer.valid and isinstance(given, dict):
             trail.searches.append(given["pattern"])
@@ -268,7 +269,8 @@ class ExploringAsking(Wrapping):
             body = self.run.blocks[index][1]
             mask = masks.setdefault(index, [UNREAD] * len(body))
             mask[start:end] = body[start:end]
-        return blocks | {f"M{index + 1}": "".join(mask) for index, mask in masks.items()}
+        ids = self.run.transcript.block_ids
+        return blocks | {ids[index]: "".join(mask) for index, mask in masks.items()}
 
     def corrective_turn(self, reply: Any, mode: Mode) -> list[dict[str, Any]]:
         """The rubric's corrective turn; once a budget is spent, saying so first."""

@@ -18,7 +18,9 @@ from rubriclib._version import __version__
 from rubriclib.evals import row_judgments
 from rubriclib.item import missing_fields
 from rubriclib.judging import (
+    BLOCK_HEAD,
     DEFAULT_MAX_PROMPT_TOKENS,
+    PART_HEADING,
     item_block_spans,
     item_messages,
     read_blocks,
@@ -157,8 +159,8 @@ def attach_messages(
     data["messages"] = pool.shown()
 
 
-_BLOCK_START = re.compile(r"(?=\n\n\[M\d+\] )")
-"""Where an agent run's next block starts in a rendered message."""
+_BLOCK_START = re.compile(rf"(?=\n\n(?:{BLOCK_HEAD}|{PART_HEADING}))")
+"""Where an agent run's next block (or transcript's heading) starts in a rendered message."""
 
 
 def sent_messages(
