@@ -135,24 +135,36 @@ def write_set(out: Path, runs: int) -> dict[str, Path]:
     return paths
 
 
-def judge(
-    out: Path, dataset: Path, label: str, port: int, limit: int, evidence: str
-) -> list[dict[str, Any]]:
-    """`rubriclib eval` of `dataset` with `evidence`; its results lines."""
+MODES = (
+    ("short, whole", "short", "whole"),
+    ("long, whole (cut)", "long", "whole"),
+    ("long, explored", "long", "explore"),
+)
+"""Each row of the table: its label, the dataset judged and `--evidence`."""
+
+
+def judge(out: Path, dataset: Path, evidence: str, port: int, budget: int, runs: int) -> Path:
+    """`rubriclib eval` of the first `runs` rows of `dataset` with `evidence`, resuming the
+    results already written (so a measurement stopped part way goes on where it was); the
+    results file."""
+    label = f"{dataset.stem}-{evidence}"
     eval_file = out / f"{label}.yaml"
     eval_file.write_text(
-        f"name: {label}\ndataset: {dataset.name}\njudge: {{max_prompt_tokens: {limit}}}\n"
+        f"name: {label}\ndataset: {dataset.name}\njudge: {{max_prompt_tokens: {budget}}}\n"
         "graders: [{name: tests, rubric: ./tests-pass.md}]\n",
         encoding="utf-8",
     )
     results = out / f"{label}-results.jsonl"
+    resume = ["--resume"] if results.exists() else []
     command = [
         str(ROOT / ".venv/bin/rubriclib"),
         "eval",
         str(eval_file),
         "--out",
         str(results),
-        "--force",
+        *resume,
+        "--limit",
+        str(runs),
         "--no-cache",
         "--concurrency",
         "1",
@@ -162,7 +174,13 @@ def judge(
     done = subprocess.run(command, env=judge_env(port), cwd=out, capture_output=True, text=True)
     if done.returncode not in (0, 1, 3):
         sys.exit(f"exploring_accuracy: eval ({label}) exited {done.returncode}: {done.stderr}")
-    return [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    return results
+
+
+def last_lines(results: Path) -> dict[str, dict[str, Any]]:
+    """Each row's last results line (a resumed file keeps every line; the last one counts)."""
+    lines = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    return {line["row"]: line for line in lines}
 
 
 def row_of(label: str, lines: list[dict[str, Any]], expected: dict[str, str]) -> str:
@@ -187,6 +205,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server-python", required=True)
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--step", type=int, default=4, help="runs judged every way per round")
     parser.add_argument("--max-prompt-tokens", type=int, default=3000)
     parser.add_argument("--port", type=int, default=8681)
     parser.add_argument("--out", type=Path, default=ROOT / ".judge" / "exploring")
@@ -196,40 +215,14 @@ def main() -> None:
     paths = write_set(args.out, args.runs)
     expected = {f"run-{n}": "fail" if n % 2 == 0 else "pass" for n in range(args.runs)}
     server = serve(args.server_python, MODEL, args.port, args.out / "server.log")
-    try:
-        rows = [
-            row_of(
-                "short, whole",
-                judge(
-                    args.out, paths["short"], "short", args.port, args.max_prompt_tokens, "whole"
-                ),
-                expected,
-            ),
-            row_of(
-                "long, whole (cut)",
-                judge(
-                    args.out,
-                    paths["long"],
-                    "long-whole",
-                    args.port,
-                    args.max_prompt_tokens,
-                    "whole",
-                ),
-                expected,
-            ),
-            row_of(
-                "long, explored",
-                judge(
-                    args.out,
-                    paths["long"],
-                    "long-explore",
-                    args.port,
-                    args.max_prompt_tokens,
-                    "explore",
-                ),
-                expected,
-            ),
-        ]
+    results: dict[str, Path] = {}
+    try:  # in rounds, so the three rows always cover the same runs
+        for runs in range(args.step, args.runs + args.step, args.step):
+            for label, kind, evidence in MODES:
+                results[label] = judge(
+                    args.out, paths[kind], evidence, args.port, args.max_prompt_tokens, runs
+                )
+            print(f"{min(runs, args.runs)} runs judged every way", file=sys.stderr, flush=True)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -237,7 +230,8 @@ def main() -> None:
     columns = ["accuracy", "errors", "prompt tokens", "turns", "characters read"]
     print("| runs, evidence | " + " | ".join(columns) + " |")
     print("| --- " * (len(columns) + 1) + "|")
-    print("\n".join(rows))
+    for label, path in results.items():
+        print(row_of(label, list(last_lines(path).values()), expected))
 
 
 if __name__ == "__main__":
