@@ -1,7 +1,7 @@
 """Remote rubrics and indexes served for real on 127.0.0.1: repositories through `git
 http-backend` over http and over https (a certificate made in the test, trusted through
 SSL_CERT_FILE and GIT_SSL_CAINFO), host references mapped onto the server by git's insteadOf,
-single files over https, a force-pushed tag noticed, the fetch limits reached, and
+single files and an index over https, a force-pushed tag noticed, the fetch limits reached, and
 nothing written when a fetch fails."""
 
 from __future__ import annotations
@@ -85,6 +85,33 @@ def test_git_over_https_with_a_certificate_made_here(
         monkeypatch.delenv("GIT_SSL_CAINFO")  # git trusts the system's authorities only
         text = error_of(f"git+{base}/org/rubrics@v1.0.0#rubrics/other.md")
     assert "git ls-remote failed" in text and "certificate" in text.lower()
+
+
+def test_one_file_and_an_index_over_https(
+    tmp_path: Path, certificate: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rubriclib.rubrics import search_indexes
+
+    site = tmp_path / "site"
+    (site / "rubrics").mkdir(parents=True)
+    (site / "rubrics" / "house.md").write_text(remote_rubric())
+    index = '{"rubrics": [{"ref": "rubrics/house.md", "name": "house", "version": "1.0.0", '
+    index += '"scale": "pass-fail", "description": "House style.", "tags": ["style"]}]}'
+    (site / "rubriclib-index.json").write_text(index)
+    with served(site, certificate) as base:
+        rubric = load_rubric(f"{base}/rubrics/house.md")
+        [entry] = search_indexes([f"{base}/rubriclib-index.json"], ["STYLE"])
+        assert load_rubric(entry.ref).digest == rubric.digest
+        monkeypatch.delenv("SSL_CERT_FILE")  # the system's authorities do not know it
+        untrusted = error_of(f"{base}/rubrics/other.md")
+    assert entry.ref == f"{base}/rubrics/house.md"
+    assert (
+        rubric.source
+        == f"remote:{base}/rubrics/house.md (sha256 {sha256_of(remote_rubric().encode())})"
+    )
+    assert "cannot be fetched" in untrusted and "CERTIFICATE_VERIFY_FAILED" in untrusted
+    monkeypatch.setenv("RUBRICLIB_OFFLINE", "1")  # the server gone: the index from the cache
+    assert search_indexes([f"{base}/rubriclib-index.json"], ["house"]) == [entry]
 
 
 def test_a_force_pushed_tag_is_noticed_and_the_pin_kept(
