@@ -204,6 +204,5 @@ def test_test_goldens_runs_a_remote_rubrics_frontmatter_goldens(
     both = run("test-goldens", ref, "--no-cache", "--goldens", str(copy))
     assert both.exit_code == 0, both.output + both.stderr
     assert len(judge_server.requests) == 3
-    assert "also fine" in judge_server.requests[-1]["messages"][1]["content"] + (
-        judge_server.requests[-2]["messages"][1]["content"]
-    )
+    latest = [body["messages"][1]["content"] for body in judge_server.requests[1:]]
+    assert any("also fine" in content for content in latest)
