@@ -24,6 +24,7 @@ DEFAULTS: dict[str, Any] = {
     "max_prompt_tokens": 128_000,
     "protocol": "tools",
     "evidence": "auto",
+    "indexes": [],
 }
 ENVIRONMENT = {
     "model": "RUBRICLIB_MODEL",
@@ -34,6 +35,7 @@ ENVIRONMENT = {
     "max_prompt_tokens": "RUBRICLIB_MAX_PROMPT_TOKENS",
     "protocol": "RUBRICLIB_PROTOCOL",
     "evidence": "RUBRICLIB_EVIDENCE",
+    "indexes": "RUBRICLIB_INDEXES",
 }
 """The environment variable of each setting."""
 PROTOCOLS = ("tools", "json", "auto")
@@ -78,8 +80,9 @@ def project_config() -> tuple[dict[str, Any], Path | None]:
     except OSError:
         changed = 0
     data = dict(_read_config(path, changed))
-    if "paths" in data:
-        data["paths"] = list(data["paths"])
+    for key in ("paths", "indexes"):
+        if key in data:
+            data[key] = list(data[key])
     return data, path
 
 
@@ -102,7 +105,16 @@ def _read_config(path: Path, changed: int) -> tuple[tuple[str, Any], ...]:
         raise RubricError(problems)
     if "paths" in data:
         data["paths"] = tuple(str((path.parent / folder).resolve()) for folder in data["paths"])
+    if "indexes" in data:
+        data["indexes"] = tuple(_located(index, path.parent) for index in data["indexes"])
     return tuple(data.items())
+
+
+def _located(index: str, folder: Path) -> str:
+    """An index as configured: a URL as written, a path made absolute from the file's folder."""
+    if "://" in index:
+        return index
+    return str((folder / Path(index).expanduser()).resolve())
 
 
 def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
@@ -115,6 +127,7 @@ def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
         "paths": lambda v: isinstance(v, list) and all(isinstance(f, str) for f in v),
         "protocol": lambda v: v in PROTOCOLS,
         "evidence": lambda v: v in EVIDENCE_MODES,
+        "indexes": lambda v: isinstance(v, list) and all(isinstance(i, str) and i for i in v),
     }
     kinds = {
         "model": "a model name",
@@ -125,6 +138,7 @@ def _type_problems(data: dict[str, Any], path: Path) -> list[Problem]:
         "paths": "a list of folders",
         "protocol": "tools, json or auto",
         "evidence": "whole, explore or auto",
+        "indexes": "a list of index URLs or files",
     }
     return [
         Problem(str(path), key, f"must be {kinds[key]}, not {value!r}")
@@ -151,6 +165,8 @@ def resolve(name: str, flag: Any = None) -> Setting:
 def _from_environment(name: str, raw: str) -> Any:
     if name == "paths":
         return [entry for entry in raw.split(os.pathsep) if entry.strip()]
+    if name == "indexes":  # URLs hold colons: the entries are separated by spaces
+        return raw.split()
     if name in ("concurrency", "max_prompt_tokens"):
         try:
             return max(1, int(raw))

@@ -151,7 +151,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the developer's keys, endpoint, model, rubric path or verdict cache: each
     test gets a cache folder of its own."""
     names = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "RUBRICLIB_MODEL", "RUBRICLIB_PATH")
-    for name in (*names, "RUBRICLIB_OFFLINE", "GIT_CONFIG_COUNT"):
+    for name in (*names, "RUBRICLIB_OFFLINE", "RUBRICLIB_INDEXES", "GIT_CONFIG_COUNT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RUBRICLIB_CACHE_DIR", str(tmp_path / "verdict-cache"))
 

@@ -6,7 +6,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,18 +22,22 @@ if TYPE_CHECKING:
 @main.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_command(as_json: bool) -> None:
-    """List every resolvable rubric: the project's rubrics/, RUBRICLIB_PATH, then built-ins.
+    """List every resolvable rubric: the project's rubrics/, RUBRICLIB_PATH, then built-ins,
+    then the remote rubrics the lock pins (marked remote: reached by their reference).
 
-    A broken rubric file is reported on stderr (exit 1); every good one is still listed.
+    A broken rubric file, or a pinned remote rubric that cannot be read (offline and not in the
+    rubric cache), is reported on stderr (exit 1); every good one is still listed.
 
     \b
     Example:
       rubriclib list --json
     """
-    from rubriclib.rubrics import builtin_names, scan_library
+    from rubriclib.rubrics import builtin_names, locked_remote_rubrics, scan_library
 
     builtins = set(builtin_names())
     rubrics, resolved, problems = scan_library()  # each file read once
+    remote, remote_problems = locked_remote_rubrics()
+    rubrics, problems = rubrics + remote, problems + remote_problems
     for problem in problems:
         click.echo(f"rubriclib: error: {' '.join(str(problem).split())}", err=True)
     # What a bare name resolves to; every other version is reached by a pin (name@VERSION).
@@ -47,6 +51,8 @@ def list_command(as_json: bool) -> None:
     }
 
     def marker(rubric: Rubric) -> str:
+        if rubric.remote is not None:
+            return " (remote: by its reference only)"
         if (rubric.name, rubric.version, rubric.source) not in defaults:
             return f" (by pin only: {rubric.name}@{rubric.version})"
         return " (shadows built-in)" if rubric.name in shadowing else ""
@@ -59,6 +65,7 @@ def list_command(as_json: bool) -> None:
                 "default": (r.name, r.version, r.source) in defaults,
                 "shadows_builtin": r.name in shadowing
                 and (r.name, r.version, r.source) in defaults,
+                "remote": r.remote.reference if r.remote is not None else None,
             }
             for r in rubrics
         ]
@@ -81,7 +88,10 @@ def list_command(as_json: bool) -> None:
 
 
 def _group_of(rubric: Rubric) -> str:
-    """Where `list` files a rubric: its folder, its pack, or the built-ins."""
+    """Where `list` files a rubric: its folder, its pack, the lock's remote pins, or the
+    built-ins."""
+    if rubric.remote is not None:
+        return REMOTE_GROUP
     if rubric.source.startswith("builtin:"):
         return "built-in"
     if rubric.source.startswith("pack:"):
@@ -90,8 +100,14 @@ def _group_of(rubric: Rubric) -> str:
 
 
 def _group_rank(group: str) -> tuple[int, str]:
-    """Folders first, then packs, then the built-ins: the order names are looked up in."""
+    """Folders first, then packs, then the built-ins (the order names are looked up in), then
+    the remote rubrics, which no name reaches."""
+    if group == REMOTE_GROUP:
+        return 3, group
     return (2 if group == "built-in" else 1 if group.startswith("pack ") else 0), group
+
+
+REMOTE_GROUP = "remote (pinned in rubriclib.lock)"
 
 
 @main.command()
@@ -126,15 +142,20 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
         }
         for item in rubric.checklist
     ]
+    remote = _remote_info(rubric)
     if as_json:
         examples = [shown_example(example) for example in rubric.examples]
-        shown = {**info, "checklist": checklist, "output": rubric.output, "examples": examples}
-        shown["body"] = rubric.body
+        shown: dict[str, Any] = {**info, "checklist": checklist, "output": rubric.output}
+        shown.update({"examples": examples, "remote": remote, "body": rubric.body})
         click.echo(json.dumps(shown, indent=2))
         return
     for key, value in info.items():
         if value is not None:
             click.echo(f"{click.style(key + ':', bold=True)} {value}")
+    if remote is not None:
+        pinned = "pinned in rubriclib.lock" if remote["pinned"] else "not pinned: `rubriclib lock`"
+        said = f"{remote['reference']} ({remote['kind']}, {pinned})"
+        click.echo(f"{click.style('remote:', bold=True)} {said}")
     if checklist:
         click.echo(f"{click.style('checklist:', bold=True)} {len(checklist)} items")
     for item in checklist:
@@ -159,6 +180,18 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
             f"{click.style('examples:', bold=True)}\n{textwrap.indent(written, '  ')}", nl=False
         )
     click.echo(f"\n{rubric.body}")
+
+
+def _remote_info(rubric: Rubric) -> dict[str, object] | None:
+    """Where a remote rubric came from and whether the lock pins that content; None for
+    every other rubric."""
+    from rubriclib.rubrics import project_root, read_pins
+
+    if (origin := rubric.remote) is None:
+        return None
+    pin = read_pins(project_root()).get(origin.reference)
+    pinned = pin is not None and pin.sha256 == origin.sha256
+    return {**origin.model_dump(), "pinned": pinned}
 
 
 @main.command("render")

@@ -54,7 +54,15 @@ if TYPE_CHECKING:
     from rubriclib.rubrics.registry import rubric_from_prompt as rubric_from_prompt
     from rubriclib.rubrics.registry import scan_library as scan_library
     from rubriclib.rubrics.registry import scan_rubrics as scan_rubrics
+    from rubriclib.rubrics.remote.index import INDEX_NAME as INDEX_NAME
+    from rubriclib.rubrics.remote.index import IndexEntry as IndexEntry
+    from rubriclib.rubrics.remote.index import configured_indexes as configured_indexes
+    from rubriclib.rubrics.remote.index import index_entries as index_entries
+    from rubriclib.rubrics.remote.index import search_indexes as search_indexes
+    from rubriclib.rubrics.remote.index import write_index as write_index
+    from rubriclib.rubrics.remote.loading import locked_remote_rubrics as locked_remote_rubrics
     from rubriclib.rubrics.remote.pins import pin_problems as pin_problems
+    from rubriclib.rubrics.remote.pins import read_pins as read_pins
     from rubriclib.rubrics.remote.store import RubricStore as RubricStore
     from rubriclib.rubrics.revision import GUIDELINES_HEADING as GUIDELINES_HEADING
     from rubriclib.rubrics.revision import Revision as Revision
@@ -108,6 +116,14 @@ _HOMES = {
     "lock_pins": ".lockfile",
     "pin_moves": ".updating",
     "pin_problems": ".remote.pins",
+    "read_pins": ".remote.pins",
+    "IndexEntry": ".remote.index",
+    "INDEX_NAME": ".remote.index",
+    "configured_indexes": ".remote.index",
+    "index_entries": ".remote.index",
+    "search_indexes": ".remote.index",
+    "write_index": ".remote.index",
+    "locked_remote_rubrics": ".remote.loading",
     "new_from_docent": ".docent",
     "checked_goldens_file": ".scaffold",
     "new_pack": ".scaffold",

@@ -88,6 +88,9 @@ class _Frontmatter(BaseModel):
     examples: list[Golden] = Field(default_factory=list)
     """Worked examples: outputs with the verdict the rubric gives them and why, shown to the
     judge before the candidate (never judged as goldens are)."""
+    tags: list[Annotated[str, Field(pattern=NAME_PATTERN)]] = Field(default_factory=list)
+    """Kebab-case words to find the rubric by (`rubriclib search`, through the index
+    `rubriclib index` writes); never shown to the judge, not in the digest."""
 
     @field_validator("version", mode="before")
     @classmethod

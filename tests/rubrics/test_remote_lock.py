@@ -174,3 +174,35 @@ def test_update_refuses_a_changed_body_without_a_bump(
     assert (project / "rubriclib.lock").read_text() == lock_text  # nothing written
     unknown = run("update", "github.com/org/other@v1#x.md")
     assert unknown.exit_code == 2 and "is not pinned; run `rubriclib lock` first" in unknown.stderr
+
+
+GOLDEN_RUBRIC = remote_rubric().replace(
+    "---\nPass it.",
+    "goldens:\n  - {name: in-frontmatter, output: 'fine', expected: pass}\n---\nPass it.",
+)
+GOLDENS_FILE = "- {name: in-goldens-file, output: 'also fine', expected: pass}\n"
+
+
+def test_test_goldens_runs_a_remote_rubrics_frontmatter_goldens(
+    tmp_path: Path, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The goldens a remote rubric carries in its frontmatter (pinned with the file's sha256)
+    run; a goldens file beside it in its repository is not fetched, and runs from a local copy
+    with --goldens."""
+    repo = RubricRepo(tmp_path / "goldens-repo")
+    repo.commit({"rubrics/house.md": GOLDEN_RUBRIC, "goldens/house.yaml": GOLDENS_FILE})
+    repo.tag("v1.0.0")
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url)
+    judge_server.responder = lambda body: tool_reply("set_grade_pass", {"reason": "r"})
+    ref = f"git+{repo.url}@v1.0.0#rubrics/house.md"
+    result = run("test-goldens", ref, "--no-cache")
+    assert result.exit_code == 0, result.output + result.stderr
+    outputs = [body["messages"][1]["content"] for body in judge_server.requests]
+    assert len(outputs) == 1 and "fine" in outputs[0]
+    copy = tmp_path / "house.yaml"
+    copy.write_text(GOLDENS_FILE)
+    both = run("test-goldens", ref, "--no-cache", "--goldens", str(copy))
+    assert both.exit_code == 0, both.output + both.stderr
+    assert len(judge_server.requests) == 3
+    latest = [body["messages"][1]["content"] for body in judge_server.requests[1:]]
+    assert any("also fine" in content for content in latest)

@@ -433,7 +433,7 @@ goldens:
     assert problems_of(path) == [  # in file order; a missing key (no line) first
         f"{path}: pass_threshold: is required for scale 1-5 (an integer 1 to 5)",
         f"{path}:6: colour: unknown key; known keys: name, version, scale, description, "
-        "pass_threshold, labels, requires, checklist, citations, output, goldens, examples",
+        "pass_threshold, labels, requires, checklist, citations, output, goldens, examples, tags",
         f"{path}:9: goldens[1].name: duplicate golden name 'a'",
         f"{path}:9: goldens[1].expected: 'maybe' must be pass or fail (a label needs scale labels)",
         f"{path}:10: goldens[2].name: duplicate golden name 'a'",
@@ -502,3 +502,15 @@ def test_a_bare_off_citations_policy_survives_another_problem(
         load_rubric(str(write_file("p.md", with_header(BASE + "citations: off\n")))).citations
         == "off"
     )
+
+
+def test_tags_are_kebab_case_words_outside_the_digest(write_file: Callable[..., Path]) -> None:
+    plain = load_rubric(write_file("plain.md", with_header(BASE)))
+    tagged = load_rubric(write_file("tagged.md", with_header(BASE + "tags: [style, tone]\n")))
+    assert (plain.tags, tagged.tags) == ([], ["style", "tone"])
+    assert tagged.digest == plain.digest  # found by them, never judged by them
+    bad = write_file("bad.md", with_header(BASE + "tags: [Style Guide]\n"))
+    assert problems_of(bad) == [
+        f"{bad}:6: tags[0]: 'Style Guide' must be kebab-case "
+        "(lowercase letters, digits and hyphens)"
+    ]

@@ -4,5 +4,6 @@ modules are imported by the room's own modules (the registry, the lock), never f
 
 In order: `reference` (pure: which references are remote, what they name, what is refused) ->
 `fetching` (git and https, with time and size limits) -> `store` (the cache, by sha256) ->
-`loading` (a reference -> a Rubric, online or offline, the lock's pin first).
+`loading` (a reference -> a Rubric, online or offline, the lock's pin first); `index` (indexes
+of rubrics: written for a folder, read from a file or a URL, searched).
 """

@@ -24,7 +24,7 @@ FETCH_SECONDS = 60
 """The time one fetch (a `git ls-remote`, a `git fetch` or an https download) may take."""
 FETCH_BYTES = 50 * 1024 * 1024
 """The most a fetch of a repository may write (50 MiB); a rubric file itself is limited to
-`MAX_FILE_BYTES` (1 MiB)."""
+`MAX_FILE_BYTES` (1 MiB). The limits are read at each fetch, so a test may lower them."""
 
 
 @dataclass(frozen=True)
@@ -99,16 +99,19 @@ def _file_inside(work: Path, reference: RemoteReference) -> bytes:
     if not real.is_file():
         refuse(label, "subpath", f"{reference.subpath!r} is not a file")
     if (size := real.stat().st_size) > MAX_FILE_BYTES:
-        refuse(label, "subpath", f"is {size} bytes; the limit is {MAX_FILE_BYTES} bytes (1 MiB)")
+        refuse(label, "subpath", f"is {size} bytes; the limit is {MAX_FILE_BYTES} bytes")
     return real.read_bytes()
 
 
 def fetch_https_file(reference: RemoteReference) -> bytes:
     """One file over https (http to loopback only), within the time and file size limits."""
-    label = redacted(reference.text)
-    request = urllib.request.Request(
-        reference.url, headers={"User-Agent": f"rubriclib/{__version__}"}
-    )
+    return fetch_url(reference.url, redacted(reference.text))
+
+
+def fetch_url(url: str, label: str) -> bytes:
+    """The bytes at `url` (checked safe by the caller), within FETCH_SECONDS and
+    MAX_FILE_BYTES; a RubricError naming `label` when it cannot be fetched whole."""
+    request = urllib.request.Request(url, headers={"User-Agent": f"rubriclib/{__version__}"})
     try:
         with urllib.request.urlopen(request, timeout=FETCH_SECONDS) as response:  # noqa: S310
             body: bytes = response.read(MAX_FILE_BYTES + 1)
@@ -116,9 +119,11 @@ def fetch_https_file(reference: RemoteReference) -> bytes:
         refuse(label, "fetch", f"the server answered HTTP {error.code}")
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", None) or error
+        if isinstance(reason, TimeoutError):
+            refuse(label, "fetch", f"took longer than {FETCH_SECONDS} seconds; stopped")
         refuse(label, "fetch", f"cannot be fetched: {redacted(str(reason))}")
     if len(body) > MAX_FILE_BYTES:
-        refuse(label, "fetch", f"is larger than {MAX_FILE_BYTES} bytes (1 MiB)")
+        refuse(label, "fetch", f"is larger than {MAX_FILE_BYTES} bytes; stopped")
     return body
 
 
@@ -165,17 +170,24 @@ def _waited(process: subprocess.Popen[str], folder: Path | None, label: str) -> 
     deadline = time.monotonic() + FETCH_SECONDS
     while True:
         try:
-            return process.communicate(timeout=0.2)
+            output = process.communicate(timeout=0.2)
         except subprocess.TimeoutExpired:
-            pass
-        if time.monotonic() > deadline:
-            process.kill()
-            process.communicate()
-            refuse(label, "fetch", f"took longer than {FETCH_SECONDS} seconds; stopped")
-        if folder is not None and _size(folder) > FETCH_BYTES:
-            process.kill()
-            process.communicate()
+            output = None
+        too_large = folder is not None and _size(folder) > FETCH_BYTES
+        if output is not None and not too_large:
+            return output
+        if too_large:  # checked once it ends too: a fast fetch is measured all the same
+            _stop(process)
             refuse(label, "fetch", f"the repository is larger than {FETCH_BYTES} bytes; stopped")
+        if time.monotonic() > deadline:
+            _stop(process)
+            refuse(label, "fetch", f"took longer than {FETCH_SECONDS} seconds; stopped")
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.kill()
+        process.communicate()
 
 
 def _size(folder: Path) -> int:

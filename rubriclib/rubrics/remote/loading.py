@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from rubriclib.config import find_project, offline
-from rubriclib.errors import RubricError
+from rubriclib.errors import Problem, RubricError
 from rubriclib.rubrics.reading import decode_text
 from rubriclib.rubrics.remote.fetching import fetch_git_file, fetch_https_file, resolve_revision
 from rubriclib.rubrics.remote.pins import RemotePin, read_pins
@@ -134,3 +134,22 @@ def remote_rubric(
         reference=reference.text, commit=fetched.commit, kind=fetched.kind, sha256=fetched.sha256
     )
     return rubric.model_copy(update={"remote": origin})
+
+
+def locked_remote_rubrics() -> tuple[list[Rubric], list[Problem]]:
+    """The remote rubrics the project's lock pins, as locked (for `list`): from the cache
+    without asking any server, else fetched (offline: a problem naming the fetching command);
+    the problems of those that cannot be loaded."""
+    store = RubricStore()
+    rubrics, problems = [], []
+    for reference_text, pin in sorted(read_pins(find_project()[0]).items()):
+        content = store.read(pin.sha256)
+        try:
+            if content is None:
+                rubrics.append(load_remote(reference_text))
+                continue
+            fetched = Fetched(pin.commit, pin.sha256, pin.kind)
+            rubrics.append(remote_rubric(parse_reference(reference_text), fetched, content, store))
+        except RubricError as error:
+            problems.extend(error.problems)
+    return rubrics, problems

@@ -92,7 +92,7 @@ def parse_reference(ref: str) -> RemoteReference:
         found = _git_reference(ref, label)
     else:
         found = _file_reference(ref, label)
-    _refuse_unsafe_url(found.url, label)
+    refuse_unsafe_url(found.url, label)
     if found.kind == "git":
         found = RemoteReference(ref, "git", found.url, found.rev, checked_subpath(found, label))
     return found
@@ -129,18 +129,24 @@ def _file_reference(ref: str, label: str) -> RemoteReference:
     return RemoteReference(ref, "file", ref)
 
 
-def _refuse_unsafe_url(url: str, label: str) -> None:
+def refuse_unsafe_url(url: str, label: str) -> None:
     """Refuse credentials in a URL, and plain http except to a loopback address."""
+    if (problem := unsafe_url_problem(url)) is not None:
+        refuse(label, "reference", problem)
+
+
+def unsafe_url_problem(url: str) -> str | None:
+    """What makes `url` unsafe to fetch (credentials in it, plain http but to a loopback
+    address), or None."""
     parts = urllib.parse.urlsplit(url)
     if parts.password is not None or (parts.username and parts.scheme in ("https", "http")):
-        refuse(
-            label,
-            "reference",
+        return (
             "holds credentials (user:token@); remove them and let git's credential helper "
-            "supply them (docs: Remote rubrics, private repositories)",
+            "supply them (docs: Sharing rubrics, private repositories)"
         )
     if parts.scheme == "http" and not _loopback(parts.hostname or ""):
-        refuse(label, "reference", "plain http:// is refused except to a loopback address")
+        return "plain http:// is refused except to a loopback address"
+    return None
 
 
 def _loopback(host: str) -> bool:
