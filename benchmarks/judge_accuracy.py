@@ -156,11 +156,14 @@ def _sha256(path: Path) -> str:
 
 def serve(server_python: str, model: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     """llama-cpp-python's server with the judge, once it answers /v1/models; started through
-    e2e/clean_llama_server.py, so the judge reads the chat unescaped. Its output (with the
+    e2e/clean_llama_server.py, so the judge reads the chat unescaped, and with
+    `--serve-required`, so an exploring judge's `tool_choice: required` is served (a verdict
+    forced by name, as every other mode asks, is unchanged). Its output (with the
     prompt tokens it evaluated for each request) is appended to `log`."""
     command = [
         server_python,
         str(LAUNCHER),
+        "--serve-required",
         "--model",
         str(model),
         "--chat_format",

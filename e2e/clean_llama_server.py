@@ -18,9 +18,17 @@ three of its cases; the module's other environments already leave autoescape off
 unchanged.
 
 `--keep-escaping` (taken here, not passed on) serves the handler as shipped, to show the
-difference. With `RUBRICLIB_PROMPT_LOG` naming a file, every prompt given to
-`Llama.create_completion` (the text the model reads) is appended to it as a JSON line
-`{"prompt": ...}` (a prompt of token ids as `{"prompt_tokens": [...]}`).
+difference. `--serve-required` (taken here too) serves `tool_choice: "required"`, which the
+handler refuses (it asserts `tool_choice == "auto"`, a 500): the request goes on as `auto` with
+the grammar of its first choice narrowed from `functions | "message:"` to `functions`, so the
+model calls one of the tools, as servers that take `required` make it. Without it an exploring
+judge on this server falls back to `auto`, where a model that first chooses `message:` can never
+call a tool in that reply (the follow-up grammar lets it write `functions.search_run:` only as
+text); `make exploring-accuracy` serves it.
+
+With `RUBRICLIB_PROMPT_LOG` naming a file, every prompt given to `Llama.create_completion` (the
+text the model reads) is appended to it as a JSON line `{"prompt": ...}` (a prompt of token ids
+as `{"prompt_tokens": [...]}`).
 """
 
 from __future__ import annotations
@@ -34,6 +42,9 @@ import threading
 from typing import Any
 
 KEEP_ESCAPING = "--keep-escaping"
+SERVE_REQUIRED = "--serve-required"
+FIRST_CHOICE = 'root   ::= functions | "message:"'
+"""The first grammar of the handler's `auto` case (`llama_chat_format.py`, line 4354)."""
 PROMPT_LOG = "RUBRICLIB_PROMPT_LOG"
 
 
@@ -69,6 +80,34 @@ def render_unescaped() -> None:
     llama_chat_format.ImmutableSandboxedEnvironment = UnescapedEnvironment
 
 
+def serve_required() -> None:
+    """Serve `tool_choice: "required"` as `auto` whose first choice must be a function."""
+    import llama_cpp
+    from llama_cpp import llama_grammar
+
+    required = threading.local()
+    shipped_chat = llama_cpp.Llama.create_chat_completion
+    shipped_grammar = llama_grammar.LlamaGrammar.from_string.__func__  # type: ignore[attr-defined]
+
+    @functools.wraps(shipped_chat)
+    def create_chat_completion(self: Any, *args: Any, **kwargs: Any) -> Any:
+        required.on = kwargs.get("tool_choice") == "required"
+        if required.on:
+            kwargs["tool_choice"] = "auto"
+        try:
+            return shipped_chat(self, *args, **kwargs)
+        finally:
+            required.on = False
+
+    def from_string(cls: Any, grammar: str, *args: Any, **kwargs: Any) -> Any:
+        if getattr(required, "on", False) and grammar.startswith(FIRST_CHOICE):
+            grammar = "root   ::= functions" + grammar[len(FIRST_CHOICE) :]
+        return shipped_grammar(cls, grammar, *args, **kwargs)
+
+    llama_cpp.Llama.create_chat_completion = create_chat_completion
+    llama_grammar.LlamaGrammar.from_string = classmethod(from_string)  # type: ignore[assignment]
+
+
 def log_prompts(path: str) -> None:
     """Append every prompt `Llama.create_completion` is given to `path`, one JSON line each."""
     import llama_cpp
@@ -88,9 +127,12 @@ def log_prompts(path: str) -> None:
 
 def main() -> None:
     keep_escaping = KEEP_ESCAPING in sys.argv[1:]
-    sys.argv[1:] = [arg for arg in sys.argv[1:] if arg != KEEP_ESCAPING]
+    required = SERVE_REQUIRED in sys.argv[1:]
+    sys.argv[1:] = [arg for arg in sys.argv[1:] if arg not in (KEEP_ESCAPING, SERVE_REQUIRED)]
     if not keep_escaping:
         render_unescaped()
+    if required:
+        serve_required()
     if os.environ.get(PROMPT_LOG):
         log_prompts(os.environ[PROMPT_LOG])
     runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
