@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import KEYWORD_RUBRIC, SECRET_KEY, integration_tool, keyword_responder, run_tool
-from judge_server import JudgeServer
+from judge_server import JudgeServer, Reply, error_reply
 
 from rubriclib import TableJudge
 
@@ -125,3 +126,145 @@ def test_a_resumed_table_judges_only_the_rows_without_a_verdict(tables: dict[str
 def test_the_key_is_in_no_result_and_not_pickled(tables: dict[str, Any]) -> None:
     assert SECRET_KEY not in json.dumps(tables["frame"]) + json.dumps(tables["table"])
     assert SECRET_KEY.encode().hex() not in tables["pickled"]
+
+
+# Run with the ray venv's python: argv[1] the judge's base URL, argv[2] the rubric file, argv[3]
+# the folder to write in. The key reaches the workers only through Ray's runtime_env.
+RUN_RAY = """\
+import json, os, sys, time
+from pathlib import Path
+import pandas, pyarrow.parquet
+import ray, ray.data
+from ray.data import ActorPoolStrategy
+from rubriclib import TableJudge
+
+url, rubric, work = sys.argv[1:4]
+times = {}
+started = time.monotonic()
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+         runtime_env={"env_vars": {"OPENAI_API_KEY": os.environ.pop("KEY_FOR_THE_WORKERS")}})
+ray.data.DataContext.get_current().enable_progress_bars = False
+times["init"] = time.monotonic() - started
+
+def lap(name):
+    global started
+    times[name], started = time.monotonic() - started, time.monotonic()
+
+rows = [{"id": n, "answer": f"verdict:{'pass' if n % 3 else 'fail'} row {n}"} for n in range(40)]
+rows[5]["answer"] = rows[17]["answer"] = None
+rows[8]["answer"], rows[30]["answer"] = "verdict:pass flaky 8", "verdict:fail flaky 30"
+ds = ray.data.from_items(rows)
+columns = {"output": "answer", "id": "id"}
+settings = {"model": "judge-model", "base_url": url, "concurrency": 4}
+
+# A class: Ray builds the judge once per actor; two actors asking 0.5 CPU each leave the read
+# tasks a CPU (asking 1 each, they deadlock a 2-CPU node).
+judged = ds.map_batches(TableJudge, fn_constructor_args=(rubric, columns),
+                        fn_constructor_kwargs=settings, compute=ActorPoolStrategy(size=2),
+                        num_cpus=0.5, batch_format="pandas", batch_size=10)
+judged.write_parquet(f"{work}/results")
+lap("class")
+
+# An instance: pickled (without the key) into each task.
+judge = TableJudge(rubric, columns, prefix="again_", **settings)
+ds.map_batches(judge, num_cpus=0.5, batch_format="pandas", batch_size=10).write_json(f"{work}/again")
+lap("instance")
+
+# Resumed: only the rows without a verdict are judged, their results added to the same folder.
+resuming = TableJudge(rubric, columns, **settings)
+left = resuming.unjudged(ds, ray.data.read_parquet(f"{work}/results"))
+left.map_batches(resuming, num_cpus=0.5, batch_format="pandas").write_parquet(f"{work}/results")
+lap("resume")
+
+ray.shutdown()
+lap("shutdown")
+# read back without the cluster (Ray read them above, for the resume)
+results = pyarrow.parquet.read_table(f"{work}/results").to_pandas()
+again = pandas.concat(pandas.read_json(path, lines=True) for path in Path(work, "again").iterdir())
+print(json.dumps({
+    "results": results[["id", "verdict", "error", "result_key"]].to_dict(orient="records"),
+    "again": again[["id", "again_verdict"]].to_dict(orient="records"),
+    "keys": resuming.result_keys({"id": [n for n in range(40)], "answer": ["x"] * 40}),
+    "times": times,
+}))
+print(json.dumps(times), file=sys.stderr)
+"""
+
+
+def flaky_responder() -> Callable[[dict[str, Any]], Reply]:
+    """The keyword judge, but the first request about a `flaky` output is refused (HTTP 400:
+    an error result, never retried)."""
+    answer, refused, lock = keyword_responder(), set(), threading.Lock()
+
+    def respond(body: dict[str, Any]) -> Reply:
+        user = body["messages"][1]["content"]
+        with lock:
+            first = "flaky" in user and user not in refused
+            refused.add(user)
+        return error_reply(400, "refused once") if first else answer(body)
+
+    return respond
+
+
+@pytest.fixture(scope="module")
+def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Ray Data on a local cluster judging one dataset three ways (one `ray.init`)."""
+    python = integration_tool("ray", "bin", "python")
+    work = tmp_path_factory.mktemp("ray")
+    (work / "keywords.md").write_text(KEYWORD_RUBRIC)
+    (work / "run_ray.py").write_text(RUN_RAY)
+    with JudgeServer() as server:
+        server.responder = flaky_responder()
+        env = ray_env(work, server)
+        env["KEY_FOR_THE_WORKERS"] = env.pop("OPENAI_API_KEY")
+        arguments = [str(python), "run_ray.py", server.url, str(work / "keywords.md"), str(work)]
+        done = run_tool(arguments, work, env)
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        yield report | {"server": server, "work": work}
+
+
+def test_ray_data_judges_every_row_once_in_actors_and_writes_parquet(
+    ray_run: dict[str, Any],
+) -> None:
+    by_id: dict[int, list[dict[str, Any]]] = {}
+    for row in ray_run["results"]:
+        by_id.setdefault(row["id"], []).append(row)
+    assert sorted(by_id) == list(range(40))
+    judged_again = {5, 17, 8, 30}  # the errors, judged again when resumed
+    assert all(len(rows) == 1 for n, rows in by_id.items() if n not in judged_again)
+    assert by_id[5][0]["verdict"] == "error"
+    assert by_id[5][0]["error"] == "not judged: row 5.output: is required"
+    assert any(row["verdict"] == "error" and "400" in row["error"] for row in by_id[8])
+    assert [by_id[n][0]["verdict"] for n in (1, 3, 6)] == ["pass", "fail", "fail"]
+    keys = {n: {row["result_key"] for row in rows} for n, rows in by_id.items()}
+    assert keys == {n: {key} for n, key in enumerate(ray_run["keys"])}
+
+
+def test_ray_data_judges_with_an_instance_too(ray_run: dict[str, Any]) -> None:
+    verdicts = {row["id"]: row["again_verdict"] for row in ray_run["again"]}
+    assert sorted(verdicts) == list(range(40))
+    assert (verdicts[8], verdicts[30], verdicts[5]) == ("pass", "fail", "error")
+
+
+def test_a_resumed_ray_dataset_judges_only_the_rows_without_a_verdict(
+    ray_run: dict[str, Any],
+) -> None:
+    verdicts: dict[int, list[str]] = {}
+    for row in ray_run["results"]:
+        verdicts.setdefault(row["id"], []).append(row["verdict"])
+    again = {n: sorted(found) for n, found in verdicts.items() if len(found) > 1}
+    assert again == {5: ["error", "error"], 17: ["error", "error"], 8: ["error", "pass"]} | {
+        30: ["error", "fail"]
+    }
+    # 38 rows judged first, 38 by the instance, then the 2 flaky ones: nothing judged twice
+    assert ray_run["server"].request_count == 38 + 38 + 2
+
+
+def test_the_workers_read_the_key_from_their_environment_and_write_it_nowhere(
+    ray_run: dict[str, Any],
+) -> None:
+    assert {headers["authorization"] for headers in ray_run["server"].headers} == {
+        f"Bearer {SECRET_KEY}"
+    }
+    written = [path.read_bytes() for path in ray_run["work"].rglob("*") if path.is_file()]
+    assert written and not any(SECRET_KEY.encode() in data for data in written)

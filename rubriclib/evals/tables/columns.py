@@ -25,6 +25,8 @@ RESULT_COLUMNS: dict[str, Literal["string", "double"]] = {
     "result": "string",
 }
 """The columns a judged batch gains (each behind the judge's prefix), with their type."""
+PANDAS_TYPES = {"string": "string", "double": "float64"}
+"""Each result column's type in pandas (`string`: pandas' string type, missing as NA)."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,14 @@ def with_columns(batch: Batch, added: Mapping[str, list[Any]], types: Mapping[st
     """A new batch of `batch`'s kind: its columns, then `added` (each column's type in
     `types`: `string` or `double`). `batch` itself is left as it was."""
     kind = kind_of(batch)
-    if kind == "pandas":
-        return batch.assign(**added)  # type: ignore[attr-defined, no-any-return]
+    if kind == "pandas":  # typed, so a column of None is no column of nulls in Arrow
+        import pandas
+
+        typed = {
+            name: pandas.Series(values, index=batch.index, dtype=PANDAS_TYPES[types[name]])  # type: ignore[attr-defined]
+            for name, values in added.items()
+        }
+        return batch.assign(**typed)  # type: ignore[attr-defined, no-any-return]
     if kind == "pyarrow":
         import pyarrow
 

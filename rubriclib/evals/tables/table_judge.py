@@ -148,7 +148,8 @@ class TableJudge:
         return self._keys(self._fields(read_batch(batch)))
 
     def unjudged(self, table: Batch, results: Any) -> Batch:
-        """The rows of `table` (the same kind) that `results`, what this judge (or one judging
+        """The rows of `table` (the same kind: a pandas DataFrame, a pyarrow Table, a dict of
+        columns or a Ray Dataset, kept lazily) that `results`, what this judge (or one judging
         the same way) wrote before, holds no verdict for: what a resumed run still judges. A
         row whose result was an error is judged again, as `eval --resume` judges it again."""
         return unjudged(table, self.result_keys, judged_keys(self.prefix, results))
