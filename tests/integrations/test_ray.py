@@ -93,7 +93,8 @@ def test_a_dataframe_comes_back_a_dataframe_with_its_index_and_the_result_column
     assert [row["verdict"] for row in tables["frame"]] == ["pass", "error", "fail"]
     assert tables["frame"][1]["error"] == "not judged: row 8.output: is required"
     assert [row["score"] for row in tables["frame"]] == [1.0, None, 0.0]  # an error has none
-    assert tables["frame_types"]["score"] == "float64"
+    assert tables["frame_types"]["score"] == "double[pyarrow]"  # typed, even all missing
+    assert tables["frame_types"]["label"] == "string[pyarrow]"
 
 
 def test_a_pyarrow_table_comes_back_a_table_with_typed_result_columns(
@@ -129,7 +130,8 @@ def test_the_key_is_in_no_result_and_not_pickled(tables: dict[str, Any]) -> None
 
 
 # Run with the ray venv's python: argv[1] the judge's base URL, argv[2] the rubric file, argv[3]
-# the folder to write in. The key reaches the workers only through Ray's runtime_env.
+# the folder to write in, argv[4] the base URL of the same judge for the actors that share one
+# pace. The key reaches the workers only through Ray's runtime_env.
 RUN_RAY = """\
 import json, os, sys, time
 from pathlib import Path
@@ -138,7 +140,7 @@ import ray, ray.data
 from ray.data import ActorPoolStrategy
 from rubriclib import TableJudge
 
-url, rubric, work = sys.argv[1:4]
+url, rubric, work, shared_url = sys.argv[1:5]
 times = {}
 started = time.monotonic()
 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
@@ -158,10 +160,12 @@ columns = {"output": "answer", "id": "id"}
 settings = {"model": "judge-model", "base_url": url, "concurrency": 4}
 
 # A class: Ray builds the judge once per actor; two actors asking 0.5 CPU each leave the read
-# tasks a CPU (asking 1 each, they deadlock a 2-CPU node).
+# tasks a CPU (asking 1 each, they deadlock a 2-CPU node). With pacing="ray" both actors keep
+# one pace: 2 requests in flight between them.
+shared = {"model": "judge-model", "base_url": shared_url, "concurrency": 2, "pacing": "ray"}
 judged = ds.map_batches(TableJudge, fn_constructor_args=(rubric, columns),
-                        fn_constructor_kwargs=settings, compute=ActorPoolStrategy(size=2),
-                        num_cpus=0.5, batch_format="pandas", batch_size=10)
+                        fn_constructor_kwargs=shared, compute=ActorPoolStrategy(size=2),
+                        num_cpus=0.5, batch_format="pandas", batch_size=5)
 judged.write_parquet(f"{work}/results")
 lap("class")
 
@@ -208,19 +212,22 @@ def flaky_responder() -> Callable[[dict[str, Any]], Reply]:
 
 @pytest.fixture(scope="module")
 def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """Ray Data on a local cluster judging one dataset three ways (one `ray.init`)."""
+    """Ray Data on a local cluster judging one dataset three ways (one `ray.init`): `server`
+    answers the instance and the resumed run, `shared` (each answer 0.1 s late) the actors
+    that share one pace."""
     python = integration_tool("ray", "bin", "python")
     work = tmp_path_factory.mktemp("ray")
     (work / "keywords.md").write_text(KEYWORD_RUBRIC)
     (work / "run_ray.py").write_text(RUN_RAY)
-    with JudgeServer() as server:
-        server.responder = flaky_responder()
+    with JudgeServer() as server, JudgeServer(latency=0.1) as shared:
+        server.responder = shared.responder = flaky_responder()
         env = ray_env(work, server)
         env["KEY_FOR_THE_WORKERS"] = env.pop("OPENAI_API_KEY")
-        arguments = [str(python), "run_ray.py", server.url, str(work / "keywords.md"), str(work)]
+        rubric = str(work / "keywords.md")
+        arguments = [str(python), "run_ray.py", server.url, rubric, str(work), shared.url]
         done = run_tool(arguments, work, env)
         report = json.loads(done.stdout.strip().splitlines()[-1])
-        yield report | {"server": server, "work": work}
+        yield report | {"servers": (shared, server), "work": work}
 
 
 def test_ray_data_judges_every_row_once_in_actors_and_writes_parquet(
@@ -257,14 +264,19 @@ def test_a_resumed_ray_dataset_judges_only_the_rows_without_a_verdict(
         30: ["error", "fail"]
     }
     # 38 rows judged first, 38 by the instance, then the 2 flaky ones: nothing judged twice
-    assert ray_run["server"].request_count == 38 + 38 + 2
+    shared, server = ray_run["servers"]
+    assert (shared.request_count, server.request_count) == (38, 38 + 2)
+
+
+def test_actors_that_share_one_pace_keep_its_cap_between_them(ray_run: dict[str, Any]) -> None:
+    shared, _ = ray_run["servers"]
+    assert shared.max_in_flight == 2  # each actor alone would send 2: 4 without the limiter
 
 
 def test_the_workers_read_the_key_from_their_environment_and_write_it_nowhere(
     ray_run: dict[str, Any],
 ) -> None:
-    assert {headers["authorization"] for headers in ray_run["server"].headers} == {
-        f"Bearer {SECRET_KEY}"
-    }
+    sent = [headers for server in ray_run["servers"] for headers in server.headers]
+    assert {headers["authorization"] for headers in sent} == {f"Bearer {SECRET_KEY}"}
     written = [path.read_bytes() for path in ray_run["work"].rglob("*") if path.is_file()]
     assert written and not any(SECRET_KEY.encode() in data for data in written)

@@ -25,8 +25,6 @@ RESULT_COLUMNS: dict[str, Literal["string", "double"]] = {
     "result": "string",
 }
 """The columns a judged batch gains (each behind the judge's prefix), with their type."""
-PANDAS_TYPES = {"string": "string", "double": "float64"}
-"""Each result column's type in pandas (`string`: pandas' string type, missing as NA)."""
 
 
 @dataclass(frozen=True)
@@ -87,11 +85,12 @@ def with_columns(batch: Batch, added: Mapping[str, list[Any]], types: Mapping[st
     """A new batch of `batch`'s kind: its columns, then `added` (each column's type in
     `types`: `string` or `double`). `batch` itself is left as it was."""
     kind = kind_of(batch)
-    if kind == "pandas":  # typed, so a column of None is no column of nulls in Arrow
+    if kind == "pandas":
         import pandas
 
+        kinds = _pandas_types()
         typed = {
-            name: pandas.Series(values, index=batch.index, dtype=PANDAS_TYPES[types[name]])  # type: ignore[attr-defined]
+            name: pandas.Series(values, index=batch.index, dtype=kinds[types[name]])  # type: ignore[attr-defined]
             for name, values in added.items()
         }
         return batch.assign(**typed)  # type: ignore[attr-defined, no-any-return]
@@ -104,6 +103,23 @@ def with_columns(batch: Batch, added: Mapping[str, list[Any]], types: Mapping[st
             table = table.append_column(name, pyarrow.array(values, kind_of_values))  # type: ignore[attr-defined]
         return table
     return {**batch, **added}  # type: ignore[dict-item, return-value]
+
+
+def _pandas_types() -> dict[str, Any]:
+    """The pandas type of a `string` and a `double` result column: Arrow's where pyarrow is
+    installed, so a batch whose column is all missing (no label on a pass-fail rubric) keeps
+    its type when Ray Data makes it an Arrow block and Parquet writes it (pandas' own string
+    type becomes Arrow's null type there, which a reader cannot join with a string column)."""
+    import pandas
+
+    try:
+        import pyarrow
+    except ImportError:
+        return {"string": "string", "double": "float64"}
+    return {
+        "string": pandas.ArrowDtype(pyarrow.string()),
+        "double": pandas.ArrowDtype(pyarrow.float64()),
+    }
 
 
 def plain(value: Any) -> Any:

@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -17,7 +17,15 @@ from rubriclib.evals.results import JudgeIdentity, judge_identity, result_key
 from rubriclib.evals.tables.columns import RESULT_COLUMNS, Columns, read_batch, with_columns
 from rubriclib.evals.tables.resume import judged_keys, unjudged
 from rubriclib.item import Item, TranscriptError, as_item
-from rubriclib.judging import GradeResult, Job, Judge, judge_stream, not_judged, run_to_end
+from rubriclib.judging import (
+    GradeResult,
+    Job,
+    Judge,
+    Pacing,
+    judge_stream,
+    not_judged,
+    run_to_end,
+)
 from rubriclib.rubrics import Rubric, load_rubric, parse_rubric_text
 from rubriclib.settings import JudgeSettings
 from rubriclib.validation import problems_from_validation
@@ -50,6 +58,10 @@ class TableJudge:
         concurrency: Judgments in flight at once within a batch (else the config's).
         requests_per_minute: The most request starts a minute (None: no spacing).
         prefix: Put before every result column's name (several judges on one table).
+        pacing: Whose pace the requests keep: "batch" (each batch its own: `concurrency` and
+            `requests_per_minute` per batch, so per Ray actor or Spark task) or "ray" (one
+            limiter actor shared by every actor of the Ray job: the cap and the pace hold
+            across them all, and a 429 or a dead endpoint slows or stops them all).
         cache: The verdict cache: False (off), True (the user cache folder) or a folder.
         max_prompt_tokens: The largest prompt a judgment sends (as `Judge`).
         **settings: The other judge settings, as `JudgeSettings` names them (`votes`, `mode`,
@@ -70,6 +82,7 @@ class TableJudge:
         concurrency: int | None = None,
         requests_per_minute: float | None = None,
         prefix: str = "",
+        pacing: Literal["batch", "ray"] = "batch",
         cache: bool | str = False,
         max_prompt_tokens: int | None = None,
         **settings: Any,
@@ -85,6 +98,9 @@ class TableJudge:
         self.prefix = prefix
         self.concurrency = int(concurrency or resolve("concurrency").value)
         self.requests_per_minute = requests_per_minute
+        if pacing not in ("batch", "ray"):
+            raise JudgeConfigError(f"TableJudge: pacing must be 'batch' or 'ray', not {pacing!r}")
+        self.pacing = pacing
         self.cache = cache
         judge = Judge.from_settings(
             judge_settings(model=model, base_url=base_url, **settings),
@@ -102,6 +118,7 @@ class TableJudge:
         self.identity: JudgeIdentity = judge_identity(self._rubric.digest, judge)
         """What its results are judged with (`result_key` is made of it)."""
         self._judge: Judge | None = judge
+        self._shared_pacing: Pacing | None = None
 
     @property
     def rubric(self) -> Rubric:
@@ -117,7 +134,8 @@ class TableJudge:
         return f"TableJudge({self._rubric.name}@{self._rubric.version}, model={self.model!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        state = {name: value for name, value in self.__dict__.items() if name != "_judge"}
+        local = ("_judge", "_shared_pacing")  # built again where it is unpickled
+        state = {name: value for name, value in self.__dict__.items() if name not in local}
         rubric = state.pop("_rubric")
         state["rubric"] = (rubric.text, str(rubric.path), rubric.source, rubric.digest)
         return state
@@ -126,6 +144,7 @@ class TableJudge:
         text, path, source, digest = state.pop("rubric")
         self.__dict__.update(state, _rubric=checked_rubric(text, path, source, digest))
         self._judge = None  # built from the settings at the first batch, with this key
+        self._shared_pacing = None
 
     def __call__(self, batch: Batch) -> Batch:
         """`batch` with its rows' results in the result columns (the same kind of table)."""
@@ -193,12 +212,22 @@ class TableJudge:
                 jobs(),
                 concurrency=self.concurrency,
                 requests_per_minute=self.requests_per_minute,
+                pacing=self._pacing(),
             )
             async for job, result in stream:
                 results[judged[job]] = result
         finally:
             await judge.aclose()
         return [results[index] for index in range(len(fields))]
+
+    def _pacing(self) -> Pacing | None:
+        """The Pacing this batch's requests wait on: None (the batch's own), or the Ray job's
+        shared one, found once a process."""
+        if self.pacing == "ray" and self._shared_pacing is None:
+            from rubriclib.evals.tables.ray_pacing import RayPacing
+
+            self._shared_pacing = RayPacing(self.concurrency, self.requests_per_minute)
+        return self._shared_pacing
 
     def _worker_judge(self) -> Judge:
         """The judge a worker builds from the settings it was sent (its key from its own
