@@ -177,6 +177,7 @@ def test_two_judges_share_a_table_by_prefix_and_a_clash_is_refused(
         ({"columns": {"context": "docs"}}, "columns: name the output's column"),
         ({"votes": 0}, "votes: "),
         ({"colour": "blue"}, "colour: "),
+        ({"pacing": "spark"}, "pacing must be 'batch' or 'ray', not 'spark'"),
     ],
 )
 def test_settings_that_cannot_be_used_are_refused_when_it_is_made(

@@ -14,16 +14,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import KEYWORD_RUBRIC, SECRET_KEY, integration_tool, keyword_responder, run_tool
+from conftest import (
+    KEYWORD_RUBRIC,
+    SECRET_KEY,
+    integration_tool,
+    keyword_responder,
+    run_tool,
+    snippet,
+)
 from judge_server import JudgeServer, Reply, error_reply
 
 from rubriclib import TableJudge
 
 # Run with the ray venv's python: argv[1] the judge's base URL, argv[2] the rubric file.
 JUDGE_TABLES = """\
-import json, pickle, sys
+import contextlib, io, json, pickle, sys
 import pandas, pyarrow
 from rubriclib import TableJudge
+
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    exec(open("docs_pandas.py").read(), {})
 
 url, rubric = sys.argv[1:3]
 judge = TableJudge(rubric, {"output": "answer", "id": "id"}, model="judge-model", base_url=url,
@@ -49,6 +60,7 @@ print(json.dumps({
     "left_frame": [type(left_frame).__name__, left_frame["id"].tolist()],
     "left_table": [type(left_table).__name__, left_table.column("id").to_pylist()],
     "pickled": pickle.dumps(judge).hex(),
+    "docs_printed": printed.getvalue(),
 }))
 """
 
@@ -74,6 +86,8 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     (work / "judge_tables.py").write_text(JUDGE_TABLES)
     with JudgeServer() as server:
         server.responder = keyword_responder()
+        docs_url = ("http://localhost:8000/v1", server.url)
+        (work / "docs_pandas.py").write_text(as_run_here(snippet("table-pandas"), docs_url))
         arguments = [str(python), "judge_tables.py", server.url, str(work / "keywords.md")]
         done = run_tool(arguments, work, ray_env(work, server))
         yield json.loads(done.stdout.strip().splitlines()[-1]) | {"url": server.url}
@@ -124,75 +138,80 @@ def test_a_resumed_table_judges_only_the_rows_without_a_verdict(tables: dict[str
     assert tables["left_table"] == ["Table", [8, 10]]
 
 
+def test_the_docs_dataframe_example_runs_as_written(tables: dict[str, Any]) -> None:
+    lines = tables["docs_printed"].splitlines()
+    assert lines[0].split() == ["id", "verdict", "reason", "error"]
+    assert [line.split()[1:3] for line in lines[1:]] == [["q1", "fail"], ["q2", "fail"]]
+
+
 def test_the_key_is_in_no_result_and_not_pickled(tables: dict[str, Any]) -> None:
     assert SECRET_KEY not in json.dumps(tables["frame"]) + json.dumps(tables["table"])
     assert SECRET_KEY.encode().hex() not in tables["pickled"]
 
 
-# Run with the ray venv's python: argv[1] the judge's base URL, argv[2] the rubric file, argv[3]
-# the folder to write in, argv[4] the base URL of the same judge for the actors that share one
-# pace. The key reaches the workers only through Ray's runtime_env.
+# Run with the ray venv's python in the folder to write in: argv[1] the judge's base URL,
+# argv[2] the base URL of the same judge for the actors that share one pace. The docs' recipes
+# (docs_table.py, docs_resume.py) start the cluster, judge and resume.
 RUN_RAY = """\
-import json, os, sys, time
+import json, sys, time
 from pathlib import Path
-import pandas, pyarrow.parquet
+import pandas, pyarrow, pyarrow.parquet
 import ray, ray.data
-from ray.data import ActorPoolStrategy
 from rubriclib import TableJudge
 
-url, rubric, work, shared_url = sys.argv[1:5]
-times = {}
-started = time.monotonic()
-ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-         runtime_env={"env_vars": {"OPENAI_API_KEY": os.environ.pop("KEY_FOR_THE_WORKERS")}})
-ray.data.DataContext.get_current().enable_progress_bars = False
-times["init"] = time.monotonic() - started
+url, shared_url = sys.argv[1:3]
+rows = [{"id": n, "answer": f"verdict:{'pass' if n % 3 else 'fail'} row {n}", "docs": f"source {n}"}
+        for n in range(40)]
+rows[5]["answer"] = rows[17]["answer"] = None
+rows[8]["answer"], rows[30]["answer"] = "verdict:pass flaky 8", "verdict:fail flaky 30"
+Path("answers").mkdir()
+for part in range(8):  # 8 files: batches for both actors
+    pyarrow.parquet.write_table(pyarrow.Table.from_pylist(rows[part * 5:part * 5 + 5]),
+                                f"answers/part-{part}.parquet")
+times, started = {}, time.monotonic()
 
 def lap(name):
     global started
     times[name], started = time.monotonic() - started, time.monotonic()
 
-rows = [{"id": n, "answer": f"verdict:{'pass' if n % 3 else 'fail'} row {n}"} for n in range(40)]
-rows[5]["answer"] = rows[17]["answer"] = None
-rows[8]["answer"], rows[30]["answer"] = "verdict:pass flaky 8", "verdict:fail flaky 30"
-ds = ray.data.from_items(rows)
-columns = {"output": "answer", "id": "id"}
-settings = {"model": "judge-model", "base_url": url, "concurrency": 4}
+docs = {}
+exec(Path("docs_table.py").read_text(), docs)  # ray.init, then two actors judge at one pace
+ray.data.DataContext.get_current().enable_progress_bars = False
+lap("init and class")
 
-# A class: Ray builds the judge once per actor; two actors asking 0.5 CPU each leave the read
-# tasks a CPU (asking 1 each, they deadlock a 2-CPU node). With pacing="ray" both actors keep
-# one pace: 2 requests in flight between them.
-shared = {"model": "judge-model", "base_url": shared_url, "concurrency": 2, "pacing": "ray"}
-judged = ds.map_batches(TableJudge, fn_constructor_args=(rubric, columns),
-                        fn_constructor_kwargs=shared, compute=ActorPoolStrategy(size=2),
-                        num_cpus=0.5, batch_format="pandas", batch_size=5)
-judged.write_parquet(f"{work}/results")
-lap("class")
-
-# An instance: pickled (without the key) into each task.
-judge = TableJudge(rubric, columns, prefix="again_", **settings)
-ds.map_batches(judge, num_cpus=0.5, batch_format="pandas", batch_size=10).write_json(f"{work}/again")
+# An instance, pickled (without the key) into each task, each batch at its own pace.
+settings = {**docs["judge_settings"], "base_url": url, "pacing": "batch", "concurrency": 4}
+judge = TableJudge("groundedness", docs["columns"], prefix="again_", **settings)
+answers = ray.data.read_parquet("answers")
+answers.map_batches(judge, num_cpus=0.5, batch_format="pandas").write_json("again")
 lap("instance")
 
-# Resumed: only the rows without a verdict are judged, their results added to the same folder.
-resuming = TableJudge(rubric, columns, **settings)
-left = resuming.unjudged(ds, ray.data.read_parquet(f"{work}/results"))
-left.map_batches(resuming, num_cpus=0.5, batch_format="pandas").write_parquet(f"{work}/results")
+exec(Path("docs_resume.py").read_text(), docs)  # only the rows without a verdict
 lap("resume")
-
 ray.shutdown()
 lap("shutdown")
+
 # read back without the cluster (Ray read them above, for the resume)
-results = pyarrow.parquet.read_table(f"{work}/results").to_pandas()
-again = pandas.concat(pandas.read_json(path, lines=True) for path in Path(work, "again").iterdir())
+judged = pyarrow.parquet.read_table("judged").to_pandas()
+again = pandas.concat(pandas.read_json(path, lines=True) for path in Path("again").iterdir())
 print(json.dumps({
-    "results": results[["id", "verdict", "error", "result_key"]].to_dict(orient="records"),
+    "results": judged[["id", "verdict", "error", "result_key"]].to_dict(orient="records"),
     "again": again[["id", "again_verdict"]].to_dict(orient="records"),
-    "keys": resuming.result_keys({"id": [n for n in range(40)], "answer": ["x"] * 40}),
+    "keys": docs["judge"].result_keys({"id": list(range(40)), "answer": ["x"] * 40,
+                                       "docs": ["y"] * 40}),
     "times": times,
 }))
 print(json.dumps(times), file=sys.stderr)
 """
+
+
+def as_run_here(text: str, *changes: tuple[str, str]) -> str:
+    """A docs' snippet with each `(shown, here)` changed: the endpoint, or a number sized for
+    these tests (each must be in the snippet as shown)."""
+    for shown, here in changes:
+        assert shown in text, f"{shown!r} is no longer in the snippet"
+        text = text.replace(shown, here)
+    return text
 
 
 def flaky_responder() -> Callable[[dict[str, Any]], Reply]:
@@ -212,20 +231,25 @@ def flaky_responder() -> Callable[[dict[str, Any]], Reply]:
 
 @pytest.fixture(scope="module")
 def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """Ray Data on a local cluster judging one dataset three ways (one `ray.init`): `server`
-    answers the instance and the resumed run, `shared` (each answer 0.1 s late) the actors
-    that share one pace."""
+    """Ray Data on a local cluster judging one dataset three ways (one `ray.init`, the docs'):
+    `shared` (each answer 0.1 s late) answers the actors that share one pace and the resumed
+    run, `server` the instance."""
     python = integration_tool("ray", "bin", "python")
     work = tmp_path_factory.mktemp("ray")
-    (work / "keywords.md").write_text(KEYWORD_RUBRIC)
-    (work / "run_ray.py").write_text(RUN_RAY)
     with JudgeServer() as server, JudgeServer(latency=0.1) as shared:
         server.responder = shared.responder = flaky_responder()
-        env = ray_env(work, server)
-        env["KEY_FOR_THE_WORKERS"] = env.pop("OPENAI_API_KEY")
-        rubric = str(work / "keywords.md")
-        arguments = [str(python), "run_ray.py", server.url, rubric, str(work), shared.url]
-        done = run_tool(arguments, work, env)
+        docs_url = ("http://localhost:8000/v1", shared.url)
+        recipe = as_run_here(
+            snippet("ray-table"),
+            docs_url,
+            ('"concurrency": 16', '"concurrency": 2'),
+            ("=64,", "=5,"),
+        )
+        (work / "docs_table.py").write_text(recipe)
+        (work / "docs_resume.py").write_text(snippet("ray-resume"))
+        (work / "run_ray.py").write_text(RUN_RAY)
+        arguments = [str(python), "run_ray.py", server.url, shared.url]
+        done = run_tool(arguments, work, ray_env(work, server))
         report = json.loads(done.stdout.strip().splitlines()[-1])
         yield report | {"servers": (shared, server), "work": work}
 
@@ -263,9 +287,9 @@ def test_a_resumed_ray_dataset_judges_only_the_rows_without_a_verdict(
     assert again == {5: ["error", "error"], 17: ["error", "error"], 8: ["error", "pass"]} | {
         30: ["error", "fail"]
     }
-    # 38 rows judged first, 38 by the instance, then the 2 flaky ones: nothing judged twice
+    # 38 rows judged first, then the 2 flaky ones, and 38 by the instance: none judged twice
     shared, server = ray_run["servers"]
-    assert (shared.request_count, server.request_count) == (38, 38 + 2)
+    assert (shared.request_count, server.request_count) == (38 + 2, 38)
 
 
 def test_actors_that_share_one_pace_keep_its_cap_between_them(ray_run: dict[str, Any]) -> None:
