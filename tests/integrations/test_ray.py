@@ -1,8 +1,9 @@
 """TableJudge on the tables it is given in `.integrations/ray` (`make integrations`): pandas
 DataFrames and pyarrow Tables judged in place, and the real Ray Data on a local cluster (one
 `ray.init` for the whole module, since a cluster takes seconds to start) running it in
-`map_batches`, as a class built once per actor and as an instance, its results written with
-`write_parquet` and read back, and a resumed run judging only what is missing."""
+`map_batches`, as a class built once per actor (the docs' recipe) and as an instance (the docs'
+resume), its results written with `write_parquet` and read back, and a resumed run judging only
+what is missing."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ print(json.dumps({
 """
 
 
-def ray_env(work: Path, server: JudgeServer) -> dict[str, str]:
+def ray_env(work: Path) -> dict[str, str]:
     """The environment of a script in the ray venv: ours without any judge settings, the key
     set (so the tests can show it goes nowhere) and the verdict cache in `work`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RUBRICLIB_"))}
@@ -89,7 +90,7 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         docs_url = ("http://localhost:8000/v1", server.url)
         (work / "docs_pandas.py").write_text(as_run_here(snippet("table-pandas"), docs_url))
         arguments = [str(python), "judge_tables.py", server.url, str(work / "keywords.md")]
-        done = run_tool(arguments, work, ray_env(work, server))
+        done = run_tool(arguments, work, ray_env(work))
         yield json.loads(done.stdout.strip().splitlines()[-1]) | {"url": server.url}
 
 
@@ -149,17 +150,16 @@ def test_the_key_is_in_no_result_and_not_pickled(tables: dict[str, Any]) -> None
     assert SECRET_KEY.encode().hex() not in tables["pickled"]
 
 
-# Run with the ray venv's python in the folder to write in: argv[1] the judge's base URL,
-# argv[2] the base URL of the same judge for the actors that share one pace. The docs' recipes
-# (docs_table.py, docs_resume.py) start the cluster, judge and resume.
+# Run with the ray venv's python in the folder to write in. The docs' recipes (docs_table.py,
+# docs_resume.py) start the cluster, judge (a class, in two actors that share one pace) and
+# resume (an instance, pickled into each task): each Dataset run starts Ray Data's workers
+# again, seconds each on 2 cores, so these are the only ones.
 RUN_RAY = """\
 import json, sys, time
 from pathlib import Path
-import pandas, pyarrow, pyarrow.parquet
+import pyarrow, pyarrow.parquet
 import ray, ray.data
-from rubriclib import TableJudge
 
-url, shared_url = sys.argv[1:3]
 rows = [{"id": n, "answer": f"verdict:{'pass' if n % 3 else 'fail'} row {n}", "docs": f"source {n}"}
         for n in range(40)]
 rows[5]["answer"] = rows[17]["answer"] = None
@@ -179,13 +179,6 @@ exec(Path("docs_table.py").read_text(), docs)  # ray.init, then two actors judge
 ray.data.DataContext.get_current().enable_progress_bars = False
 lap("init and class")
 
-# An instance, pickled (without the key) into each task, each batch at its own pace.
-settings = {**docs["judge_settings"], "base_url": url, "pacing": "batch", "concurrency": 4}
-judge = TableJudge("groundedness", docs["columns"], prefix="again_", **settings)
-answers = ray.data.read_parquet("answers")
-answers.map_batches(judge, num_cpus=0.5, batch_format="pandas").write_json("again")
-lap("instance")
-
 exec(Path("docs_resume.py").read_text(), docs)  # only the rows without a verdict
 lap("resume")
 ray.shutdown()
@@ -193,10 +186,8 @@ lap("shutdown")
 
 # read back without the cluster (Ray read them above, for the resume)
 judged = pyarrow.parquet.read_table("judged").to_pandas()
-again = pandas.concat(pandas.read_json(path, lines=True) for path in Path("again").iterdir())
 print(json.dumps({
     "results": judged[["id", "verdict", "error", "result_key"]].to_dict(orient="records"),
-    "again": again[["id", "again_verdict"]].to_dict(orient="records"),
     "keys": docs["judge"].result_keys({"id": list(range(40)), "answer": ["x"] * 40,
                                        "docs": ["y"] * 40}),
     "times": times,
@@ -231,14 +222,13 @@ def flaky_responder() -> Callable[[dict[str, Any]], Reply]:
 
 @pytest.fixture(scope="module")
 def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """Ray Data on a local cluster judging one dataset three ways (one `ray.init`, the docs'):
-    `shared` (each answer 0.1 s late) answers the actors that share one pace and the resumed
-    run, `server` the instance."""
+    """Ray Data on a local cluster judging one dataset, then resuming it (one `ray.init`, the
+    docs'), against the scripted judge answering each request 0.1 s late."""
     python = integration_tool("ray", "bin", "python")
     work = tmp_path_factory.mktemp("ray")
-    with JudgeServer() as server, JudgeServer(latency=0.1) as shared:
-        server.responder = shared.responder = flaky_responder()
-        docs_url = ("http://localhost:8000/v1", shared.url)
+    with JudgeServer(latency=0.1) as server:
+        server.responder = flaky_responder()
+        docs_url = ("http://localhost:8000/v1", server.url)
         recipe = as_run_here(
             snippet("ray-table"),
             docs_url,
@@ -248,10 +238,9 @@ def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         (work / "docs_table.py").write_text(recipe)
         (work / "docs_resume.py").write_text(snippet("ray-resume"))
         (work / "run_ray.py").write_text(RUN_RAY)
-        arguments = [str(python), "run_ray.py", server.url, shared.url]
-        done = run_tool(arguments, work, ray_env(work, server))
+        done = run_tool([str(python), "run_ray.py"], work, ray_env(work))
         report = json.loads(done.stdout.strip().splitlines()[-1])
-        yield report | {"servers": (shared, server), "work": work}
+        yield report | {"server": server, "work": work}
 
 
 def test_ray_data_judges_every_row_once_in_actors_and_writes_parquet(
@@ -271,12 +260,6 @@ def test_ray_data_judges_every_row_once_in_actors_and_writes_parquet(
     assert keys == {n: {key} for n, key in enumerate(ray_run["keys"])}
 
 
-def test_ray_data_judges_with_an_instance_too(ray_run: dict[str, Any]) -> None:
-    verdicts = {row["id"]: row["again_verdict"] for row in ray_run["again"]}
-    assert sorted(verdicts) == list(range(40))
-    assert (verdicts[8], verdicts[30], verdicts[5]) == ("pass", "fail", "error")
-
-
 def test_a_resumed_ray_dataset_judges_only_the_rows_without_a_verdict(
     ray_run: dict[str, Any],
 ) -> None:
@@ -287,20 +270,19 @@ def test_a_resumed_ray_dataset_judges_only_the_rows_without_a_verdict(
     assert again == {5: ["error", "error"], 17: ["error", "error"], 8: ["error", "pass"]} | {
         30: ["error", "fail"]
     }
-    # 38 rows judged first, then the 2 flaky ones, and 38 by the instance: none judged twice
-    shared, server = ray_run["servers"]
-    assert (shared.request_count, server.request_count) == (38 + 2, 38)
+    # 38 rows judged in actors, then the 2 flaky ones by an instance: none judged twice
+    assert ray_run["server"].request_count == 38 + 2
 
 
 def test_actors_that_share_one_pace_keep_its_cap_between_them(ray_run: dict[str, Any]) -> None:
-    shared, _ = ray_run["servers"]
-    assert shared.max_in_flight == 2  # each actor alone would send 2: 4 without the limiter
+    # two actors at concurrency 2, each batch of 5 rows judged 2 at a time: 4 without the limiter
+    assert ray_run["server"].max_in_flight == 2
 
 
 def test_the_workers_read_the_key_from_their_environment_and_write_it_nowhere(
     ray_run: dict[str, Any],
 ) -> None:
-    sent = [headers for server in ray_run["servers"] for headers in server.headers]
-    assert {headers["authorization"] for headers in sent} == {f"Bearer {SECRET_KEY}"}
+    sent = {headers["authorization"] for headers in ray_run["server"].headers}
+    assert sent == {f"Bearer {SECRET_KEY}"}
     written = [path.read_bytes() for path in ray_run["work"].rglob("*") if path.is_file()]
     assert written and not any(SECRET_KEY.encode() in data for data in written)
