@@ -60,7 +60,8 @@ docs-serve: install
 # and its extra; promptfoo from the npm lockfile in tests/integrations/promptfoo; docent, whose
 # Rubric model writes the Docent rubric JSON `new --from-docent` is tested on (tests/data/docent);
 # pydantic-ai, whose Agent writes the run tests/data/runs/pydantic_ai.json holds; smolagents, whose
-# agents write the runs tests/data/runs/smolagents_*.json hold.
+# agents write the runs tests/data/runs/smolagents_*.json hold; ray (ray[data], pandas, pyarrow),
+# in which TableJudge judges pandas and pyarrow tables and Ray Data runs it on a local cluster.
 INTEGRATIONS := .integrations
 PROMPTFOO_LOCK := tests/integrations/promptfoo/package.json tests/integrations/promptfoo/package-lock.json
 
@@ -85,7 +86,8 @@ $(INTEGRATIONS)/promptfoo/.installed: $(PROMPTFOO_LOCK)
 
 integrations: install $(INTEGRATIONS)/inspect/.installed $(INTEGRATIONS)/letta/.installed \
 		$(INTEGRATIONS)/promptfoo/.installed $(INTEGRATIONS)/docent/.installed \
-		$(INTEGRATIONS)/pydantic-ai/.installed $(INTEGRATIONS)/smolagents/.installed
+		$(INTEGRATIONS)/pydantic-ai/.installed $(INTEGRATIONS)/smolagents/.installed \
+		$(INTEGRATIONS)/ray/.installed
 
 # The browser the HTML report's tests drive (tests/browser): Debian's chromium, installed with
 # apt-get when missing (as root, or with password-less sudo), and the `browser` extra's pinned

@@ -13,7 +13,7 @@ from rubriclib._faces import lazy_face
 if TYPE_CHECKING:
     from rubriclib._version import __version__ as __version__
     from rubriclib.errors import EvalError, JudgeConfigError, RubricError
-    from rubriclib.evals import Eval, EvalReport, arun_eval, load_eval, run_eval
+    from rubriclib.evals import Eval, EvalReport, TableJudge, arun_eval, load_eval, run_eval
     from rubriclib.item import (
         Item,
         ItemError,
@@ -74,6 +74,7 @@ _HOMES = {
     "Panel": "rubriclib.judging",
     "Rubric": "rubriclib.rubrics",
     "RubricError": "rubriclib.errors",
+    "TableJudge": "rubriclib.evals",
     "Transcript": "rubriclib.item",
     "TranscriptError": "rubriclib.item",
     "Transport": "rubriclib.judging",
@@ -108,6 +109,7 @@ __all__ = [
     "Panel",
     "Rubric",
     "RubricError",
+    "TableJudge",
     "Transcript",
     "TranscriptError",
     "Transport",

@@ -7,7 +7,8 @@ In pipeline order: `formats` (eval files in our shape, waza's and letta-evals') 
 -> a `ReadyRun`) -> `run` (a ReadyRun on the engine, accounted for by `ledger`, the results file
 of `results`, resume, the gate; `results` also reads a results file back, for `--resume`
 and the HTML report alike); `batch_run` drives the same judgments through batch files;
-`project` finds the rubrics a project's eval files use.
+`project` finds the rubrics a project's eval files use; `tables` judges a table's rows a batch
+at a time (`TableJudge`, for pandas, pyarrow and Ray Data).
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
 This room imports the root leaves, `rubrics`, `judging` and `batch`.
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from rubriclib.evals.setup import open_eval_batch as open_eval_batch
     from rubriclib.evals.setup import prepare as prepare
     from rubriclib.evals.setup import ready_run as ready_run
+    from rubriclib.evals.tables.table_judge import TableJudge as TableJudge
 
 _HOMES = {
     "Dataset": ".datasets",
@@ -59,6 +61,7 @@ _HOMES = {
     "ReadyRun": ".setup",
     "ResultsLines": ".results",
     "Row": ".datasets",
+    "TableJudge": ".tables.table_judge",
     "acollect": ".batch_run",
     "aprepare": ".batch_run",
     "arun_eval": ".python_api",

@@ -5,6 +5,7 @@ HTML report alike."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -17,6 +18,7 @@ from rubriclib.judging import Details, GradeResult
 
 if TYPE_CHECKING:
     from rubriclib.evals.datasets import Row
+    from rubriclib.judging import Grader
 
 VERDICTS = ("pass", "fail", "error")
 
@@ -43,30 +45,54 @@ def checklist_answers(details: Details) -> str | None:
     return "probability" if read else "tool"
 
 
+JudgeIdentity = tuple[str, str, int, str | None, str]
+"""What a result was judged with, beside its row: (rubric digest, judge model, votes, how its
+checklist was answered, protocol). A resumed run keeps a result only when this is its grader's
+now; a table's `result_key` is made of it."""
+
+
+def judge_identity(rubric_digest: str, grader: Grader) -> JudgeIdentity:
+    """The identity of the results `grader` gives under the rubric of `rubric_digest`."""
+    answers, protocol = grader.checklist_answers, grader.protocol
+    return (rubric_digest, grader.model, grader.votes, answers, protocol)
+
+
+def judged_identity(result: GradeResult) -> JudgeIdentity:
+    """The identity a result records (a result written before protocols were recorded was
+    asked with tools)."""
+    details = result.details
+    votes = details.votes.asked if details.votes is not None else 1
+    protocol = details.judge.protocol or "tools"
+    return (details.rubric.digest, details.judge.model, votes, checklist_answers(details), protocol)
+
+
+def result_key(row: str, identity: JudgeIdentity) -> str:
+    """One row's result under one judge identity, as a short stable name (sha256 hex): what a
+    table's results carry, so a resumed table judges only the rows without a result."""
+    text = json.dumps([row, *identity], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def read_resumable(
     path: Path,
-    expected: dict[str, tuple[str, str, int, str | None, str]],
+    expected: dict[str, JudgeIdentity],
     own_rubrics: dict[tuple[str, str], str] | None = None,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """The current lines of a results file worth keeping (`current_lines`): a verdict (not an
-    error) whose result validates, with the (rubric digest, judge model, votes, how its
-    checklist was answered, protocol) `expected` of its grader now (`own_rubrics`: the digest
-    of a row's own rubric, by row and grader; a line written before protocols were recorded was
-    asked with tools; `auto` takes either). A pair whose current line is not kept is judged
-    again, and its new line supersedes that one."""
+    error) whose result validates, with the identity `expected` of its grader now
+    (`judge_identity`; `own_rubrics`: the digest of a row's own rubric, by row and grader;
+    `auto` takes either protocol). A pair whose current line is not kept is judged again, and
+    its new line supersedes that one."""
     own_rubrics = own_rubrics or {}
     kept: dict[tuple[str, str], dict[str, Any]] = {}
     for key, line in current_lines(path).items():
         try:
-            details = GradeResult.model_validate(line["result"]).details
-            votes = details.votes.asked if details.votes is not None else 1
-            identity = (details.rubric.digest, details.judge.model, votes)
+            judged = judged_identity(GradeResult.model_validate(line["result"]))
         except (ValueError, KeyError, TypeError):  # a ValidationError is a ValueError
             continue  # not a result of ours: judged again
         wanted = expected.get(key[1])
         if wanted is not None and key in own_rubrics:
             wanted = (own_rubrics[key], *wanted[1:])
-        judged = (*identity, checklist_answers(details), details.judge.protocol or "tools")
         if wanted is not None and wanted[4] == "auto":
             wanted = (*wanted[:4], judged[4])
         if wanted == judged and line.get("verdict") in ("pass", "fail"):

@@ -16,7 +16,7 @@ from rubriclib.errors import BatchRefused, EvalError, Problem, RubricError
 from rubriclib.evals.formats import Eval, GraderEntry, JudgeSettings
 from rubriclib.evals.judgments import letta_row_checker, row_rubric
 from rubriclib.evals.plan import max_prompt_tokens
-from rubriclib.evals.results import read_resumable
+from rubriclib.evals.results import judge_identity, read_resumable
 from rubriclib.files import holds_anything
 from rubriclib.judging import checklist_refused
 from rubriclib.settings import AnswerMode, Protocol, checklist_flag, checklist_mode
@@ -226,11 +226,7 @@ def ready_run(
     target = _make_target(ev)
     kept = {}
     if resume and out is not None:
-        expected: dict[str, tuple[str, str, int, str | None, str]] = {}
-        for g in ev.graders:
-            judge = judges[g.name]
-            answers, protocol = judge.checklist_answers, judge.protocol
-            expected[g.name] = (g.rubric.digest, judge.model, judge.votes, answers, protocol)
+        expected = {g.name: judge_identity(g.rubric.digest, judges[g.name]) for g in ev.graders}
         kept = read_resumable(out, expected, own_rubrics(ev))
     return ReadyRun(
         ev,

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.endpoints.failures import redact as redact
     from rubriclib.judging.endpoints.failures import refused_key as refused_key
     from rubriclib.judging.endpoints.failures import status_error as status_error
+    from rubriclib.judging.endpoints.pacer import Pacer as Pacer
     from rubriclib.judging.endpoints.pacer import Pacing as Pacing
     from rubriclib.judging.endpoints.pacer import RunPacing as RunPacing
     from rubriclib.judging.endpoints.transport import Transport as Transport
@@ -99,6 +100,7 @@ _HOMES = {
     "Interrupted": ".engine",
     "Job": ".engine",
     "Judge": ".judge",
+    "Pacer": ".endpoints.pacer",
     "Pacing": ".endpoints.pacer",
     "PART_HEADING": ".prompt.agent_run",
     "Panel": ".panel",
