@@ -171,7 +171,10 @@ def judge(out: Path, dataset: Path, evidence: str, port: int, budget: int, runs:
         "--evidence",
         evidence,
     ]
-    done = subprocess.run(command, env=judge_env(port), cwd=out, capture_output=True, text=True)
+    env = judge_env(port) | {
+        "RUBRICLIB_CACHE_DIR": str(out / "cache")
+    }  # quirks of this server only
+    done = subprocess.run(command, env=env, cwd=out, capture_output=True, text=True)
     if done.returncode not in (0, 1, 3):
         sys.exit(f"exploring_accuracy: eval ({label}) exited {done.returncode}: {done.stderr}")
     return results
