@@ -51,12 +51,12 @@ UNSAFE_FOR_TERMINALS = {"Cc", "Cf", "Cs", "Zl", "Zp"}
 
 
 def run_tool(
-    arguments: list[str], work: Path, env: dict[str, str] | None = None
+    arguments: list[str], work: Path, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
     """Run a pinned tool's script in `work` (with `env`, else ours); the test fails with the
     tail of its stderr when it exits other than 0."""
     done = subprocess.run(
-        arguments, cwd=work, env=env, capture_output=True, text=True, timeout=300, check=False
+        arguments, cwd=work, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
     assert done.returncode == 0, done.stderr[-4000:]
     return done

@@ -238,7 +238,8 @@ def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         (work / "docs_table.py").write_text(recipe)
         (work / "docs_resume.py").write_text(snippet("ray-resume"))
         (work / "run_ray.py").write_text(RUN_RAY)
-        done = run_tool([str(python), "run_ray.py"], work, ray_env(work))
+        # A local cluster, two Dataset runs: 80-200 s on 2 cores, over 300 s on a loaded machine.
+        done = run_tool([str(python), "run_ray.py"], work, ray_env(work), timeout=900)
         report = json.loads(done.stdout.strip().splitlines()[-1])
         yield report | {"server": server, "work": work}
 
