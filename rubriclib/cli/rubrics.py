@@ -156,6 +156,14 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
         pinned = "pinned in rubriclib.lock" if remote["pinned"] else "not pinned: `rubriclib lock`"
         said = f"{remote['reference']} ({remote['kind']}, {pinned})"
         click.echo(f"{click.style('remote:', bold=True)} {said}")
+    _print_parts(rubric, checklist)
+    click.echo(f"\n{rubric.body}")
+
+
+def _print_parts(rubric: Rubric, checklist: list[dict[str, Any]]) -> None:
+    """`show`'s checklist, output fields and worked examples, as text."""
+    from rubriclib.rubrics import shown_example
+
     if checklist:
         click.echo(f"{click.style('checklist:', bold=True)} {len(checklist)} items")
     for item in checklist:
@@ -179,7 +187,6 @@ def show(ref: str, as_json: bool, body_only: bool) -> None:
         click.echo(
             f"{click.style('examples:', bold=True)}\n{textwrap.indent(written, '  ')}", nl=False
         )
-    click.echo(f"\n{rubric.body}")
 
 
 def _remote_info(rubric: Rubric) -> dict[str, object] | None:
