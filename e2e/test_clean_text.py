@@ -2,9 +2,10 @@
 
 llama-cpp-python's `chatml-function-calling` handler escapes every message it renders
 (`clean_llama_server.py` says where); the launcher turns that off unless given
-`--keep-escaping`. Each test runs against both: the launcher as the harness uses it (with
-`--serve-required`, as `make exploring-accuracy` serves it), and the handler as shipped, so
-every assertion is shown able to fail. The prompts are read from the
+`--keep-escaping`. Each test runs against both: the launcher as the harness uses it, and the
+handler as shipped, so every assertion is shown able to fail. The launcher's
+`--serve-required` (as `make exploring-accuracy` serves it) is shown the same way: with it and
+without. The prompts are read from the
 launcher's `RUBRICLIB_PROMPT_LOG`, the exact text given to the model.
 """
 
@@ -55,7 +56,7 @@ def served(
     log = folder / "prompts.jsonl"
     escaping = request.param == "escaping"
     env = {**os.environ, "RUBRICLIB_PROMPT_LOG": str(log)}
-    flags = ["--keep-escaping"] if escaping else ["--serve-required"]
+    flags = ["--keep-escaping"] if escaping else []
     with llama_server(folder, *flags, env=env) as url:
         yield Served(escaping, url, log)
 
@@ -134,15 +135,26 @@ def test_a_tool_result_reaches_the_model(served: Served) -> None:
     assert (shown in prompt) is (not served.escaping), prompt[-400:]
 
 
-def test_a_required_tool_choice_gets_a_tool_call(served: Served) -> None:
+@pytest.fixture(scope="module", params=["--serve-required", "as-shipped"])
+def serving_required(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, bool]]:
+    """The launcher with `--serve-required`, and without: its URL and which it is."""
+    required = request.param == "--serve-required"
+    folder = tmp_path_factory.mktemp("required")
+    with llama_server(folder, *([request.param] if required else [])) as url:
+        yield url, required
+
+
+def test_a_required_tool_choice_gets_a_tool_call(serving_required: tuple[str, bool]) -> None:
     """An exploring judge's first request asks `tool_choice: required`: the shipped handler
     refuses it (a 500: it asserts `auto`); served, the model's first choice is one of the tools,
     never a message."""
     from rubriclib.judging import exploring_tools
 
+    url, required = serving_required
     tools = exploring_tools(load_rubric("task-completion"))
-    served.new_prompts()
-    client = OpenAI(base_url=served.url, api_key="unused", timeout=120, max_retries=0)
+    client = OpenAI(base_url=url, api_key="unused", timeout=120, max_retries=0)
     asked = {
         "model": "smollm2-135m",
         "messages": [{"role": "user", "content": "Say hello."}],
@@ -150,7 +162,7 @@ def test_a_required_tool_choice_gets_a_tool_call(served: Served) -> None:
         "tool_choice": "required",
         "max_tokens": 48,
     }
-    if served.escaping:
+    if not required:
         with pytest.raises(openai.InternalServerError):
             client.chat.completions.create(**asked)
         return
@@ -158,4 +170,3 @@ def test_a_required_tool_choice_gets_a_tool_call(served: Served) -> None:
     names = {tool["function"]["name"] for tool in tools}
     calls = reply.choices[0].message.tool_calls
     assert calls and all(call.function.name in names for call in calls), reply
-    assert any(p.endswith(":\n") and "functions." in p[-40:] for p in served.new_prompts())

@@ -154,12 +154,12 @@ def test_corrective_turns_reach_a_verdict(goldens_report: dict[str, Any]) -> Non
 
 
 def test_cli_eval_on_the_example(judge_env: dict[str, str], tmp_path: Path) -> None:
-    """The example eval, first 5 rows, judged by the real model: a results line per row and
-    grader, most of them verdicts."""
+    """The example eval, first 2 rows, judged by the real model: a results line per row and
+    grader, most of them verdicts (2 rows show what 5 did, in 6 judgments instead of 15)."""
     out = tmp_path / "results.jsonl"
     example = Path(__file__).parent.parent / "examples" / "support" / "eval.yaml"
     run = subprocess.run(
-        [RUBRICLIB, "eval", str(example), "--limit", "5", "--out", str(out), "--format", "json"],
+        [RUBRICLIB, "eval", str(example), "--limit", "2", "--out", str(out), "--format", "json"],
         env=judge_env,
         capture_output=True,
         text=True,
@@ -168,11 +168,11 @@ def test_cli_eval_on_the_example(judge_env: dict[str, str], tmp_path: Path) -> N
     assert run.returncode in (0, 1, 3), run.stderr
     assert "Traceback" not in run.stderr
     report = json.loads(run.stdout)
-    assert report["run"]["rows"] == 5
+    assert report["run"]["rows"] == 2
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(lines) == 5 * 3
+    assert len(lines) == 2 * 3
     verdicts = [line["verdict"] for line in lines]
-    assert verdicts.count("error") <= 4, verdicts  # at most the row without context, and a few
+    assert verdicts.count("error") <= 3, verdicts
     for line in lines:
         assert line["result"]["details"]["rubric"]["name"] in (
             "groundedness",
