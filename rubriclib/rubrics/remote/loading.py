@@ -9,11 +9,13 @@ import logging
 from rubriclib.config import find_project, offline
 from rubriclib.errors import Problem, RubricError
 from rubriclib.rubrics.reading import decode_text
-from rubriclib.rubrics.remote.fetching import fetch_git_file, fetch_https_file, resolve_revision
 from rubriclib.rubrics.remote.pins import RemotePin, read_pins
 from rubriclib.rubrics.remote.reference import RemoteReference, parse_reference, refuse
 from rubriclib.rubrics.remote.store import Fetched, RubricStore
 from rubriclib.rubrics.rubric import RemoteOrigin, Rubric, parse_rubric_text
+
+# `fetching` (git, http.client, ssl: about 17 ms) is imported where a fetch happens, so listing
+# or loading a pinned rubric from the cache (`rubriclib list`) does not pay for it.
 
 logger = logging.getLogger("rubriclib")
 
@@ -46,6 +48,8 @@ def _pinned(
         return fetched, content
     if offline():
         refuse(reference.text, "reference", offline_miss(reference.text, pinned=True))
+    from rubriclib.rubrics.remote.fetching import fetch_git_file, fetch_https_file
+
     if reference.kind == "file":
         content = fetch_https_file(reference)
     else:
@@ -64,6 +68,8 @@ def _say_if_moved(reference: RemoteReference, pin: RemotePin) -> None:
     """Warn when the locked tag (or branch) now names another commit than the lock's."""
     if reference.kind == "file" or pin.kind == "commit":
         return
+    from rubriclib.rubrics.remote.fetching import resolve_revision
+
     try:
         now = resolve_revision(reference).commit
     except RubricError as error:  # the locked content may still be cached
@@ -104,6 +110,8 @@ def offline_miss(reference: str, pinned: bool = False) -> str:
 def _fetched(reference: RemoteReference, store: RubricStore) -> tuple[Fetched, bytes]:
     """Online: the reference resolved now; its file from the cache when the commit is one
     already fetched, else fetched and kept."""
+    from rubriclib.rubrics.remote.fetching import fetch_git_file, fetch_https_file, resolve_revision
+
     if reference.kind == "file":
         content = fetch_https_file(reference)
         fetched = Fetched(reference.url, store.put(content), "file")
