@@ -209,6 +209,9 @@ def main() -> None:
     parser.add_argument("--server-python", required=True)
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--step", type=int, default=4, help="runs judged every way per round")
+    parser.add_argument(
+        "--short-runs", type=int, help="judge only the first N runs short (a ceiling check)"
+    )
     parser.add_argument("--max-prompt-tokens", type=int, default=3000)
     parser.add_argument("--port", type=int, default=8681)
     parser.add_argument("--out", type=Path, default=ROOT / ".judge" / "exploring")
@@ -222,8 +225,9 @@ def main() -> None:
     try:  # in rounds, so the three rows always cover the same runs
         for runs in range(args.step, args.runs + args.step, args.step):
             for label, kind, evidence in MODES:
+                limit = min(runs, args.short_runs or runs) if kind == "short" else runs
                 results[label] = judge(
-                    args.out, paths[kind], evidence, args.port, args.max_prompt_tokens, runs
+                    args.out, paths[kind], evidence, args.port, args.max_prompt_tokens, limit
                 )
             print(f"{min(runs, args.runs)} runs judged every way", file=sys.stderr, flush=True)
     finally:
