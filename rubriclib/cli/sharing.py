@@ -30,13 +30,15 @@ def search(words: Sequence[str], indexes: Sequence[str], as_json: bool) -> None:
     (a word may be part of a longer one); with no WORD every entry does. An index at a URL is
     fetched as a remote rubric is (https, or http to a loopback address; time and size limits)
     and kept in the rubric cache, which --offline reads. No match: exit 1. An index that
-    cannot be read: exit 2, naming the index and the entry's field.
+    cannot be read: the others' matches are printed, then exit 2, naming the index and the
+    entry's field.
 
     \b
     Examples:
       rubriclib search style
       rubriclib search --index https://example.com/rubrics/rubriclib-index.json tone
     """
+    from rubriclib.errors import Problem, RubricError
     from rubriclib.rubrics import configured_indexes, search_indexes
 
     locations = list(indexes) or configured_indexes()
@@ -45,7 +47,8 @@ def search(words: Sequence[str], indexes: Sequence[str], as_json: bool) -> None:
             "no index to search: set `indexes` in rubriclib.toml or [tool.rubriclib], or "
             "RUBRICLIB_INDEXES, or pass --index"
         )
-    found = search_indexes(locations, list(words))
+    unreadable: list[Problem] = []
+    found = search_indexes(locations, list(words), unreadable)
     if as_json:
         click.echo(json.dumps([entry.data() for entry in found], indent=2))
     for entry in [] if as_json else found:
@@ -53,6 +56,8 @@ def search(words: Sequence[str], indexes: Sequence[str], as_json: bool) -> None:
         click.echo(
             f"{entry.ref}  {entry.name} {entry.version} {entry.scale}  {entry.description}{tags}"
         )
+    if unreadable:
+        raise RubricError(unreadable)
     if not found:
         click.echo(f"rubriclib: no rubric in {len(locations)} index(es) matches", err=True)
         sys.exit(1)

@@ -64,6 +64,15 @@ def test_search_without_an_index_or_with_a_bad_one_is_exit_2(project: Path) -> N
     assert f"{where}.scale: must be a non-empty string" in bad.stderr
 
 
+def test_search_shows_the_readable_indexes_matches_beside_a_bad_one(project: Path) -> None:
+    assert run("index", "shared").exit_code == 0
+    (project / "bad.json").write_text("not an index")
+    found = run("search", "--index", "bad.json", "--index", "shared/rubriclib-index.json", "ref")
+    assert found.exit_code == 2 and "Traceback" not in found.output
+    assert found.stdout.startswith("shared/rubrics/refunds.md  refunds 1.0.0")
+    assert "rubriclib: error: bad.json: line 1: is not JSON" in found.stderr
+
+
 def test_index_refuses_a_broken_rubric_and_writes_nothing(project: Path) -> None:
     out = project / "index.json"
     out.write_text("the index as it was\n")

@@ -67,9 +67,12 @@ def configured_indexes() -> list[str]:
     return list(resolve("indexes").value)
 
 
-def search_indexes(locations: list[str], words: list[str]) -> list[IndexEntry]:
+def search_indexes(
+    locations: list[str], words: list[str], unreadable: list[Problem] | None = None
+) -> list[IndexEntry]:
     """The entries of every index in `locations` that match `words` (all of them with none),
-    sorted by name; a RubricError with every problem of every index that cannot be read."""
+    sorted by name. An index that cannot be read adds its problems to `unreadable` when it is
+    given (the others are still searched); without it, a RubricError holds every problem."""
     found: list[IndexEntry] = []
     problems: list[Problem] = []
     for location in locations:
@@ -77,7 +80,9 @@ def search_indexes(locations: list[str], words: list[str]) -> list[IndexEntry]:
             found += read_index(location)
         except RubricError as error:
             problems += error.problems
-    if problems:
+    if unreadable is not None:
+        unreadable += problems
+    elif problems:
         raise RubricError(problems)
     return sorted((e for e in found if e.matches(words)), key=lambda e: (e.name, e.ref))
 
