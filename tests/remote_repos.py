@@ -84,10 +84,13 @@ def map_github_to(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def served(folder: Path, certificate: Path | None = None, delay: float = 0.0) -> Iterator[str]:
+def served(
+    folder: Path, certificate: Path | None = None, delay: float = 0.0, trickle: float = 0.0
+) -> Iterator[str]:
     """`folder` served on 127.0.0.1, over https with `certificate` (a PEM holding the key too),
-    each answer `delay` seconds late; the base URL."""
-    late = type("_LateHandler", (_QuietHandler,), {"delay": delay})
+    each answer `delay` seconds late and its body sent a byte every `trickle` seconds; the
+    base URL."""
+    late = type("_LateHandler", (_QuietHandler,), {"delay": delay, "trickle": trickle})
     handler = functools.partial(late, directory=str(folder))
     with _serving(handler, certificate) as base:
         yield base
@@ -127,10 +130,19 @@ class _QuietServer(ThreadingHTTPServer):
 
 class _QuietHandler(SimpleHTTPRequestHandler):
     delay = 0.0
+    trickle = 0.0
 
     def send_head(self):  # type: ignore[no-untyped-def]
         time.sleep(self.delay)
         return super().send_head()
+
+    def copyfile(self, source, outputfile):  # type: ignore[no-untyped-def]
+        if not self.trickle:
+            return super().copyfile(source, outputfile)
+        while byte := source.read(1):
+            outputfile.write(byte)
+            outputfile.flush()
+            time.sleep(self.trickle)
 
     def log_message(self, format: str, *args: object) -> None:
         pass

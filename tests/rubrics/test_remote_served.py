@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -193,3 +194,17 @@ def test_a_fetch_past_the_time_limit_is_stopped(
     for text in (in_git, over_http):
         assert "took longer than 1 seconds; stopped" in text
     assert fetched_nothing(fetch_folder)
+
+
+def test_a_server_trickling_a_file_is_stopped_at_the_time_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each byte comes well within the limit; the whole file would take 3 seconds."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "house.md").write_text("x" * 30)
+    monkeypatch.setattr(fetching, "FETCH_SECONDS", 1)
+    with served(tmp_path / "site", trickle=0.1) as base:
+        started = time.monotonic()
+        text = error_of(f"{base}/house.md")
+    assert "took longer than 1 seconds; stopped" in text
+    assert time.monotonic() - started < 2.5

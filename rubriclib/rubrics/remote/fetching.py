@@ -110,11 +110,18 @@ def fetch_https_file(reference: RemoteReference) -> bytes:
 
 def fetch_url(url: str, label: str) -> bytes:
     """The bytes at `url` (checked safe by the caller), within FETCH_SECONDS and
-    MAX_FILE_BYTES; a RubricError naming `label` when it cannot be fetched whole."""
+    MAX_FILE_BYTES; a RubricError naming `label` when it cannot be fetched whole. The time
+    limit holds for the whole download, not only for each read, so a server trickling bytes
+    is stopped too."""
     request = urllib.request.Request(url, headers={"User-Agent": f"rubriclib/{__version__}"})
+    deadline = time.monotonic() + FETCH_SECONDS
+    body = b""
     try:
         with urllib.request.urlopen(request, timeout=FETCH_SECONDS) as response:  # noqa: S310
-            body: bytes = response.read(MAX_FILE_BYTES + 1)
+            while len(body) <= MAX_FILE_BYTES and (chunk := response.read1(65536)):
+                body += chunk
+                if time.monotonic() > deadline:
+                    raise TimeoutError
     except urllib.error.HTTPError as error:
         refuse(label, "fetch", f"the server answered HTTP {error.code}")
     except (urllib.error.URLError, OSError) as error:
