@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint docs docs-serve integrations browser screenshot e2e e2e-full judge-accuracy exploring-accuracy bench clean
+.PHONY: install run test lint docs docs-serve integrations java browser screenshot e2e e2e-full judge-accuracy exploring-accuracy bench clean
 
 # The real-model e2e server (pinned: it builds from source, ~7 minutes on 2 cores). Built
 # portably: a native build crashed on a virtual CPU that reports AMX it may not use. The portable
@@ -61,7 +61,8 @@ docs-serve: install
 # Rubric model writes the Docent rubric JSON `new --from-docent` is tested on (tests/data/docent);
 # pydantic-ai, whose Agent writes the run tests/data/runs/pydantic_ai.json holds; smolagents, whose
 # agents write the runs tests/data/runs/smolagents_*.json hold; ray (ray[data], pandas, pyarrow),
-# in which TableJudge judges pandas and pyarrow tables and Ray Data runs it on a local cluster.
+# in which TableJudge judges pandas and pyarrow tables and Ray Data runs it on a local cluster;
+# spark (pyspark, pandas, pyarrow), in which a local Spark session runs it in mapInPandas.
 INTEGRATIONS := .integrations
 PROMPTFOO_LOCK := tests/integrations/promptfoo/package.json tests/integrations/promptfoo/package-lock.json
 
@@ -87,7 +88,18 @@ $(INTEGRATIONS)/promptfoo/.installed: $(PROMPTFOO_LOCK)
 integrations: install $(INTEGRATIONS)/inspect/.installed $(INTEGRATIONS)/letta/.installed \
 		$(INTEGRATIONS)/promptfoo/.installed $(INTEGRATIONS)/docent/.installed \
 		$(INTEGRATIONS)/pydantic-ai/.installed $(INTEGRATIONS)/smolagents/.installed \
-		$(INTEGRATIONS)/ray/.installed
+		$(INTEGRATIONS)/ray/.installed $(INTEGRATIONS)/spark/.installed
+
+# The Java runtime Spark runs in: Debian's OpenJDK 17, installed with apt-get when no `java` is
+# on the PATH (as root, or with password-less sudo), as the browser is below. Unlike the
+# browser's, a JVM that cannot be installed fails the build: the Spark tests never skip.
+JAVA_PACKAGE := openjdk-17-jre-headless
+
+java:
+	command -v java >/dev/null || { $(SUDO) apt-get update -qq \
+		&& DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(JAVA_PACKAGE) >/dev/null; }
+
+$(INTEGRATIONS)/spark/.installed: | java
 
 # The browser the HTML report's tests drive (tests/browser): Debian's chromium, installed with
 # apt-get when missing (as root, or with password-less sudo), and the `browser` extra's pinned

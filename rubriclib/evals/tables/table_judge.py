@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -45,8 +45,8 @@ class TableJudge:
 
     It pickles as the rubric's text and digest and the judge's settings as resolved where it was
     made (never the API key: each worker reads it from its environment), so Ray Data's actors
-    and Spark's executors judge as the driver would; a worker whose rubriclib computes another
-    digest for that text refuses to judge.
+    and Spark's executors (`map_in_pandas`, `spark_schema`) judge as the driver would; a
+    worker whose rubriclib computes another digest for that text refuses to judge.
 
     Args:
         rubric: A Rubric, or a name or path to load.
@@ -59,7 +59,8 @@ class TableJudge:
         requests_per_minute: The most request starts a minute (None: no spacing).
         prefix: Put before every result column's name (several judges on one table).
         pacing: Whose pace the requests keep: "batch" (each batch its own: `concurrency` and
-            `requests_per_minute` per batch, so per Ray actor or Spark task) or "ray" (one
+            `requests_per_minute` per batch, so per Ray actor, and on Spark per executor's
+            Python worker: there is no pace shared across Spark's executors) or "ray" (one
             limiter actor shared by every actor of the Ray job: the cap and the pace hold
             across them all, and a 429 or a dead endpoint slows or stops them all).
         cache: The verdict cache: False (off), True (the user cache folder) or a folder.
@@ -149,12 +150,7 @@ class TableJudge:
     def __call__(self, batch: Batch) -> Batch:
         """`batch` with its rows' results in the result columns (the same kind of table)."""
         table = read_batch(batch)
-        names = {f"{self.prefix}{name}": kind for name, kind in RESULT_COLUMNS.items()}
-        if clash := [name for name in names if name in table.names]:
-            raise JudgeConfigError(
-                f"TableJudge: the batch already has the column {clash[0]!r}; give another "
-                "prefix= to keep both"
-            )
+        names = self._result_types(table.names)
         fields = self._fields(table)
         results = run_to_end(lambda: self._judged(fields))
         keys = self._keys(fields)
@@ -162,24 +158,68 @@ class TableJudge:
         columns = {f"{self.prefix}{name}": [row[name] for row in added] for name in RESULT_COLUMNS}
         return with_columns(batch, columns, names)
 
+    def map_in_pandas(self, batches: Iterable[Any]) -> Iterator[Any]:
+        """Spark's `mapInPandas` form: each pandas DataFrame of `batches` judged, in order
+        (`df.mapInPandas(judge.map_in_pandas, schema=judge.spark_schema(df.schema))`). Spark
+        pickles the judge into each task, which builds its Judge at its first batch from its
+        own environment's key; `concurrency` and `requests_per_minute` hold per batch, so per
+        executor's Python worker, not across the job."""
+        for batch in batches:
+            yield self(batch)
+
+    def spark_schema(self, input_schema: Any) -> Any:
+        """The Spark StructType `map_in_pandas` gives back for a DataFrame of `input_schema`:
+        its fields, then the result columns (each behind `prefix`, nullable, a string or a
+        double), so a column missing or a result column already there is refused on the
+        driver, before any request. Refuses `pacing="ray"`, which holds on Ray only."""
+        from pyspark.sql.types import DoubleType, StringType, StructField, StructType
+
+        if self.pacing == "ray":
+            raise JudgeConfigError(
+                "TableJudge: pacing='ray' shares one pace on Ray only; on Spark each "
+                "executor paces its own requests (pacing='batch')"
+            )
+        spark_types = {"string": StringType(), "double": DoubleType()}
+        self._refuse_missing_columns(input_schema.fieldNames())
+        added = self._result_types(input_schema.fieldNames())
+        fields = [StructField(name, spark_types[kind], True) for name, kind in added.items()]
+        return StructType([*input_schema.fields, *fields])
+
     def result_keys(self, batch: Any) -> list[str]:
         """Each row's `result_key` (what its result is named by), judging nothing."""
         return self._keys(self._fields(read_batch(batch)))
 
     def unjudged(self, table: Batch, results: Any) -> Batch:
         """The rows of `table` (the same kind: a pandas DataFrame, a pyarrow Table, a dict of
-        columns or a Ray Dataset, kept lazily) that `results`, what this judge (or one judging
-        the same way) wrote before, holds no verdict for: what a resumed run still judges. A
-        row whose result was an error is judged again, as `eval --resume` judges it again."""
+        columns, or a Ray Dataset or Spark DataFrame, kept lazily) that `results`, what this
+        judge (or one judging the same way) wrote before, holds no verdict for: what a resumed
+        run still judges. A row whose result was an error is judged again, as `eval --resume`
+        judges it again."""
         return unjudged(table, self.result_keys, judged_keys(self.prefix, results))
 
-    def _fields(self, table: Columns) -> list[dict[str, Any]]:
-        """Each row's item fields from its columns (a missing value left out)."""
-        if missing := [name for name in self.columns.values() if name not in table.names]:
-            found = ", ".join(table.names) or "none"
+    def _result_types(self, present: Iterable[str]) -> dict[str, Literal["string", "double"]]:
+        """The result columns' names (behind `prefix`) and types; refused when a table whose
+        columns are `present` already has one."""
+        names = {f"{self.prefix}{name}": kind for name, kind in RESULT_COLUMNS.items()}
+        found = set(present)
+        if clash := [name for name in names if name in found]:
+            raise JudgeConfigError(
+                f"TableJudge: the batch already has the column {clash[0]!r}; give another "
+                "prefix= to keep both"
+            )
+        return names
+
+    def _refuse_missing_columns(self, present: Sequence[str]) -> None:
+        """Refuse a table whose columns are `present` when it lacks one `columns` names."""
+        if missing := [name for name in self.columns.values() if name not in present]:
+            found = ", ".join(present) or "none"
             raise JudgeConfigError(
                 f"TableJudge: the batch has no column {missing[0]!r} (columns: {found})"
             )
+
+    def _fields(self, table: Columns) -> list[dict[str, Any]]:
+        """Each row's item fields from its columns (a missing value left out)."""
+        self._refuse_missing_columns(table.names)
         mapped = self.columns or {name: name for name in ITEM_FIELDS if name in table.names}
         values = {field: table.values(name) for field, name in mapped.items()}
         rows = (
