@@ -132,6 +132,20 @@ def test_a_table_judge_pickles_without_the_key_and_judges_where_it_is_unpickled(
     assert server.headers[-1]["authorization"] == "Bearer sk-the-workers-own-key"
 
 
+def test_a_worker_without_a_key_gives_every_row_an_error_naming_it(
+    keywords: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    sent = pickle.dumps(TableJudge(keywords, {"output": "answer"}, model="judge-model"))
+    monkeypatch.delenv("OPENAI_API_KEY")
+
+    judged = pickle.loads(sent)({"answer": ["one", "two"]})
+
+    assert judged["verdict"] == ["error", "error"]
+    assert all("OPENAI_API_KEY" in error for error in judged["error"])
+    assert all(SECRET_KEY not in result for result in judged["result"])
+
+
 def test_a_worker_that_digests_the_rubric_otherwise_refuses_it(
     keywords: str, server: JudgeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

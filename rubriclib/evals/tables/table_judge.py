@@ -232,8 +232,13 @@ class TableJudge:
         return [result_key(row_identity(row), self.identity) for row in fields]
 
     async def _judged(self, fields: list[dict[str, Any]]) -> list[GradeResult]:
-        """Every row's result, in order: the engine judges the rows that are items."""
-        judge = self._judge or self._worker_judge()
+        """Every row's result, in order: the engine judges the rows that are items. A worker
+        that cannot build its judge (no key in its environment) gives each row an error."""
+        try:
+            judge = self._judge or self._worker_judge()
+        except JudgeConfigError as error:
+            cause = f"this worker cannot judge: {error}"
+            return [not_judged(self._rubric, self.settings.model or "", cause) for _ in fields]
         results: dict[int, GradeResult] = {}
         judged: list[int] = []
 
