@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN as CHARACTERS_PER_TOKEN
     from rubriclib.judging.prompt.blocks import fence as fence
     from rubriclib.judging.prompt.exploring import read_blocks as read_blocks
+    from rubriclib.judging.prompt.exploring import searched_parts as searched_parts
     from rubriclib.judging.prompt.render import (
         DEFAULT_MAX_PROMPT_TOKENS as DEFAULT_MAX_PROMPT_TOKENS,
     )
@@ -142,6 +143,7 @@ _HOMES = {
     "render": ".prompt.render",
     "explored": ".prompt.render",
     "read_blocks": ".prompt.exploring",
+    "searched_parts": ".prompt.exploring",
     "exploring_tools": ".asking.exploring",
     "run_blocks": ".prompt.agent_run",
     "run_to_end": ".steps",
