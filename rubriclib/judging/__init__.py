@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.asking.checklist_protocol import failed_items as failed_items
     from rubriclib.judging.asking.checklist_protocol import failed_items_text as failed_items_text
     from rubriclib.judging.asking.exploring import exploring_tools as exploring_tools
+    from rubriclib.judging.asking.exploring import planned_exploring as planned_exploring
     from rubriclib.judging.asking.reply import usage_of as usage_of
     from rubriclib.judging.asking.request import estimated_tokens as estimated_tokens
     from rubriclib.judging.asking.request import too_large as too_large
@@ -145,6 +146,7 @@ _HOMES = {
     "read_blocks": ".prompt.exploring",
     "searched_parts": ".prompt.exploring",
     "exploring_tools": ".asking.exploring",
+    "planned_exploring": ".asking.exploring",
     "run_blocks": ".prompt.agent_run",
     "run_to_end": ".steps",
     "shifted": ".profile",
