@@ -194,7 +194,7 @@ class ExploringAsking(Wrapping):
     trail: Trail = field(default_factory=Trail)
 
     def system(self, mode: Mode) -> str:
-        return exploring_system(self.inner.rubric)
+        return exploring_system(self.inner.rubric, self.run.transcript)
 
     def mode(self, quirks: set[str], correcting: bool) -> Mode:
         """`required` (any of the tools, the verdict's among them), or the verdict tool by name
