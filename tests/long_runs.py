@@ -41,10 +41,12 @@ def exploring_judge(
     cite: str | None = None,
     pattern: str = "refund .* without",
     cite_block: str | None = None,
+    read: bool = True,
 ) -> Callable[[dict[str, Any]], Reply]:
-    """A judge that searches the run for the refund, reads around the first hit and then gives
-    `verdict`, citing what it read (or `cite`, a quote it did not read; in `cite_block`, when
-    given, rather than the block it read)."""
+    """A judge that searches the run for the refund, reads around the first hit (unless not
+    `read`: it cites the hit's block from what the search showed) and then gives `verdict`,
+    citing what it read (or `cite`, a quote it did not read; in `cite_block`, when given,
+    rather than the block it read)."""
 
     def answer(body: dict[str, Any]) -> Reply:
         last = body["messages"][-1]
@@ -52,11 +54,12 @@ def exploring_judge(
             return tool_reply("search_run", {"pattern": pattern})
         if "match(es)" in last["content"]:
             block, at = re.search(rf"\[{BLOCK_ID}\] at ([\d,]+):", last["content"]).groups()
-            offset = max(0, int(at.replace(",", "")) - 40)
-            return tool_reply("read_block", {"block": block, "offset": offset, "limit": 200})
-        block = cite_block or re.match(rf"\[{BLOCK_ID}\]", last["content"])[1]
-        quote = cite or NEEDLE
-        citations = [{"block": block, "quote": quote}]
+            if read:
+                offset = max(0, int(at.replace(",", "")) - 40)
+                return tool_reply("read_block", {"block": block, "offset": offset, "limit": 200})
+        else:
+            block = cite_block or re.match(rf"\[{BLOCK_ID}\]", last["content"])[1]
+        citations = [{"block": cite_block or block, "quote": cite or NEEDLE}]
         return tool_reply(
             "set_grade", {"reason": "refund", "citations": citations, "verdict": verdict}
         )

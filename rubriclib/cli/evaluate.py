@@ -345,10 +345,15 @@ def _print_plan(ev: Eval, plan: Plan, chosen: EvalChoice, show_prompts: bool) ->
                 click.echo(f"=== {message['role']} ===\n{message['content']}")
     else:
         click.echo("\n(--show-prompts shows the first row's prompt per grader)")
+    judgments, tokens = f"{plan.judgments} judgment(s)", f"{plan.prompt_tokens:,}"
+    told = "estimated: 4 characters a token"
+    if plan.explored:  # an explored judgment sends from one request to its budget's
+        judgments += f" (up to {plan.most_requests:,} requests)"
+        tokens += f" to {plan.most_prompt_tokens:,}"
+        told += "; the most: every explored judgment's requests sent, each its budget's worth"
     click.echo(
-        f"plan: {plan.rows} row(s) x {len(ev.graders)} grader(s) = {plan.judgments} judgment(s), "
-        f"about {plan.prompt_tokens:,} prompt tokens (estimated: 4 characters a token); "
-        f"{len(plan.problem_rows)} row(s) with problems"
+        f"plan: {plan.rows} row(s) x {len(ev.graders)} grader(s) = {judgments}, about {tokens} "
+        f"prompt tokens ({told}); {len(plan.problem_rows)} row(s) with problems"
     )
 
 
@@ -373,9 +378,9 @@ def _print_problems(plan: Plan) -> None:
         ),
         (
             plan.explored,
-            "judgment(s) whose judge would explore a run too long to show uncut (counted at "
-            "their first request; each exploring turn resends the conversation, which the "
-            f"exploring budget keeps under {plan.limit:,} tokens)",
+            "judgment(s) whose judge would explore a run too long to show uncut (each "
+            "exploring turn resends the conversation so far, which the exploring budget keeps "
+            f"under {plan.limit:,} tokens)",
         ),
     )
     for lines, heading in headings:

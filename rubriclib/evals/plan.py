@@ -9,13 +9,19 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from rubriclib.config import resolve
-from rubriclib.evals.judgments import not_extracted, row_judgments
+from rubriclib.evals.judgments import Judgment, not_extracted, row_judgments
 from rubriclib.item import Item, missing_fields
-from rubriclib.judging import CHARACTERS_PER_TOKEN, estimated_tokens, explored, too_large
+from rubriclib.judging import (
+    CHARACTERS_PER_TOKEN,
+    estimated_tokens,
+    explored,
+    planned_exploring,
+    too_large,
+)
 from rubriclib.settings import JudgeSettings
 
 if TYPE_CHECKING:
-    from rubriclib.evals.formats import Eval
+    from rubriclib.evals.formats import Eval, GraderEntry
     from rubriclib.rubrics import Rubric
 
 SHOWN_CHARACTERS = 2_000
@@ -93,9 +99,25 @@ class Plan:
     pairing_doubts: list[str] = field(default_factory=list)
     """`WHERE: transcript[N]: why` for each tool result whose call was paired in doubt."""
     explored: list[str] = field(default_factory=list)
-    """`WHERE: grader: the run's size` for each judgment whose judge would explore the run."""
+    """`WHERE: grader: the run's size: its requests and tokens at most` for each judgment whose
+    judge would explore the run."""
+    most_requests: int = 0
+    most_prompt_tokens: int = 0
+    """The requests and prompt tokens of every judgment were each explored judgment to take
+    all its requests, each holding its whole character budget (else as `prompt_tokens`)."""
     problem_rows: set[str] = field(default_factory=set)
     """Where each row with a problem is (a missing field, a prompt over the limit)."""
+
+    def count(self, grader: GraderEntry, tokens: int, most: tuple[int, int]) -> None:
+        """Count one judgment of `grader`: its first request's `tokens`, and the `most`
+        requests it may send and tokens each may hold (an explored judgment's budget)."""
+        self.judgments += 1
+        self.by_grader[grader.name] += 1
+        orders = 2 if grader.rubric.scale == "pairwise" else 1  # both orders, one length
+        self.prompt_tokens += orders * tokens
+        self.tokens_by_grader[grader.name] += orders * tokens
+        self.most_requests += orders * most[0]
+        self.most_prompt_tokens += orders * most[0] * most[1]
 
 
 def plan_eval(ev: Eval, limit: int | None = None, flags: JudgeSettings | None = None) -> Plan:
@@ -124,18 +146,33 @@ def plan_eval(ev: Eval, limit: int | None = None, flags: JudgeSettings | None = 
                         part.rubric, part.item, plan.limit, shown
                     )
                 tokens = prompt_tokens(part.rubric, part.item, plan.limit, shown)
+                most = (1, tokens)  # requests and tokens each, at most
                 if explored(part.rubric, part.item.transcript, plan.limit, shown):
-                    plan.explored.append(f"{row.where}: {grader.name}: {_run_size(part.item)}")
+                    settings = grader.judge.merge(flags)
+                    tokens, most = _explored(plan, f"{row.where}: {grader.name}", part, settings)
                 if (why := too_large(tokens, plan.limit)) is not None:
                     plan.too_large.append(f"{row.where}: {grader.name}: {why}")
                     plan.problem_rows.add(row.where)
-                    tokens = 0  # never sent
-                plan.judgments += 1
-                plan.by_grader[grader.name] += 1
-                orders = 2 if grader.rubric.scale == "pairwise" else 1  # both orders, one length
-                plan.prompt_tokens += orders * tokens
-                plan.tokens_by_grader[grader.name] += orders * tokens
+                    tokens, most = 0, (1, 0)  # never sent
+                plan.count(grader, tokens, most)
     return plan
+
+
+def _explored(
+    plan: Plan, where: str, part: Judgment, settings: JudgeSettings
+) -> tuple[int, tuple[int, int]]:
+    """An explored judgment's first request's tokens (as its judge counts them), and the most
+    requests it may send and tokens each may hold (its first, and its character budget read);
+    listed in `plan.explored`."""
+    turns, characters = settings.exploring_turns, settings.exploring_characters
+    tokens, budget = planned_exploring(part.rubric, part.item, plan.limit, turns, characters)
+    most = (budget.most_requests, tokens + budget.characters // CHARACTERS_PER_TOKEN)
+    plan.explored.append(
+        f"{where}: {_run_size(part.item)}: up to {most[0]} requests, each about {tokens:,} to "
+        f"{most[1]:,} prompt tokens (the first; then with its budget of "
+        f"{budget.characters:,} characters read)"
+    )
+    return tokens, most
 
 
 def _run_size(item: Item) -> str:

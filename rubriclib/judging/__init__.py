@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.asking.checklist_protocol import failed_items as failed_items
     from rubriclib.judging.asking.checklist_protocol import failed_items_text as failed_items_text
     from rubriclib.judging.asking.exploring import exploring_tools as exploring_tools
+    from rubriclib.judging.asking.exploring import planned_exploring as planned_exploring
     from rubriclib.judging.asking.reply import usage_of as usage_of
     from rubriclib.judging.asking.request import estimated_tokens as estimated_tokens
     from rubriclib.judging.asking.request import too_large as too_large
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN as CHARACTERS_PER_TOKEN
     from rubriclib.judging.prompt.blocks import fence as fence
     from rubriclib.judging.prompt.exploring import read_blocks as read_blocks
+    from rubriclib.judging.prompt.exploring import searched_parts as searched_parts
     from rubriclib.judging.prompt.render import (
         DEFAULT_MAX_PROMPT_TOKENS as DEFAULT_MAX_PROMPT_TOKENS,
     )
@@ -142,7 +144,9 @@ _HOMES = {
     "render": ".prompt.render",
     "explored": ".prompt.render",
     "read_blocks": ".prompt.exploring",
+    "searched_parts": ".prompt.exploring",
     "exploring_tools": ".asking.exploring",
+    "planned_exploring": ".asking.exploring",
     "run_blocks": ".prompt.agent_run",
     "run_to_end": ".steps",
     "shifted": ".profile",

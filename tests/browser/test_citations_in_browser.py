@@ -1,7 +1,8 @@
 """Citations in a real headless Chromium: each beside the block it quotes in the messages sent,
 the quoted span highlighted, verified or not (and where an unverified quote was found); a quote
 holding a script shown as text; a span past the text a page keeps; each grader's verified share
-in the summary; and a changed verdict whose citations changed."""
+in the summary; a changed verdict whose citations changed; and an explored judgment's citation
+of a search hit, beside the hit."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ if (reason := why_unavailable()) is not None:
 from click.testing import CliRunner
 from conftest import citation
 from judge_server import JudgeServer
+from long_runs import NEEDLE, exploring_judge, long_run
 from results_lines import HOSTILE_REASONS, results_line, write_results
 
 from rubriclib.cli import main
@@ -134,4 +136,26 @@ def test_without_messages_an_output_citation_is_beside_the_output_even_past_its_
     assert change == "citations changed: 1 of 1 verified → 2 of 2 verified"
     page.click("#comparison details[data-group='0'] summary")
     assert page.text_content("#comparison .citations-change") == change
+    assert page.errors == []
+
+
+def test_an_explored_judgment_s_citation_of_a_search_hit_is_beside_the_hit(
+    page: Any, endpoint: JudgeServer, library: Path, write_file: Callable[..., Path], tmp_path: Path
+) -> None:
+    write_file("rows.jsonl", json.dumps({"id": "r1", "transcript": long_run()}) + "\n")
+    eval_file = write_file(
+        "eval.yaml", "name: runs\ndataset: rows.jsonl\ngraders: [{name: kw, rubric: keywords}]\n"
+    )
+    endpoint.responder = exploring_judge(read=False)  # cites the hit's block, never reads it
+    report = tmp_path / "explored.html"
+    command = [RUBRICLIB, "eval", str(eval_file), "--report", str(report)]
+    ran = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    open_report(page, report)
+    page.click("#matrix tr.data:has(td.row-id:text-is('r1')) td[data-column='0']")
+    found = page.locator(f"{DETAIL} .message[data-role=found]")
+    assert found.count() == 1
+    assert found.locator(".cited[data-block=M33] mark").all_text_contents() == [NEEDLE]
+    beside = found.locator(".citations[data-block=M33] .citation")
+    assert beside.get_attribute("data-status") == "verified"
     assert page.errors == []

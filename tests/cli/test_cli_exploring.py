@@ -4,12 +4,13 @@ grader's `evidence:`, and the refusals before any request (batches, the json pro
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from judge_server import JudgeServer
+from judge_server import JudgeServer, tool_reply
 from long_runs import NEEDLE, exploring_judge, long_run
 
 from rubriclib.cli import main
@@ -141,6 +142,59 @@ def test_the_dry_run_names_the_rows_that_would_be_explored(
     assert "[M3] tool result for lookup_orders" in planned.output  # the first message's list
     whole = CliRunner().invoke(main, ["eval", str(eval_file), "--dry-run", "--evidence", "whole"])
     assert "would explore" not in whole.output
+
+
+PLANNED = re.compile(
+    r"money: a run of 62 blocks, [\d,]+ characters: up to (\d+) requests, each about ([\d,]+) "
+    r"to ([\d,]+) prompt tokens \(the first; then with its budget of ([\d,]+) characters read\)"
+)
+
+
+@pytest.mark.parametrize(
+    ("turns", "spent"), [((), "characters"), (("--exploring-turns", "3"), "turns")]
+)
+def test_the_dry_run_estimates_an_explored_judgment_by_the_budget_its_judge_spends(
+    run_file: Path,
+    write_file: Callable[..., Path],
+    endpoint: JudgeServer,
+    turns: tuple[str, ...],
+    spent: str,
+) -> None:
+    write_file("rows.jsonl", json.dumps({"id": "long", "transcript": long_run()}) + "\n")
+    eval_file = write_file(
+        "eval.yaml",
+        "name: runs\ndataset: rows.jsonl\njudge: {max_prompt_tokens: 8000}\n"
+        "graders: [{name: money, rubric: support-run}]\n",
+    )
+    planned = CliRunner().invoke(main, ["eval", str(eval_file), "--dry-run", *turns])
+    assert planned.exit_code == 0, planned.output
+    found = PLANNED.search(planned.output)
+    assert found is not None, planned.output
+    requests, first, most, characters = (int(n.replace(",", "")) for n in found.groups())
+    assert most == first + characters // 4  # its first request, then its budget's worth
+    assert (
+        f"= 1 judgment(s) (up to {requests} requests), about {first:,} to {requests * most:,} "
+        "prompt tokens (estimated: 4 characters a token; the most: every explored judgment's "
+        "requests sent, each its budget's worth); 0 row(s) with problems"
+    ) in planned.output
+    # the judge reads on and on: it sends as many requests as planned, on the budget planned
+    endpoint.responder = lambda body: tool_reply("read_block", {"block": "M3", "limit": 4000})
+    ran = CliRunner().invoke(main, ["eval", str(eval_file), "--no-cache", *turns])
+    assert ran.exit_code == 3, ran.output  # undecided: an error, and no gate
+    # every request it may send, when the turns run out first; fewer when the characters do
+    assert (
+        len(endpoint.requests) == requests
+        if spent == "turns"
+        else len(endpoint.requests) < requests
+    )
+    told = endpoint.requests[-1]["messages"][-1]["content"]
+    budget = {"characters": f"{characters:,} characters", "turns": "3 turns"}[spent]
+    assert told.startswith(f"The exploring budget of {budget} is spent.")
+    first_sent = endpoint.requests[0]
+    sent = sum(len(m["content"]) for m in first_sent["messages"]) + len(
+        json.dumps(first_sent["tools"])
+    )
+    assert abs(sent // 4 - first) <= first // 10  # the first request, as estimated
 
 
 DOCENT_RUN = Path(__file__).parents[1] / "data" / "runs" / "docent_run.json"

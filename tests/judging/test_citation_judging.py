@@ -14,8 +14,8 @@ import pytest
 from conftest import SECRET_KEY
 from judge_server import JudgeServer, Reply, completion, tool_reply
 
-from rubriclib import Rubric, load_rubric
-from rubriclib.item import Item
+from rubriclib import Rubric, load_rubric, render
+from rubriclib.item import Item, read_transcript
 from rubriclib.judging.judge import Judge
 from rubriclib.judging.prompt.render import item_messages
 
@@ -509,3 +509,57 @@ def test_a_judge_citing_the_nearest_bracketed_id_before_a_tool_result_quote_is_v
     judge_server.script(tool_reply("set_grade_fail", {"reason": "r", "citations": cited}))
     result = judge.grade(rubric, transcript=run)
     assert [c["status"] for c in result.details["citations"]] == ["verified"] * 4
+
+
+RUN_CHECKLIST = """\
+---
+name: run-done
+version: 1.0.0
+scale: pass-fail
+description: Whether an agent run did what the user asked.
+requires: [transcript]
+citations: optional
+checklist:
+  - {id: undone, question: Is every part of the request done?, fail_if: no}
+---
+Did the run do what the user asked, as its tool results show?
+"""
+DOCENT_RUN = Path(__file__).parents[1] / "data" / "runs" / "docent_run.json"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"evidence": "whole"},
+        {"evidence": "explore"},
+        {"mode": "checklist"},
+        {"mode": "checklist", "answers": "one-call"},
+    ],
+)
+@pytest.mark.parametrize(
+    ("run", "ids"),
+    [
+        (RUN, "(M1, M2... for run blocks;"),
+        (json.loads(DOCENT_RUN.read_text()), "(T0B0, T0B1... T1B0... for run blocks;"),
+    ],
+)
+def test_the_system_message_names_the_ids_the_run_s_blocks_have(
+    judge_server: JudgeServer,
+    write_file: Callable[..., Path],
+    settings: dict[str, Any],
+    run: Any,
+    ids: str,
+) -> None:
+    """A run of several transcripts (Docent's) is cited by `T1B3`, so the system message says
+    so; a plain run's `M1, M2...` is as it was (tests/judging/test_request_bytes.py)."""
+    rubric = load_rubric(str(write_file("run-done.md", RUN_CHECKLIST)))
+    judge_server.responder = lambda body: Reply(body=completion(content="I cannot tell."))
+    judge = Judge("m", judge_server.url, SECRET_KEY, timeout=5.0, backoff_base=0.001, **settings)
+    judge.grade(rubric, transcript=run)
+    system = judge_server.requests[0]["messages"][0]["content"]
+    assert f"the id in brackets at that block's head {ids}" in system
+    other = "T0B0" if ids.startswith("(M1") else "M1"
+    assert other not in system
+    if "mode" not in settings:  # render shows what a holistic judgment sends
+        shown = render(rubric, "", transcript=read_transcript(run), evidence=settings["evidence"])
+        assert shown[0]["content"] == system

@@ -350,6 +350,60 @@ def test_an_explored_run_s_page_shows_the_trail_and_the_blocks_the_judge_read(
     assert shown[3].split("\n")[1].startswith("[... 9,8")  # the characters before, counted
 
 
+def test_a_citation_verified_from_a_search_hit_leads_to_the_hit_s_block(
+    endpoint: JudgeServer, library: Path, write_file: Callable[..., Path]
+) -> None:
+    write_file("rows.jsonl", json.dumps({"id": "r1", "transcript": long_run()}) + "\n")
+    eval_file = write_file(
+        "eval.yaml",
+        "name: runs\ndataset: rows.jsonl\ngraders: [{name: kw, rubric: keywords}]\n",
+    )
+    endpoint.responder = exploring_judge(read=False)  # cites the hit, reads no block
+    ran, data = eval_page(eval_file)
+    assert ran.exit_code == 0, ran.output
+    found = cell(data, "r1", "kw")
+    [cited] = found["citations"]
+    assert (cited["block"], cited["status"]) == ("M33", "verified")
+    [request] = found["messages"]["sent"]
+    assert [role for role, _ in request] == ["system", "user", "exploration", "found"]
+    hit = endpoint.requests[1]["messages"][-1]["content"]  # what search_run showed the judge
+    context = hit.split(": ", 1)[1]
+    message, piece = found["messages"]["blocks"][0]["M33"]
+    assert message == 3
+    pieces = [data["messages"][index] for index in request[3][1]]
+    assert pieces[piece] == context  # the hit's context exactly, a piece of its own
+    head, told = pieces[0].split("\n")[:2]  # the block's head, and where the hit sits in it
+    assert head.startswith("[M33] tool result for lookup_orders (c15")
+    assert re.fullmatch(r"\[search_run showed characters 9,9\d\d to 10,\d+ of 20,\d+\]", told)
+    start, end = cited["shown"]
+    assert pieces[piece][start:end] == NEEDLE
+
+
+def test_a_citation_of_an_explored_run_s_final_answer_leads_to_the_output_shown_first(
+    endpoint: JudgeServer, library: Path, write_file: Callable[..., Path]
+) -> None:
+    run = long_run()
+    write_file("rows.jsonl", json.dumps({"id": "r1", "transcript": run}) + "\n")
+    eval_file = write_file(
+        "eval.yaml",
+        "name: runs\ndataset: rows.jsonl\ngraders: [{name: kw, rubric: keywords}]\n",
+    )
+    quote = "the charge is correct"  # in M62, the run's final answer: the first message's output
+    endpoint.responder = exploring_judge(read=False, cite=quote, cite_block="M62")
+    ran, data = eval_page(eval_file)
+    assert ran.exit_code == 0, ran.output
+    found = cell(data, "r1", "kw")
+    [cited] = found["citations"]
+    assert (cited["block"], cited["status"]) == ("M62", "verified")
+    [blocks] = found["messages"]["blocks"]
+    assert blocks["M62"] == blocks["output"] and blocks["output"][0] == 1
+    message, piece = blocks["M62"]
+    shown = data["messages"][found["messages"]["sent"][0][message][1][piece]]
+    assert shown == run[-1]["content"]
+    start, end = cited["shown"]
+    assert shown[start:end] == quote
+
+
 def test_with_the_eval_each_cited_block_is_a_piece_and_its_span_is_placed(
     eval_file: Path, endpoint: JudgeServer, tmp_path: Path
 ) -> None:

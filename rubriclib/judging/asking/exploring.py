@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rubriclib.judging.asking.json_answers import Wrapping
-from rubriclib.judging.asking.protocol import RubricAsking
+from rubriclib.judging.asking.protocol import Asked, RubricAsking, first_messages, verdict_requests
 from rubriclib.judging.asking.reply import Explored, JudgeVerdict, Verdict
-from rubriclib.judging.asking.request import Mode, verdict_tools
+from rubriclib.judging.asking.request import Mode, estimated_tokens, verdict_tools
 from rubriclib.judging.citations import quoted_unread
 from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
 from rubriclib.judging.prompt.exploring import (
@@ -33,6 +33,9 @@ from rubriclib.judging.prompt.exploring import (
 )
 from rubriclib.judging.prompt.render import exploring_system
 from rubriclib.rubrics import Rubric
+
+if TYPE_CHECKING:
+    from rubriclib.item import Item
 
 EXPLORING_TURNS = 12
 """The requests a judgment may spend exploring before it must give its verdict."""
@@ -89,12 +92,62 @@ def exploring_tools(rubric: Rubric) -> list[dict[str, Any]]:
     return verdict_tools(rubric, "named") + EXPLORING_TOOLS
 
 
+EXPLORING_SHARE = 0.8
+"""The part of what `max_prompt_tokens` leaves after the first request that an explored
+judgment's tools may show (the rest is the judge's own turns)."""
+
+
 @dataclass(frozen=True)
 class Budget:
     """What a judgment may spend exploring: requests, and characters shown by its tools."""
 
     turns: int = EXPLORING_TURNS
     characters: int = 0
+
+    @property
+    def most_requests(self) -> int:
+        """The most requests a judgment sends on this budget (retries aside): its turns, the
+        one whose reply finds the budget spent, and the corrective one asking for the verdict."""
+        return self.turns + 2
+
+
+def exploring_budget(
+    first_request_tokens: int,
+    max_prompt_tokens: int,
+    turns: int = EXPLORING_TURNS,
+    characters: int | None = None,
+) -> Budget:
+    """What an explored judgment whose first request is `first_request_tokens` may spend:
+    `turns` requests and `characters` (None: EXPLORING_SHARE of what `max_prompt_tokens` leaves
+    after the first request, so the whole conversation stays within it)."""
+    if characters is None:
+        left = (max_prompt_tokens - first_request_tokens) * CHARACTERS_PER_TOKEN
+        characters = int(max(left, 0) * EXPLORING_SHARE)
+    return Budget(turns, characters)
+
+
+def explored_requests(rubric: Rubric, item: Item, run: ExploredRun) -> tuple[list[Asked], int]:
+    """A vote's requests about `item` whose `run` the judge explores, and the largest first
+    request's estimated tokens, with what exploring adds (its words and tools)."""
+    asked = verdict_requests(rubric, item, run)
+    largest = max(estimated_tokens(rubric, first_messages(*request)) for request in asked)
+    return asked, largest + EXPLORING_TOKENS
+
+
+def planned_exploring(
+    rubric: Rubric,
+    item: Item,
+    max_prompt_tokens: int,
+    turns: int | None = None,
+    characters: int | None = None,
+) -> tuple[int, Budget]:
+    """For a plan (`eval --dry-run`): an explored judgment's first request's estimated tokens
+    and its budget, as the judge works them out (`turns` None: EXPLORING_TURNS)."""
+    assert item.transcript is not None
+    run = ExploredRun(item.transcript, max_prompt_tokens)
+    _, size = explored_requests(rubric, item, run)
+    budget = exploring_budget(size, max_prompt_tokens, turns or EXPLORING_TURNS, characters)
+    return size, budget
 
 
 @dataclass
@@ -141,7 +194,7 @@ class ExploringAsking(Wrapping):
     trail: Trail = field(default_factory=Trail)
 
     def system(self, mode: Mode) -> str:
-        return exploring_system(self.inner.rubric)
+        return exploring_system(self.inner.rubric, self.run.transcript)
 
     def mode(self, quirks: set[str], correcting: bool) -> Mode:
         """`required` (any of the tools, the verdict's among them), or the verdict tool by name

@@ -27,7 +27,7 @@ from rubriclib.judging.prompt.render import Prompt, chat, item_prompts, system_m
 from rubriclib.rubrics import LABEL_TOOL, PAIRWISE_TOOL, SCORE_TOOL, VERDICT_TOOL, Rubric
 
 if TYPE_CHECKING:
-    from rubriclib.item import Item
+    from rubriclib.item import Item, Transcript
 
 
 def citation_turn(reply: Any, what: str = "verdict") -> list[dict[str, Any]]:
@@ -151,9 +151,11 @@ class RubricAsking(PlainSampling):
 
     rubric: Rubric
     blocks: Mapping[str, str] = field(default_factory=dict)
+    transcript: Transcript | None = None
+    """The item's agent run, whose block ids the system message names."""
 
     def system(self, mode: Mode) -> str:
-        return system_message(self.rubric, mode)
+        return system_message(self.rubric, mode, self.transcript)
 
     def mode(self, quirks: set[str], correcting: bool) -> Mode:
         return tool_mode(self.rubric, quirks, correcting)
@@ -190,7 +192,8 @@ def verdict_requests(rubric: Rubric, item: Item, run: CutRun | ExploredRun | Non
     """The requests of one vote on `item` for the rubric's verdict: one, or on a pairwise
     rubric one per order; `run` is the item's agent run as cut (`render.shown_run`)."""
     return [
-        (prompt, RubricAsking(rubric, prompt.blocks)) for prompt in item_prompts(rubric, item, run)
+        (prompt, RubricAsking(rubric, prompt.blocks, item.transcript))
+        for prompt in item_prompts(rubric, item, run)
     ]
 
 

@@ -15,12 +15,13 @@ from rubriclib.config import find_project
 from rubriclib.item import Item
 from rubriclib.judging.asking.checklist_protocol import checklist_refused, question_requests
 from rubriclib.judging.asking.exploring import (
-    EXPLORING_TOKENS,
     EXPLORING_TURNS,
     LEAST_BUDGET,
     Budget,
     ExploringAsking,
     Trail,
+    explored_requests,
+    exploring_budget,
     joined_trails,
 )
 from rubriclib.judging.asking.json_answers import as_protocol
@@ -47,7 +48,6 @@ from rubriclib.judging.grading import unjudgeable
 from rubriclib.judging.judgments.judgment import Judgment
 from rubriclib.judging.profile import Applied, profile_path, read_profile
 from rubriclib.judging.prompt.agent_run import CutRun, run_details
-from rubriclib.judging.prompt.blocks import CHARACTERS_PER_TOKEN
 from rubriclib.judging.prompt.exploring import ExploredRun, explores
 from rubriclib.judging.prompt.render import Prompt, shown_run
 from rubriclib.judging.result import GradeResult, combine_orders, not_judged, with_details
@@ -68,11 +68,6 @@ CHECKLIST_REQUESTS = {
     "one-call": one_call_requests,
 }
 """The requests of a checklist vote, by how its items are answered."""
-
-
-EXPLORING_SHARE = 0.8
-"""The part of what `max_prompt_tokens` leaves after the first request that an explored
-judgment's tools may show (the rest is the judge's own turns)."""
 
 
 @dataclass(frozen=True)
@@ -175,9 +170,10 @@ class Modes:
         model = self.endpoint.model
         if run is not None and unexplored is None and explores(self.evidence, run):
             explored = ExploredRun(run.transcript, self.max_prompt_tokens)
-            asked = verdict_requests(rubric, item, explored)
-            size = self._size(rubric, asked) + EXPLORING_TOKENS
-            budget = self._budget(size)
+            asked, size = explored_requests(rubric, item, explored)
+            budget = exploring_budget(
+                size, self.max_prompt_tokens, self.exploring_turns, self.exploring_characters
+            )
             if (
                 budget.characters >= LEAST_BUDGET
                 and too_large(size, self.max_prompt_tokens) is None
@@ -234,14 +230,6 @@ class Modes:
         if self.protocol == "auto" and "no_tools" in self.endpoint.quirks:
             return "the endpoint refused tools (quirk no_tools), which exploring needs"
         return None
-
-    def _budget(self, first_request_tokens: int) -> Budget:
-        """What each explored judgment may spend."""
-        characters = self.exploring_characters
-        if characters is None:
-            left = (self.max_prompt_tokens - first_request_tokens) * CHARACTERS_PER_TOKEN
-            characters = int(max(left, 0) * EXPLORING_SHARE)
-        return Budget(self.exploring_turns, characters)
 
     def _combined(self, rubric: Rubric, votes: list[GradeResult]) -> GradeResult:
         """One vote's result as it is when one was asked for; else the votes combined, and on

@@ -49,6 +49,12 @@ def ids_note(transcript: Transcript) -> str:
     return PART_IDS if transcript.parts else PLAIN_IDS
 
 
+def cited_ids(transcript: Transcript | None) -> str:
+    """How the system message's citing sentence names the run's blocks: `M1, M2...` (also
+    where there is no run), or in a run of several transcripts `T0B0, T0B1... T1B0...`."""
+    return "T0B0, T0B1... T1B0..." if transcript is not None and transcript.parts else "M1, M2..."
+
+
 def part_headings(transcript: Transcript) -> list[tuple[int, str]]:
     """Each transcript's heading in a run of several, with the index of the block it comes
     before (the run's length for an empty last one); none for a run of one."""

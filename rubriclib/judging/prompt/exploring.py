@@ -115,7 +115,8 @@ class ExploredRun:
 
     def sections(self, output: str, output_placed: bool = False) -> list[tuple[str, Spans]]:
         """The first message's parts for the run: where it ends and the block list's first
-        page, then (unless the body places it) the candidate output, shown whole."""
+        page, then (unless the body places it) the candidate output, shown whole (where the
+        run's final answer is the output, its block's text too)."""
         last = self.transcript.block_ids[-1]
         ends = f"The run ends at block {last}, {what_block(-1, self.transcript)}."
         listed = list_blocks(self, 1).text
@@ -128,7 +129,10 @@ class ExploredRun:
             text = f"## Candidate output [output]\n\n{said}"
             return [(run, {}), fenced("output", text, output) if said[0] == "`" else (text, {})]
         text = f"## Candidate output [output]\n\n{said} Its text:\n\n{fence(output)}"
-        return [(run, {}), fenced("output", text, output)]
+        text, spans = fenced("output", text, output)
+        ids = self.transcript.block_ids
+        final = {ids[at]: spans["output"] for at, _, _ in self.first_parts(output)}
+        return [(run, {}), (text, spans | final)]  # the final answer's block is the output's
 
     def first_parts(self, output: str) -> tuple[tuple[int, int, int], ...]:
         """The block the first message shows whole: the run's final answer, when it is the
@@ -254,3 +258,15 @@ def read_blocks(transcript: Transcript, ids: list[str]) -> list[tuple[str, str, 
     run = ExploredRun(transcript, 0)
     found = [(block, run.index(block)) for block in ids]
     return [(block, *run.blocks[at]) for block, at in found if at is not None]
+
+
+def searched_parts(transcript: Transcript, patterns: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """Where `patterns`' searches showed a judge each block's text, by block id: each hit's
+    context (start and end in the block's text), as `search_run` showed it (what a report
+    shows of a block an explored judgment cited from a search hit, without reading it)."""
+    run = ExploredRun(transcript, 0)
+    found: dict[str, list[tuple[int, int]]] = {}
+    for pattern in patterns:
+        for index, start, end in search_run(run, pattern).parts:
+            found.setdefault(transcript.block_ids[index], []).append((start, end))
+    return found

@@ -23,18 +23,17 @@ from rubriclib.judging import (
     PART_HEADING,
     item_block_spans,
     item_messages,
-    read_blocks,
 )
 from rubriclib.measure import CitationCounts
 from rubriclib.reports.checklists import rubric_finder
 from rubriclib.reports.citations import place_citations
 from rubriclib.reports.common import citations_text, xml_safe
 from rubriclib.reports.html.data import TEXT_LIMIT, ResultsFile, clipped, read_results, report_data
+from rubriclib.reports.html.explored import explored_reading
 from rubriclib.reports.html.page import page
 
 if TYPE_CHECKING:
     from rubriclib.evals import Eval, EvalReport, GraderEntry, Row
-    from rubriclib.item import Item
     from rubriclib.measure import Calibration, GoldensReport
 
 HTML_SUFFIXES = (".html", ".htm")
@@ -228,46 +227,6 @@ def sent_messages(
         return {"unavailable": OVER_BUDGET}
     sent = [[[role, pool.add(parts)] for role, parts in request] for request in requests]
     return {"sent": sent, "blocks": blocks}
-
-
-def explored_reading(
-    item: Item, exploration: Any, citations: list[dict[str, Any]]
-) -> list[tuple[dict[str, str], dict[str, tuple[int, int]]]]:
-    """What a judge exploring `item`'s run did, as messages a page shows after its first
-    message, each with where its block's text sits: its trail (turns, searches, blocks read),
-    then each block it read, from its head: a block longer than a page keeps (TEXT_LIMIT)
-    from a little before the first quote the judge cited in it, so the citation shows (placed
-    here: its span is an offset in the whole block)."""
-    if item.transcript is None or not isinstance(exploration, dict):
-        return []
-    ids = [block for block in exploration.get("blocks_read") or [] if isinstance(block, str)]
-    searched = ", ".join(repr(pattern) for pattern in exploration.get("searches") or [])
-    trail = (
-        f"The judge explored the run in {exploration.get('turns')} request(s), shown "
-        f"{exploration.get('characters_read', 0):,} characters by its tools; searched: "
-        f"{searched or 'nothing'}; read parts of: {', '.join(ids) or 'no block'} (each "
-        "below whole, or from just before the first quote cited in it)."
-    )
-    shown: list[tuple[dict[str, str], dict[str, tuple[int, int]]]]
-    shown = [({"role": "exploration", "content": trail}, {})]
-    for block, head, text in read_blocks(item.transcript, ids):
-        cited = [c for c in citations if c.get("block") == block and "span" in c]
-        start = max(0, min(c["span"][0] for c in cited) - CONTEXT_BEFORE) if cited else 0
-        start = start if len(text) > TEXT_LIMIT else 0
-        before = f"[... {start:,} characters before ...]\n" if start else ""
-        content = f"{head}\n{before}{text[start:]}"
-        at = len(head) + 1 + len(before)
-        moved = [c | {"span": [c["span"][0] - start, c["span"][1] - start]} for c in cited]
-        place_citations(moved, 0, {block: text[start:]}, pairwise=False)
-        for original, placed in zip(cited, moved, strict=True):
-            if "shown" in placed:
-                original["shown"] = placed["shown"]
-        shown.append(({"role": "read", "content": content}, {block: (at, len(content))}))
-    return shown
-
-
-CONTEXT_BEFORE = 200
-"""Characters a page shows of a long block read before the first quote cited in it."""
 
 
 def message_pieces(
