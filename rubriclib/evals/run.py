@@ -120,6 +120,8 @@ class EvalReport:
     finished: float = 0.0
     interrupted: str | None = None
     failures_by_row: Counter[str] = field(default_factory=Counter)
+    failed_row_numbers: dict[str, int] = field(default_factory=dict)
+    """The number (in reading order) of each row in `failures_by_row`."""
     cases: list[tuple[str, str, GradeResult]] | None = None
     """(row id, grader, result) of every result, kept only when asked (JUnit needs them)."""
     planned_rows: int | None = None
@@ -140,6 +142,7 @@ class EvalReport:
             del self.first_errors[LISTED_ERRORS:]
         if result.verdict == "fail":
             self.failures_by_row[row] += 1
+            self.failed_row_numbers[row] = number
         if self.cases is not None:
             self.cases.append((row, grader, result))
 
@@ -178,8 +181,11 @@ class EvalReport:
 
     @property
     def most_failed_rows(self) -> list[tuple[str, int]]:
-        """The rows that failed most graders (at most ten)."""
-        return self.failures_by_row.most_common(10)
+        """The rows that failed most graders (at most ten), rows failing as many in reading
+        order: the same list in whatever order their results came."""
+        numbers = self.failed_row_numbers
+        ranked = sorted(self.failures_by_row.items(), key=lambda row: (-row[1], numbers[row[0]]))
+        return ranked[:10]
 
 
 async def run_ready(
