@@ -112,9 +112,14 @@ class RayCluster:
     def rubriclib(self, arguments: list[str]) -> list[str]:
         return [str(self.python), "-c", RUBRICLIB_MAIN, *arguments]
 
+    def judging_actors(self) -> list[int]:
+        """The pids of the eval engine's judging actors running on this cluster's nodes."""
+        return judging_actors([node.pid for node in self.nodes])
+
     def __exit__(self, *exc: object) -> None:
-        for node in reversed(self.nodes):  # the worker first, then the head
+        for node in self.nodes:  # at once: each takes seconds to stop what it started
             node.terminate()
+        for node in self.nodes:
             try:
                 node.wait(timeout=60)
             except subprocess.TimeoutExpired:
@@ -132,3 +137,35 @@ def free_port() -> int:
 def without_judge_settings(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
     """An environment without any judge setting or key of the caller's."""
     return {k: v for k, v in env.items() if not k.startswith(("OPENAI_", "RUBRICLIB_", "RAY_"))}
+
+
+def descendants(roots: list[int]) -> set[int]:
+    """The pids under `roots` (children, their children...), read from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = set(roots)
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def judging_actors(roots: list[int]) -> list[int]:
+    """The pids of `eval --engine ray`'s judging actors (`ray::MapWorker(MapBatches(
+    JudgingActor))`) among the processes under `roots`: never another Ray's on the machine."""
+    actors = []
+    for pid in descendants(roots):
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if title.startswith(b"ray::MapWorker(MapBatches(JudgingActor))"):
+            actors.append(pid)
+    return sorted(actors)

@@ -3,8 +3,9 @@
 (`run.run_ready`, given `RayEngine` as its engine). The judgments are one Ray Data pass: a
 Dataset of the jobs' items, `map_batches` of each grader's `TableJudge` (a column says whose
 row it is) in a pool of actors of half a CPU (so a 2-core node keeps a CPU for Ray Data's own
-tasks), every actor keeping one pace (`pacing="ray"`: the run's in-flight cap and requests a
-minute across them all), the results streamed back a batch at a time (`iter_batches`) and
+tasks), each keeping an even share of the run's in-flight cap and requests a minute (its own
+pace: a limiter shared through an actor would keep the slots of an actor killed mid-request,
+and the run would hang), the results streamed back a batch at a time (`iter_batches`) and
 recorded as they come, so an interrupt keeps what came back. What the Ray path cannot honour
 is refused (`ray_refusals`) before Ray starts. ray is imported only when a run starts."""
 
@@ -89,31 +90,38 @@ def ray_missing() -> str | None:
 class RayEngine:
     """A run's judgments made on Ray (`run.Engine`): one TableJudge per grader (graders with
     the same rubric and judge share one), all in one pass (one actor pool to start, not one a
-    grader), results as they come.
+    grader), each actor at its share of the run's pace, results as they come.
     `start` connects to the cluster (a local one when no address is given) before the run;
     `close` lets it go."""
 
     def __init__(self, ready: ReadyRun, address: str | None = None) -> None:
         self.address = address
         self.concurrency = ready.concurrency
-        self._tables: dict[tuple[str, int], TableJudge] = {}
+        self._ready = ready
+        self.actors = 1
+        self._tables = self._table_judges()  # a setting that cannot be used: refused now
+
+    def _table_judges(self) -> dict[tuple[str, int], TableJudge]:
+        """One TableJudge per grader judging differently (graders with the same rubric and
+        judge share one), each actor's share of the run's pace: the cap and the requests a
+        minute split evenly among the actors, so together they keep the run's."""
+        ready = self._ready
         limit = max_prompt_tokens(ready.eval)  # as the run's own judges hold their prompts
+        per_minute = ready.requests_per_minute
+        tables: dict[tuple[str, int], TableJudge] = {}
         for grader in ready.eval.graders:
-            judge = ready.judges[grader.name]
-            settings = ready.settings[grader.name]
-            self._tables.setdefault(
-                (grader.rubric.digest, id(judge)),
+            tables.setdefault(
+                (grader.rubric.digest, id(ready.judges[grader.name])),
                 TableJudge(
                     grader.rubric,
-                    concurrency=ready.concurrency,
-                    requests_per_minute=ready.requests_per_minute,
-                    pacing="ray",
+                    concurrency=self.concurrency // self.actors,
+                    requests_per_minute=per_minute / self.actors if per_minute else None,
                     cache=ready.cache if isinstance(ready.cache, bool) else str(ready.cache),
                     max_prompt_tokens=limit,
-                    **settings.model_dump(exclude_none=True),
+                    **ready.settings[grader.name].model_dump(exclude_none=True),
                 ),
             )
-        self.actors = 1
+        return tables
 
     def start(self) -> None:
         """Connect to the cluster at `address` (else start a local one); JudgeConfigError when
@@ -140,7 +148,8 @@ class RayEngine:
         context.enable_progress_bars = False
         context.print_on_execution_start = False
         cpus = int(ray.cluster_resources().get("CPU", 1))
-        self.actors = max(1, min(self.concurrency, cpus))
+        self.actors = actors_for(self.concurrency, cpus)
+        self._tables = self._table_judges()
 
     def close(self) -> None:
         """Let the cluster go (a local one stops). An interrupted run's results reader may
@@ -186,11 +195,18 @@ class RayEngine:
             compute=ActorPoolStrategy(size=self.actors),
             num_cpus=ACTOR_CPUS,
             batch_format="pyarrow",
-            batch_size=max(16, 2 * self.concurrency),
+            batch_size=max(16, 8 * self.concurrency // self.actors),  # a small tail each
         )
         async for batch in streamed(dataset):
             for index, text in zip(batch["job"], batch["result"], strict=True):
                 yield index, GradeResult.model_validate_json(text)
+
+
+def actors_for(concurrency: int, cpus: int) -> int:
+    """A run's judging actors: as many as the cluster has CPUs, at most `concurrency`, and a
+    divisor of it, so each keeps an even share of the cap and together exactly the run's."""
+    most = max(1, min(concurrency, cpus))
+    return max(n for n in range(1, most + 1) if concurrency % n == 0)
 
 
 class JudgingActor:

@@ -15,7 +15,7 @@ import pytest
 from conftest import judged
 from judge_server import JudgeServer
 
-from rubriclib.evals.ray_engine import RayEngine, job_row
+from rubriclib.evals.ray_engine import RayEngine, actors_for, job_row
 from rubriclib.evals.run import run_ready
 from rubriclib.evals.setup import prepare, ready_run
 from rubriclib.evals.tables.table_judge import row_item
@@ -63,7 +63,12 @@ def test_graders_that_judge_alike_share_a_table_judge_made_from_their_settings(
     assert len(tables) == 2  # words and again judge alike
     assert [table.identity[2] for table in tables] == [1, 3]  # warm's 3 votes
     assert tables[1].settings.temperature == 0.5
-    assert {(table.pacing, table.concurrency) for table in tables} == {("ray", 3)}
+    assert {(table.pacing, table.concurrency) for table in tables} == {("batch", 3)}
+
+
+def test_the_actors_split_the_run_s_cap_evenly_and_keep_it_whole() -> None:
+    assert [actors_for(16, cpus) for cpus in (1, 2, 3, 8, 64)] == [1, 2, 2, 8, 16]
+    assert [actors_for(concurrency, 4) for concurrency in (1, 3, 6, 7)] == [1, 3, 3, 1]
 
 
 def test_a_run_ray_fails_gives_every_judgment_it_did_not_return_an_error(

@@ -8,6 +8,7 @@ whose actors start anew: about a minute on a quiet 2-core machine."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -47,6 +48,10 @@ def rows() -> list[dict[str, Any]]:
     found[4]["output"] = "verdict:text row 4"
     found[7] |= {"transcript": RUN, "team": "support"}
     return found
+
+
+def pairs(lines: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(line["row"], line["grader"]) for line in lines]
 
 
 def results_lines(path: Path) -> list[dict[str, Any]]:
@@ -114,31 +119,38 @@ def runs(
         found_by_address = driver | {"RAY_ADDRESS": ray_cluster.address}
         server.latency = 0.3  # slow enough to stop it mid-run
         found["interrupted"] = interrupted(
-            ray_cluster.rubriclib(first + extra), again, found_by_address, server
+            ray_cluster.rubriclib(first + extra), again, found_by_address, ray_cluster
         )
         run("resumed", resumed + extra, again, found_by_address)
     yield found
 
 
 def interrupted(
-    command: list[str], work: Path, env: dict[str, str], server: JudgeServer
+    command: list[str], work: Path, env: dict[str, str], cluster: RayCluster
 ) -> tuple[int, str, int, int]:
-    """`command` stopped by SIGINT once it wrote its first verdicts: its exit code, stderr,
-    the requests it sent and the lines it wrote."""
-    before = server.request_count
+    """`command` with its judging actors killed (SIGKILL) once it wrote its first verdicts,
+    and stopped by SIGINT once it wrote more: its exit code, stderr, the actors killed and
+    the lines it wrote."""
     out = work / "results.jsonl"
     with subprocess.Popen(  # noqa: S603 - our own command
         command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as process:
-        deadline = time.monotonic() + 600
-        while verdicts(out) < 4:
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"no verdicts before the run ended:\n{process.communicate()[1]}")
-            time.sleep(0.1)
+        wait_for_verdicts(process, out, 2)
+        actors = cluster.judging_actors()
+        for actor in actors:
+            os.kill(actor, signal.SIGKILL)
+        wait_for_verdicts(process, out, verdicts(out) + 4)  # from the actors Ray restarted
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=300)
-    written = len(out.read_text().splitlines())
-    return process.returncode, stderr, server.request_count - before, written
+    return process.returncode, stderr, len(actors), len(out.read_text().splitlines())
+
+
+def wait_for_verdicts(process: subprocess.Popen[str], out: Path, count: int) -> None:
+    deadline = time.monotonic() + 600
+    while verdicts(out) < count:
+        if process.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"{count} verdicts never came:\n{process.communicate()[1][-3000:]}")
+        time.sleep(0.1)
 
 
 def verdicts(path: Path) -> int:
@@ -169,13 +181,22 @@ def test_the_cluster_run_prints_the_local_report(runs: dict[str, Any]) -> None:
 
 
 def test_an_interrupted_ray_run_keeps_whole_lines_and_exits_130(runs: dict[str, Any]) -> None:
-    (code, stderr, sent, written), (_, local_sent) = runs["interrupted"], runs["local"]
+    code, stderr, _, written = runs["interrupted"]
     assert code == 130, stderr[-3000:]
     assert "rubriclib: interrupted by SIGINT; results so far are kept" in stderr
     assert "Traceback" not in stderr
     lines = results_lines(runs["again"] / "results.jsonl")[:written]  # each whole
     assert 4 <= len(lines) < JUDGMENTS
-    assert sent < local_sent  # it stopped sending
+
+
+def test_judging_actors_killed_mid_run_are_restarted_and_judge_on(runs: dict[str, Any]) -> None:
+    """Ray restarts a killed actor and judges its batch again; each actor keeps its own share
+    of the pace, so none waits on slots a dead one held."""
+    _, _, killed, written = runs["interrupted"]
+    assert killed >= 1
+    lines = results_lines(runs["again"] / "results.jsonl")[:written]
+    assert {line["row"] for line in lines if line["verdict"] == "error"} <= {"r4"}
+    assert len(set(pairs(lines))) == len(lines)  # none twice
 
 
 def test_a_resumed_ray_run_judges_exactly_what_the_interrupt_left(runs: dict[str, Any]) -> None:
