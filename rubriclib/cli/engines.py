@@ -4,7 +4,8 @@ refused before any request and before Ray starts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -54,12 +55,17 @@ def refuse_engine(engine: str, address: str | None, use_batch: bool, ev: Eval) -
         )
 
 
-def started_engine(engine: str, ready: ReadyRun, address: str | None) -> RayEngine | None:
-    """The Ray engine for `ready`, connected to its cluster (None: judge here)."""
+@contextlib.contextmanager
+def judged_on(engine: str, ready: ReadyRun, address: str | None) -> Iterator[RayEngine | None]:
+    """While inside, the Ray engine for `ready` connected to its cluster (None: judge here)."""
     if engine != "ray":
-        return None
+        yield None
+        return
     from rubriclib.evals import RayEngine
 
     ray = RayEngine(ready, address)
     ray.start()
-    return ray
+    try:
+        yield ray
+    finally:
+        ray.close()

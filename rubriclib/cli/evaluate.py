@@ -21,7 +21,7 @@ from rubriclib.cli.app import (
     say,
     stop_if_refused,
 )
-from rubriclib.cli.engines import refuse_engine, started_engine, with_engine_options
+from rubriclib.cli.engines import judged_on, refuse_engine, with_engine_options
 from rubriclib.cli.options import (
     CONCURRENCY_OPTION,
     FORMAT_OPTION,
@@ -242,23 +242,15 @@ def eval_command(
     if use_batch and results:
         ready, batch = open_eval_batch(ready, resume, poll_seconds, say)
     keep_cases = report_format == "junit" or is_html(report_path)
-    cluster = started_engine(engine, ready, address)
-    with interruptible() as interrupt:  # through the report: a second signal cannot cut it
+    # through the report: a second signal cannot cut it
+    with judged_on(engine, ready, address) as ray, interruptible() as interrupt:
 
         def run(progress: Progress | None) -> Coroutine[Any, Any, EvalReport]:
             return run_ready(
-                ready,
-                keep_cases=keep_cases,
-                on_result=progress,
-                interrupt=interrupt,
-                engine=cluster,
+                ready, keep_cases=keep_cases, on_result=progress, interrupt=interrupt, engine=ray
             )
 
-        try:
-            report = judging(ready.judgments, run, interrupt, [batch] if batch else [])
-        finally:
-            if cluster is not None:
-                cluster.close()
+        report = judging(ready.judgments, run, interrupt, [batch] if batch else [])
         stop_if_refused(batch)
         finish(report, report_format, report_path, report_target, results)
 
