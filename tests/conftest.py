@@ -15,7 +15,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from judge_server import JudgeServer, Reply, completion, tool_reply
@@ -24,6 +24,9 @@ from rubriclib.judging.judge import Judge
 from rubriclib.judging.result import GradeResult, judge_details, make_result, with_details
 from rubriclib.rubrics.registry import load_rubric
 from rubriclib.rubrics.rubric import Rubric
+
+if TYPE_CHECKING:
+    from ray_cluster import RayCluster
 
 SECRET_KEY = "sk-test-SECRET-0123456789abcdef"
 RUBRICLIB = str(Path(sys.executable).parent / "rubriclib")
@@ -496,3 +499,19 @@ def item_entry(item_id: str, answer: str | None, **more: Any) -> dict[str, Any]:
 def order_entry(order: str, winner: str | None = None, **more: Any) -> dict[str, Any]:
     """A `details.pairwise.orders` entry: one order's answer from one request, `more` added."""
     return {"order": order, "winner": winner, "reason": "r", "attempts": 1, "retries": 0} | more
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
+    """The docs' Ray cluster (head and worker node, `ray_cluster.RayCluster`), started once for
+    every Ray test of the session (seconds to start, tens on a loaded 2-core machine)."""
+    from ray_cluster import RayCluster, without_judge_settings
+
+    python = integration_tool("ray", "bin", "python")
+    env = without_judge_settings(os.environ)
+    env.update(
+        PYTHONPATH=str(Path(__file__).parent.parent),
+        RUBRICLIB_CACHE_DIR=str(tmp_path_factory.mktemp("ray-nodes") / "cache"),
+    )
+    with RayCluster(python, snippet("ray-cluster"), env, SECRET_KEY) as cluster:
+        yield cluster

@@ -21,6 +21,7 @@ from rubriclib.cli.app import (
     say,
     stop_if_refused,
 )
+from rubriclib.cli.engines import judged_on, refuse_engine, with_engine_options
 from rubriclib.cli.options import (
     CONCURRENCY_OPTION,
     FORMAT_OPTION,
@@ -184,6 +185,7 @@ def with_eval_choice(command: Any) -> Any:
     help="With --dry-run --batch: the batch price as a share of the live price.",
 )
 @FROZEN_OPTION
+@with_engine_options
 def eval_command(
     chosen: EvalChoice,
     concurrency: int | None,
@@ -199,6 +201,8 @@ def eval_command(
     price_per_million: float | None,
     batch_discount: float,
     frozen: bool,
+    engine: str,
+    address: str | None,
 ) -> None:
     """Judge a dataset with an eval file's graders (rubriclib, waza or letta-evals shape).
 
@@ -212,6 +216,7 @@ def eval_command(
       rubriclib eval eval.yaml --out results.jsonl --report report.html
       rubriclib eval eval.yaml --out results.jsonl --resume
       rubriclib eval eval.yaml --out results.jsonl --batch      (then --batch --resume)
+      rubriclib eval eval.yaml --out results.jsonl --engine ray --address HEAD:6379
     """
     from rubriclib.evals import open_eval_batch, run_ready
     from rubriclib.judging import interruptible
@@ -225,6 +230,7 @@ def eval_command(
         raise click.UsageError("--batch needs --out: the batch state file is kept beside it")
     # every refusal before the plan, any key or request, and before a state file is touched
     prepared = chosen.prepared(frozen=frozen, batch="--batch" if use_batch else None)
+    refuse_engine(engine, address, use_batch, prepared.eval)
     if dry_run:
         prices = (price_per_million, batch_discount)
         _dry_run(prepared.eval, chosen, show_prompts, use_batch, prices)
@@ -236,10 +242,13 @@ def eval_command(
     if use_batch and results:
         ready, batch = open_eval_batch(ready, resume, poll_seconds, say)
     keep_cases = report_format == "junit" or is_html(report_path)
-    with interruptible() as interrupt:  # through the report: a second signal cannot cut it
+    # through the report: a second signal cannot cut it
+    with judged_on(engine, ready, address) as ray, interruptible() as interrupt:
 
         def run(progress: Progress | None) -> Coroutine[Any, Any, EvalReport]:
-            return run_ready(ready, keep_cases=keep_cases, on_result=progress, interrupt=interrupt)
+            return run_ready(
+                ready, keep_cases=keep_cases, on_result=progress, interrupt=interrupt, engine=ray
+            )
 
         report = judging(ready.judgments, run, interrupt, [batch] if batch else [])
         stop_if_refused(batch)

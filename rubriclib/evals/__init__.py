@@ -8,7 +8,8 @@ In pipeline order: `formats` (eval files in our shape, waza's and letta-evals') 
 of `results`, resume, the gate; `results` also reads a results file back, for `--resume`
 and the HTML report alike); `batch_run` drives the same judgments through batch files;
 `project` finds the rubrics a project's eval files use; `tables` judges a table's rows a batch
-at a time (`TableJudge`, for pandas, pyarrow and Ray Data).
+at a time (`TableJudge`, for pandas, pyarrow and Ray Data); `ray_engine` makes a run's
+judgments on Ray (`eval --engine ray`) through it.
 
 Other rooms import only the names of the face below (an import-linter contract holds them to it).
 This room imports the root leaves, `rubrics`, `judging` and `batch`.
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
     from rubriclib.evals.project import project_rubrics as project_rubrics
     from rubriclib.evals.python_api import arun_eval as arun_eval
     from rubriclib.evals.python_api import run_eval as run_eval
+    from rubriclib.evals.ray_engine import RayEngine as RayEngine
+    from rubriclib.evals.ray_engine import ray_missing as ray_missing
+    from rubriclib.evals.ray_engine import ray_refusals as ray_refusals
     from rubriclib.evals.results import ResultsLines as ResultsLines
     from rubriclib.evals.results import read_results_lines as read_results_lines
     from rubriclib.evals.run import EvalReport as EvalReport
@@ -59,6 +63,7 @@ _HOMES = {
     "Plan": ".plan",
     "Prepared": ".setup",
     "ReadyRun": ".setup",
+    "RayEngine": ".ray_engine",
     "ResultsLines": ".results",
     "Row": ".datasets",
     "TableJudge": ".tables.table_judge",
@@ -71,6 +76,8 @@ _HOMES = {
     "open_eval_batch": ".setup",
     "plan_eval": ".plan",
     "prepare": ".setup",
+    "ray_missing": ".ray_engine",
+    "ray_refusals": ".ray_engine",
     "project_rubrics": ".project",
     "ready_run": ".setup",
     "row_judgments": ".judgments",

@@ -7,7 +7,7 @@ import asyncio
 import bisect
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from rubriclib.judging import Interrupted, Job, Pacing, Target
 
 Status = Literal["passed", "failed", "undecided", "interrupted"]
+Engine = Callable[["Iterator[Job]"], AsyncIterator[tuple[int, GradeResult]]]
+"""Where a run's judgments are made: given the jobs, it yields `(index, result)` for each,
+in any order, exactly once (`judge_stream` on this machine; `ray_engine.RayEngine` on Ray)."""
 LISTED_ERRORS = 10
 """Judge errors a report lists by row (the first rows'); the rest are counted."""
 
@@ -120,6 +123,8 @@ class EvalReport:
     finished: float = 0.0
     interrupted: str | None = None
     failures_by_row: Counter[str] = field(default_factory=Counter)
+    failed_row_numbers: dict[str, int] = field(default_factory=dict)
+    """The number (in reading order) of each row in `failures_by_row`."""
     cases: list[tuple[str, str, GradeResult]] | None = None
     """(row id, grader, result) of every result, kept only when asked (JUnit needs them)."""
     planned_rows: int | None = None
@@ -140,6 +145,7 @@ class EvalReport:
             del self.first_errors[LISTED_ERRORS:]
         if result.verdict == "fail":
             self.failures_by_row[row] += 1
+            self.failed_row_numbers[row] = number
         if self.cases is not None:
             self.cases.append((row, grader, result))
 
@@ -178,8 +184,11 @@ class EvalReport:
 
     @property
     def most_failed_rows(self) -> list[tuple[str, int]]:
-        """The rows that failed most graders (at most ten)."""
-        return self.failures_by_row.most_common(10)
+        """The rows that failed most graders (at most ten), rows failing as many in reading
+        order: the same list in whatever order their results came."""
+        numbers = self.failed_row_numbers
+        ranked = sorted(self.failures_by_row.items(), key=lambda row: (-row[1], numbers[row[0]]))
+        return ranked[:10]
 
 
 async def run_ready(
@@ -188,11 +197,14 @@ async def run_ready(
     keep_cases: bool = False,
     on_result: Callable[[GradeResult], None] | None = None,
     interrupt: Interrupted | None = None,
+    engine: Engine | None = None,
 ) -> EvalReport:
     """Judge every row with every grader, as `ready_run` made the eval ready; see `run_eval`.
     With a target, each row's output is written by that model first (once per row, whatever the
     number of graders). `keep_cases` keeps every result in the report (JUnit needs them);
-    `on_result` is called with each; an `interrupt` signal ends the run with what it judged."""
+    `on_result` is called with each; an `interrupt` signal ends the run with what it judged.
+    `engine` makes the judgments (by default this process's, on the run's concurrency): all
+    else (rows, resume, the results file, the report) is the same whichever makes them."""
     judges = ready.judges
     report = EvalReport(
         ready.eval,
@@ -205,7 +217,7 @@ async def run_ready(
         planned_rows=ready.rows,
     )
     report.cases = [] if keep_cases else None
-    await _EvalRun(ready, report, on_result).run(interrupt)
+    await _EvalRun(ready, report, on_result).run(interrupt, engine)
     report.finished = time.time()
     return report
 
@@ -229,19 +241,12 @@ class _EvalRun:
         out = ready.out
         self.results = ResultsFile(out, resume=ready.resume) if out is not None else None
 
-    async def run(self, interrupt: Interrupted | None) -> None:
-        """Every job through the engine, each result recorded as it finishes; an `interrupt`
-        signal stops it with what was judged and, with cases kept, what was not."""
-        from rubriclib.judging import judge_stream
-
-        ready, report = self.ready, self.report
-        first = ready.judges[ready.eval.graders[0].name]
-        stream = judge_stream(
-            first,
-            self.jobs(),
-            concurrency=ready.concurrency,
-            requests_per_minute=ready.requests_per_minute,
-        )
+    async def run(self, interrupt: Interrupted | None, engine: Engine | None) -> None:
+        """Every job through the engine (`engine`, else this process's), each result recorded
+        as it finishes; an `interrupt` signal stops it with what was judged and, with cases
+        kept, what was not."""
+        report = self.report
+        stream = (engine or self.local)(self.jobs())
         try:
             async for index, result in stream:
                 if (finished := self.ledger.finished(index, result)) is not None:
@@ -257,6 +262,18 @@ class _EvalRun:
             await self.close()
             report.rows, report.resumed = self.ledger.read, self.ledger.resumed
             report.rows_judged = self.ledger.rows_judged
+
+    def local(self, jobs: Iterator[Job]) -> AsyncIterator[tuple[int, GradeResult]]:
+        """The jobs judged in this process, `concurrency` at once."""
+        from rubriclib.judging import judge_stream
+
+        ready = self.ready
+        return judge_stream(
+            ready.judges[ready.eval.graders[0].name],
+            jobs,
+            concurrency=ready.concurrency,
+            requests_per_minute=ready.requests_per_minute,
+        )
 
     def jobs(self) -> Iterator[Job]:
         """Each row's judgments as jobs, pulled as the engine frees up; a result kept from a

@@ -68,6 +68,11 @@ class ReadyRun:
     """The lines of `out` a resumed run keeps, by row and grader (`results.read_resumable`)."""
     resume: bool = False
     """Whether the run continues `out` (appending to it) rather than replacing it."""
+    settings: Mapping[str, JudgeSettings] = field(default_factory=dict)
+    """Each grader's judge settings as the run lays them (flags over the eval file's), by
+    grader name: what a judge made elsewhere (a Ray worker's) is made from."""
+    cache: bool | str | os.PathLike[str] = False
+    """The verdict cache its judges use (as `Judge(cache=...)` takes it)."""
 
     @property
     def judgments(self) -> int:
@@ -222,7 +227,8 @@ def ready_run(
         **checklist_mode(checklist),
         **(evidence or {}),
     )
-    judges = _make_judges(ev, over, cache, capabilities, offline)
+    settings = {grader.name: grader.judge.merge(over) for grader in ev.graders}
+    judges = _make_judges(ev, settings, over, cache, capabilities, offline)
     target = _make_target(ev)
     kept = {}
     if resume and out is not None:
@@ -239,6 +245,8 @@ def ready_run(
         out=out,
         kept=kept,
         resume=resume,
+        settings=settings,
+        cache=cache,
     )
 
 
@@ -268,14 +276,16 @@ def own_rubrics(ev: Eval) -> dict[tuple[str, str], str]:
 
 def _make_judges(
     ev: Eval,
+    settings: Mapping[str, JudgeSettings],
     over: JudgeSettings,
     cache: bool | str | os.PathLike[str],
     capabilities: bool | str | os.PathLike[str],
     offline: bool,
 ) -> dict[str, Grader]:
-    """One Judge (or Panel) per grader (graders with the same settings share one), what `over`
-    sets (the flags) replacing every grader's setting (but a panel member's model: a model
-    names one judge); `capabilities` is where endpoint quirks are remembered (see Judge).
+    """One Judge (or Panel) per grader (graders with the same settings share one): a judge by
+    its `settings`, a panel's members with what `over` sets (the flags) replacing each
+    member's setting (but its model: a model names one judge); `capabilities` is where
+    endpoint quirks are remembered (see Judge).
     Credentials come only from the environment; `offline` judges never send (batch files), so
     they need none, are given none, and all name OFFLINE_ENDPOINT."""
     from rubriclib.judging import Judge
@@ -301,7 +311,7 @@ def _make_judges(
         if grader.panel is not None:
             judges[grader.name] = _make_panel(grader, judge_for, over, ev)
         else:
-            judges[grader.name] = judge_for(grader.judge.merge(over))
+            judges[grader.name] = judge_for(settings[grader.name])
     return judges
 
 

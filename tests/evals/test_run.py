@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import SECRET_KEY, VALID_RUBRIC, keyword_responder
+from conftest import SECRET_KEY, VALID_RUBRIC, judged, keyword_responder
 from judge_server import JudgeServer, Reply, completion
 
 import rubriclib
 from rubriclib.cli import main
 from rubriclib.errors import EvalError
 from rubriclib.evals.formats import Condition, load_eval
+from rubriclib.evals.run import EvalReport, GraderStats
 
 ROWS = [
     {"id": "r1", "input": "q1", "context": "c1", "output": "verdict:pass 1", "team": "a"},
@@ -688,3 +689,21 @@ def test_the_readme_says_how_to_get_the_command_before_using_it() -> None:
     first_use = text.index("$ rubriclib ")
     told = text.find("source .venv/bin/activate")
     assert 0 < told < first_use and text.find(".venv/bin/rubriclib") < first_use
+
+
+def test_the_rows_that_failed_most_are_listed_alike_in_whatever_order_results_come(
+    support: Path,
+) -> None:
+    """Ties in reading order, so a run whose results come in another order (another
+    concurrency, another engine) prints the same report."""
+    ev = load_eval(support)
+
+    def most_failed(adds: list[tuple[int, str, str]]) -> list[tuple[str, int]]:
+        report = EvalReport(ev, [GraderStats(g, "m") for g in ev.graders])
+        for number, row, grader in adds:
+            report.add(number, row, grader, judged(ev.graders[0].rubric, "fail"))
+        return report.most_failed_rows
+
+    adds = [(n, f"r{n}", g.name) for n in (1, 2, 3) for g in ev.graders]
+    del adds[3]  # r2 fails one grader, r1 and r3 both
+    assert most_failed(adds) == most_failed(adds[::-1]) == [("r1", 2), ("r3", 2), ("r2", 1)]

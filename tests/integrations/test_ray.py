@@ -1,6 +1,6 @@
 """TableJudge on the tables it is given in `.integrations/ray` (`make integrations`): pandas
-DataFrames and pyarrow Tables judged in place, and the real Ray Data on a local cluster (one
-`ray.init` for the whole module, since a cluster takes seconds to start) running it in
+DataFrames and pyarrow Tables judged in place, and the real Ray Data on the session's cluster
+(`ray_cluster`, the docs' two nodes, started once since a cluster takes seconds) running it in
 `map_batches`, as a class built once per actor (the docs' recipe) and as an instance (the docs'
 resume), its results written with `write_parquet` and read back, and a resumed run judging only
 what is missing."""
@@ -24,6 +24,7 @@ from conftest import (
     snippet,
 )
 from judge_server import JudgeServer, Reply, error_reply
+from ray_cluster import RayCluster
 
 from rubriclib import TableJudge
 
@@ -221,27 +222,34 @@ def flaky_responder() -> Callable[[dict[str, Any]], Reply]:
 
 
 @pytest.fixture(scope="module")
-def ray_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """Ray Data on a local cluster judging one dataset, then resuming it (one `ray.init`, the
-    docs'), against the scripted judge answering each request 0.1 s late."""
+def ray_run(
+    tmp_path_factory: pytest.TempPathFactory, ray_cluster: RayCluster
+) -> Iterator[dict[str, Any]]:
+    """Ray Data on the session's cluster judging one dataset, then resuming it (the docs'
+    `ray.init()` finds the cluster by RAY_ADDRESS), against the scripted judge answering each
+    request 0.1 s late."""
     python = integration_tool("ray", "bin", "python")
     work = tmp_path_factory.mktemp("ray")
     with JudgeServer(latency=0.1) as server:
         server.responder = flaky_responder()
         docs_url = ("http://localhost:8000/v1", server.url)
+        # a cluster's workers run in folders of their own: the files where all of them look
+        folders = [(f'"{name}/"', f'"{work / name}/"') for name in ("answers", "judged")]
         recipe = as_run_here(
             snippet("ray-table"),
             docs_url,
             ('"concurrency": 16', '"concurrency": 2'),
             ("=64,", "=5,"),
+            *folders,
         )
         (work / "docs_table.py").write_text(recipe)
-        (work / "docs_resume.py").write_text(snippet("ray-resume"))
+        (work / "docs_resume.py").write_text(as_run_here(snippet("ray-resume"), *folders))
         (work / "run_ray.py").write_text(RUN_RAY)
-        # A local cluster, two Dataset runs: 80-200 s on 2 cores, over 300 s on a loaded machine.
-        done = run_tool([str(python), "run_ray.py"], work, ray_env(work), timeout=900)
+        driver = ray_env(work) | cluster_client(ray_cluster)
+        # Two Dataset runs: 60-200 s on 2 cores, over 300 s on a loaded machine.
+        done = run_tool([str(python), "run_ray.py"], work, driver, timeout=900)
         report = json.loads(done.stdout.strip().splitlines()[-1])
-        yield report | {"server": server, "work": work}
+        yield report | {"server": server, "work": work, "cluster": ray_cluster.folder}
 
 
 def test_ray_data_judges_every_row_once_in_actors_and_writes_parquet(
@@ -285,5 +293,21 @@ def test_the_workers_read_the_key_from_their_environment_and_write_it_nowhere(
 ) -> None:
     sent = {headers["authorization"] for headers in ray_run["server"].headers}
     assert sent == {f"Bearer {SECRET_KEY}"}
-    written = [path.read_bytes() for path in ray_run["work"].rglob("*") if path.is_file()]
-    assert written and not any(SECRET_KEY.encode() in data for data in written)
+    places = (ray_run["work"], ray_run["cluster"])  # our files, and Ray's logs on the nodes
+    written = [path for place in places for path in place.rglob("*") if path.is_file()]
+    assert len(written) > 20
+    assert [path for path in written if holds(path, SECRET_KEY.encode())] == []
+
+
+def holds(path: Path, secret: bytes) -> bool:
+    """Whether the file at `path` holds `secret` (one that went away meanwhile does not)."""
+    try:
+        return secret in path.read_bytes()
+    except OSError:
+        return False
+
+
+def cluster_client(cluster: RayCluster) -> dict[str, str]:
+    """What a driver of the session's cluster needs: its address and Ray's token."""
+    names = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
+    return {name: cluster.env[name] for name in names} | {"RAY_ADDRESS": cluster.address}
