@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import BadInput, main, refuse_to_empty, writable
-from rubriclib.cli.evaluate import EvalChoice, finish, with_eval_choice
+from rubriclib.cli.choice import EvalChoice, with_eval_choice
+from rubriclib.cli.evaluate import finish
 from rubriclib.cli.options import FORMAT_OPTION
 
 if TYPE_CHECKING:
