@@ -197,6 +197,41 @@ print(json.dumps(times), file=sys.stderr)
 """
 
 
+# Run with the ray venv's python on the session's cluster: prints how long a slot took to come
+# back after the actor that made the limiter died holding every slot, and whether the limiter
+# then ended once idle.
+KEEPER_CHECK = """\
+import asyncio, json, time
+import ray
+from rubriclib.evals.tables.ray_pacing import NAMESPACE, RayPacing
+
+ray.init()
+
+@ray.remote(num_cpus=0)
+class Holder:
+    async def hold(self):  # the first to ask: it makes the limiter
+        pacer = RayPacing(2, None, lease_seconds=2, idle_seconds=1).pacer("endpoint")
+        await pacer.acquire()
+        await pacer.acquire()
+
+holder = Holder.remote()
+ray.get(holder.hold.remote())
+ray.kill(holder)  # dies holding both slots
+pacing = RayPacing(2, None, lease_seconds=2, idle_seconds=1)
+started = time.monotonic()
+asyncio.run(pacing.pacer("endpoint").acquire())
+waited = time.monotonic() - started
+asyncio.run(pacing.pacer("endpoint").release(("ok", None)))
+keeper = pacing._name
+named = lambda: keeper in {a["name"] for a in ray.util.list_named_actors(all_namespaces=True)}
+there_after_release = named()
+while named() and time.monotonic() - started < 30:
+    time.sleep(0.2)
+print(json.dumps({"waited": waited, "there_after_release": there_after_release,
+                  "ended": time.monotonic() - started if not named() else None}))
+"""
+
+
 def as_run_here(text: str, *changes: tuple[str, str]) -> str:
     """A docs' snippet with each `(shown, here)` changed: the endpoint, or a number sized for
     these tests (each must be in the snippet as shown)."""
@@ -311,3 +346,18 @@ def cluster_client(cluster: RayCluster) -> dict[str, str]:
     """What a driver of the session's cluster needs: its address and Ray's token."""
     names = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
     return {name: cluster.env[name] for name in names} | {"RAY_ADDRESS": cluster.address}
+
+
+def test_a_shared_pace_outlives_its_maker_and_takes_back_a_dead_actors_slots(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    # The actor that made the limiter is killed holding both slots: the limiter lives on, and
+    # the slots come back when their 2 s leases run out (before, the driver waited forever).
+    (tmp_path / "keeper_check.py").write_text(KEEPER_CHECK)
+    env = ray_env(tmp_path) | cluster_client(ray_cluster)
+    python = integration_tool("ray", "bin", "python")
+    done = run_tool([str(python), "keeper_check.py"], tmp_path, env, timeout=120)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert 1.5 < report["waited"] < 10
+    assert report["there_after_release"] is True
+    assert report["ended"] is not None  # idle for its 1 s: it ended itself

@@ -62,7 +62,8 @@ class TableJudge:
             `requests_per_minute` per batch, so per Ray actor, and on Spark per executor's
             Python worker: there is no pace shared across Spark's executors) or "ray" (one
             limiter actor shared by every actor of the Ray job: the cap and the pace hold
-            across them all, and a 429 or a dead endpoint slows or stops them all).
+            across them all, and a 429 or a dead endpoint slows or stops them all; the slots
+            of an actor that died come back after the request's timeout and 30 s).
         cache: The verdict cache: False (off), True (the user cache folder) or a folder.
         max_prompt_tokens: The largest prompt a judgment sends (as `Judge`).
         **settings: The other judge settings, as `JudgeSettings` names them (`votes`, `mode`,
@@ -257,7 +258,7 @@ class TableJudge:
                 jobs(),
                 concurrency=self.concurrency,
                 requests_per_minute=self.requests_per_minute,
-                pacing=self._pacing(),
+                pacing=self._pacing(judge.timeout),
             )
             async for job, result in stream:
                 results[judged[job]] = result
@@ -265,13 +266,14 @@ class TableJudge:
             await judge.aclose()
         return [results[index] for index in range(len(fields))]
 
-    def _pacing(self) -> Pacing | None:
+    def _pacing(self, request_timeout: float) -> Pacing | None:
         """The Pacing this batch's requests wait on: None (the batch's own), or the Ray job's
-        shared one, found once a process."""
+        shared one, found once a process (its slots leased for a request's timeout)."""
         if self.pacing == "ray" and self._shared_pacing is None:
-            from rubriclib.evals.tables.ray_pacing import RayPacing
+            from rubriclib.evals.tables.ray_pacing import LEASE_MARGIN, RayPacing
 
-            self._shared_pacing = RayPacing(self.concurrency, self.requests_per_minute)
+            lease = request_timeout + LEASE_MARGIN
+            self._shared_pacing = RayPacing(self.concurrency, self.requests_per_minute, lease)
         return self._shared_pacing
 
     def _worker_judge(self) -> Judge:
