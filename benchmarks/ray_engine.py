@@ -10,7 +10,7 @@ another with `rubriclib[ray]`):
 `compare`: one eval file of ROWS rows and one grader, judged against the latency server (its
 own process, answering each request after LATENCY s) by `--engine local` and by `--engine ray`
 on a local cluster the run starts (its start-up included), both at the same total in-flight cap
-(`--concurrency`: across every Ray actor, through one limiter actor). Printed: wall time each and
+(`--concurrency`: on Ray, each judging actor keeps an even share of it). Printed: wall time each and
 their ratio, the requests each sent (equal: nothing judged twice), and the driver's peak memory
 (`resource.getrusage` of the rubriclib process itself: not Ray's raylet, object store or actors).
 

@@ -4,8 +4,8 @@
 Dataset of the jobs' items, `map_batches` of each grader's `TableJudge` (a column says whose
 row it is) in a pool of actors of half a CPU (so a 2-core node keeps a CPU for Ray Data's own
 tasks), each keeping an even share of the run's in-flight cap and requests a minute (its own
-pace: a limiter shared through an actor would keep the slots of an actor killed mid-request,
-and the run would hang), the results streamed back a batch at a time (`iter_batches`) and
+pace: no request waits on a round trip to a limiter actor, as with `pacing="ray"`), the
+results streamed back a batch at a time (`iter_batches`) and
 recorded as they come, so an interrupt keeps what came back. What the Ray path cannot honour
 is refused (`ray_refusals`) before Ray starts. ray is imported only when a run starts."""
 
