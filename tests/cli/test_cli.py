@@ -489,6 +489,7 @@ def test_a_command_loads_only_its_own_module() -> None:
             "rubriclib.cli.judged_inputs",
             "rubriclib.cli.options",
             "rubriclib.cli.rubrics",
+            "rubriclib.cli.rubrics.library",
         ]
     )
 

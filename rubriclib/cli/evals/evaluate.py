@@ -19,9 +19,9 @@ from rubriclib.cli.app import (
     say,
     stop_if_refused,
 )
-from rubriclib.cli.choice import EvalChoice, with_eval_choice
-from rubriclib.cli.dry_run import show_dry_run
-from rubriclib.cli.engines import judged_on, refuse_engine, with_engine_options
+from rubriclib.cli.evals.choice import EvalChoice, with_eval_choice
+from rubriclib.cli.evals.dry_run import show_dry_run
+from rubriclib.cli.evals.engines import judged_on, refuse_engine, with_engine_options
 from rubriclib.cli.options import (
     CONCURRENCY_OPTION,
     FORMAT_OPTION,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rubriclib.cli.app import BadInput, main, refuse_to_empty, writable
-from rubriclib.cli.choice import EvalChoice, with_eval_choice
-from rubriclib.cli.evaluate import finish
+from rubriclib.cli.evals.choice import EvalChoice, with_eval_choice
+from rubriclib.cli.evals.evaluate import finish
 from rubriclib.cli.options import FORMAT_OPTION
 
 if TYPE_CHECKING:

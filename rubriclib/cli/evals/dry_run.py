@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from rubriclib.cli.choice import EvalChoice
+    from rubriclib.cli.evals.choice import EvalChoice
     from rubriclib.evals import Eval, Plan
 
 

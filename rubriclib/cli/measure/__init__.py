@@ -1,0 +1,1 @@
+"""Commands that measure a rubric against human labels: `calibrate` and `align`."""
