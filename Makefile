@@ -119,8 +119,9 @@ $(BROWSER): pyproject.toml $(BIN)/rubriclib
 
 browser: $(BROWSER)
 
+# --durations: CI's log names the slowest tests, where its 25 minutes go.
 test: lint docs integrations browser
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=15
 
 # docs/report.png, the picture of the report in the README and on the site's reports page, taken
 # by the same browser.
@@ -143,7 +144,7 @@ $(E2E)/.installed: | $(BIN)/rubriclib
 # rubric still shows the protocol, in 33 judgments (3-5 minutes on 2 cores) where all 290 took
 # 26 minutes of CI's 34-41. `make e2e-full` judges every golden.
 e2e: install $(E2E)/.installed
-	RUBRICLIB_E2E_PYTHON=$(E2E)/bin/python $(BIN)/pytest e2e -v
+	RUBRICLIB_E2E_PYTHON=$(E2E)/bin/python $(BIN)/pytest e2e -v --durations=15
 
 e2e-full: install $(E2E)/.installed
 	RUBRICLIB_E2E_GOLDENS=all RUBRICLIB_E2E_PYTHON=$(E2E)/bin/python $(BIN)/pytest e2e -v

@@ -1,16 +1,19 @@
 """A Ray cluster of two nodes on this machine, started once for the whole test session by the
 docs' multi-node recipe (the `ray-cluster` snippet of docs/judging-tables.md, each command run
 as shown but for the sizes and ports below): the head and a worker node, each a `ray start
---block` process in the ray venv with the judge's key in its environment, stopped by its pid
-(never `ray stop`, which stops every Ray of the machine). Its own temporary folder keeps other
-Ray users of the machine from finding it, and the token Ray asks for is a new one."""
+--block` process in the ray venv with the judge's key in its environment, killed with all it
+started by pid (never `ray stop`, which stops every Ray of the machine). Its own temporary
+folder keeps other Ray users of the machine from finding it, and the token Ray asks for is a
+new one."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -117,14 +120,15 @@ class RayCluster:
         return judging_actors([node.pid for node in self.nodes])
 
     def __exit__(self, *exc: object) -> None:
-        for node in self.nodes:  # at once: each takes seconds to stop what it started
-            node.terminate()
+        # Killed, the nodes and all they started (a graceful stop took 30 s): first stopped, so
+        # none starts another process meanwhile, then each one found is sent SIGKILL.
+        nodes = [node.pid for node in self.nodes]
+        for wanted in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in [*nodes, *descendants(nodes)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, wanted)
         for node in self.nodes:
-            try:
-                node.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                node.kill()
-                node.wait()
+            node.wait()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
