@@ -41,7 +41,7 @@ class PaceKeeper:
         self._pacing = RunPacing(concurrency, requests_per_minute)
         self._idle_seconds = idle_seconds
         self._leases: dict[str, tuple[Hashable, float]] = {}
-        self._numbers = (f"{uuid.uuid4().hex[:8]}-{n}" for n in itertools.count())
+        self._names = (f"{uuid.uuid4().hex[:8]}-{n}" for n in itertools.count())
         self._waiting = 0
         self._last_asked = time.monotonic()
         self._watch: asyncio.Task[None] | None = None
@@ -59,7 +59,7 @@ class PaceKeeper:
         finally:
             self._waiting -= 1
             self._last_asked = time.monotonic()
-        lease = next(self._numbers)
+        lease = next(self._names)
         self._leases[lease] = (key, time.monotonic() + lease_seconds)
         return lease, None
 
