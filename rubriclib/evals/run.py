@@ -126,7 +126,9 @@ class EvalReport:
     failed_row_numbers: dict[str, int] = field(default_factory=dict)
     """The number (in reading order) of each row in `failures_by_row`."""
     cases: list[tuple[str, str, GradeResult]] | None = None
-    """(row id, grader, result) of every result, kept only when asked (JUnit needs them)."""
+    """(row id, grader, result) of every result, kept only when asked (JUnit needs them): in
+    reading order once the run ends (rows as read, each row's graders as the eval lists them),
+    whichever engine made them and in whatever order they finished."""
     planned_rows: int | None = None
     """The rows the run set out to judge (the dataset's, within the limit), when known."""
     rows_judged: int = 0
@@ -136,10 +138,13 @@ class EvalReport:
     first_errors: list[tuple[int, str, str, str]] = field(default_factory=list)
     """(row number, row id, grader, reason) of the judge errors of the first rows (at most
     LISTED_ERRORS); the graders' stats count them all."""
+    _case_places: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    """Each case's row number and grader's place, to put `cases` in reading order."""
 
     def add(self, number: int, row: str, grader: str, result: GradeResult) -> None:
         """A result of row `row` (the `number`th read) by `grader`."""
-        next(s for s in self.graders if s.grader.name == grader).add(result)
+        at, stats = next((at, s) for at, s in enumerate(self.graders) if s.grader.name == grader)
+        stats.add(result)
         if result.verdict == "error":
             bisect.insort(self.first_errors, (number, row, grader, result.reason))
             del self.first_errors[LISTED_ERRORS:]
@@ -148,6 +153,14 @@ class EvalReport:
             self.failed_row_numbers[row] = number
         if self.cases is not None:
             self.cases.append((row, grader, result))
+            self._case_places.append((number, at))
+
+    def order_cases(self) -> None:
+        """The cases in reading order, however their results came."""
+        if self.cases:
+            order = sorted(range(len(self.cases)), key=self._case_places.__getitem__)
+            self.cases = [self.cases[index] for index in order]
+            self._case_places = [self._case_places[index] for index in order]
 
     @property
     def rows_planned(self) -> int:
@@ -218,6 +231,7 @@ async def run_ready(
     )
     report.cases = [] if keep_cases else None
     await _EvalRun(ready, report, on_result).run(interrupt, engine)
+    report.order_cases()
     report.finished = time.time()
     return report
 

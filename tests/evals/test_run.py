@@ -306,6 +306,30 @@ def test_junit_has_a_case_per_row_and_grader(
     assert {case.get("classname") for case in cases} == {"grounded", "helpful"}
 
 
+def test_junit_lists_the_cases_in_reading_order_whatever_order_they_finished_in(
+    support: Path, endpoint: JudgeServer, tmp_path: Path
+) -> None:
+    answer = keyword_responder()
+
+    def first_row_last(body: dict[str, Any]) -> Reply:
+        reply = answer(body)
+        first = "verdict:pass 1" in body["messages"][1]["content"]
+        return Reply(body=reply.body, delay=0.5) if first else reply
+
+    endpoint.responder = first_row_last
+    report_path, out = tmp_path / "eval.xml", tmp_path / "results.jsonl"
+    arguments = ["--format", "junit", "--report", str(report_path), "--out", str(out)]
+    assert run(str(support), *arguments, "--concurrency", "8", "--no-cache").exit_code == 0
+    finished = [(line["grader"], line["row"]) for line in results_of(out)]
+    assert {row for _, row in finished[-2:]} == {"r1"}  # the first row's results came last
+    listed = [
+        (case.get("classname"), case.get("name"))
+        for case in ElementTree.parse(report_path).getroot().iter("testcase")
+    ]
+    rows = [f"row r{n}" for n in range(1, 5)]
+    assert listed == [("grounded", row) for row in rows] + [("helpful", row) for row in rows]
+
+
 def test_limit_judges_only_the_first_rows(support: Path, endpoint: JudgeServer) -> None:
     result = run(str(support), "--limit", "1", "--format", "json", "--no-cache")
     assert json.loads(result.output)["run"]["rows"] == 1 and len(endpoint.requests) == 2
