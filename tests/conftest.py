@@ -401,7 +401,9 @@ def start(arguments: list[str], server: JudgeServer, library: Path) -> subproces
 
 
 def wait_for_requests(server: JudgeServer, count: int) -> None:
-    deadline = time.monotonic() + 30
+    """Until `server` has seen `count` requests: a started command's first, on a machine loaded
+    enough that its start-up can take tens of seconds."""
+    deadline = time.monotonic() + 120
     while len(server.requests) < count:
         assert time.monotonic() < deadline, "the run never started judging"
         time.sleep(0.02)

@@ -67,7 +67,19 @@ def test_grade_many_and_a_panel_work_from_code_already_running_an_event_loop(
 def test_the_stream_yields_as_judgments_finish(
     judge: Judge, judge_server: JudgeServer, rubric: Rubric
 ) -> None:
-    judge_server.responder = by_output({"slow": 0.3})
+    # The slow one is answered only once the other two were (and 0.3 s more), so it finishes
+    # last however loaded the machine is.
+    answer, others = by_output(), threading.Semaphore(0)
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if "slow" not in body["messages"][1]["content"]:
+            others.release()
+            return answer(body)
+        assert others.acquire(timeout=30) and others.acquire(timeout=30)
+        time.sleep(0.3)
+        return answer(body)
+
+    judge_server.responder = respond
     jobs = [Job(rubric, Item(output=text)) for text in ("slow good", "bad", "good")]
 
     async def collect() -> list[int]:

@@ -86,9 +86,10 @@ def test_a_429_seen_by_one_member_pauses_the_other(
     panel = Panel([member(judge_server, "judge-a"), member(judge_server, "judge-b")])
     results = panel.grade_many(rubric, [{"output": f"o{n}"} for n in range(6)], concurrency=2)
     assert [result.verdict for result in results] == ["pass"] * 6 and len(arrivals) == 13
-    later = [at for model, at in arrivals if model == "judge-b" and at > answered[0]]
-    # judge-b's requests sent after judge-a's 429 waited out its Retry-After too
-    assert later and all(at - answered[0] >= 0.9 for at in later)
+    later = [at - answered[0] for model, at in arrivals if model == "judge-b" and at > answered[0]]
+    # judge-b's requests sent after judge-a's 429 waited out its Retry-After too (all four, on a
+    # quiet machine; one may have been on its way as the 429 left, on a loaded one)
+    assert len(later) == 4 and len([after for after in later if after < 0.9]) <= 1
 
 
 def test_a_dead_key_seen_by_one_member_stops_the_other(
@@ -192,9 +193,10 @@ def test_a_429_to_the_target_is_retried_and_pauses_the_grader_on_its_endpoint(
     assert [line["verdict"] for line in lines] == ["pass"] * 4
     assert {line["output"] for line in lines} == {f"an answer to q{n}" for n in range(1, 5)}
     assert len(arrivals) == 9  # the refused output asked again, once
-    later = [at for _, at in arrivals if at > answered[0]]
-    # everything sent to the endpoint after the target's 429 waited out its Retry-After
-    assert later and all(at - answered[0] >= 0.9 for at in later)
+    later = [at - answered[0] for _, at in arrivals if at > answered[0]]
+    # everything sent to the endpoint after the target's 429 waited out its Retry-After (one
+    # may have been on its way as the 429 left, on a loaded machine)
+    assert len(later) == 7 and len([after for after in later if after < 0.9]) <= 1
 
 
 def test_a_dead_target_key_stops_the_targets_later_requests(
