@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -294,24 +294,27 @@ class Estimate:
 
 
 def estimate(
-    by_grader: dict[str, int],
-    tokens: dict[str, int],
-    votes: dict[str, int],
-    orders: dict[str, int] | None = None,
+    by_grader: Mapping[str, int],
+    tokens: Mapping[str, int],
+    votes: Mapping[str, int],
+    orders: Mapping[str, int] | None = None,
+    most: tuple[Mapping[str, int], Mapping[str, int]] | None = None,
 ) -> Estimate:
     """From the plan's judgments and first-turn tokens (every order's) per grader, each
     grader's votes and its orders (2 for a pairwise rubric: a request per order, the swapped
-    one in the next wave)."""
-    fewest = most = fewest_tokens = most_tokens = waves = 0
+    one in the next wave). `most`, for a live run that explores runs: the requests and prompt
+    tokens each grader's judgments send at most (every vote's), in place of one request each."""
+    fewest = most_requests = fewest_tokens = most_tokens = waves = 0
     for grader, judgments in by_grader.items():
         asked = votes.get(grader, 1)
         each = (orders or {}).get(grader, 1)
         majority = asked // 2 + 1 if asked > 1 else 1
-        fewest, most = fewest + judgments * majority * each, most + judgments * asked * each
+        fewest += judgments * majority * each
+        most_requests += asked * (most[0][grader] if most else judgments * each)
         fewest_tokens += tokens.get(grader, 0) * majority
-        most_tokens += tokens.get(grader, 0) * asked
+        most_tokens += asked * (most[1][grader] if most else tokens.get(grader, 0))
         waves = max(waves, asked * each)
-    return Estimate((fewest, most), (fewest_tokens, most_tokens), waves)
+    return Estimate((fewest, most_requests), (fewest_tokens, most_tokens), waves)
 
 
 def _span(pair: tuple[float, float], money: bool = False) -> str:
@@ -320,9 +323,14 @@ def _span(pair: tuple[float, float], money: bool = False) -> str:
 
 
 def estimate_lines(
-    found: Estimate, price_per_million: float | None, discount: float = BATCH_DISCOUNT
+    found: Estimate,
+    price_per_million: float | None,
+    discount: float = BATCH_DISCOUNT,
+    live: tuple[Estimate, int] | None = None,
 ) -> list[str]:
-    """`eval --dry-run --batch`: requests, tokens and (at a price) cost, batch against live."""
+    """`eval --dry-run --batch`: requests, tokens and (at a price) cost, batch against live;
+    `live`, when a live run would explore the runs a batch shows cut: its estimate, and how
+    many judgments explore."""
     files = -(-found.requests[1] // MAX_REQUESTS) if found.requests[1] else 0
     lines = [
         f"batch: {_span(found.requests)} request(s), about {_span(found.tokens)} prompt tokens, "
@@ -331,15 +339,26 @@ def estimate_lines(
         f"live:  the same {_span(found.requests)} request(s) and {_span(found.tokens)} prompt "
         "tokens, sent at once",
     ]
-    if price_per_million is not None:
-        live = (
-            found.tokens[0] * price_per_million / 1e6,
-            found.tokens[1] * price_per_million / 1e6,
+    spent = found
+    if live is not None:
+        spent, explored = live
+        lines[1] = (
+            f"live:  {_span(spent.requests)} request(s) and {_span(spent.tokens)} prompt tokens, "
+            f"sent at once ({explored} judgment(s) explore their run, which a batch shows whole, "
+            "cut; the most: every explored judgment's requests, each its budget's worth)"
         )
-        batch = (live[0] * discount, live[1] * discount)
+    if price_per_million is not None:
+        cost = (
+            spent.tokens[0] * price_per_million / 1e6,
+            spent.tokens[1] * price_per_million / 1e6,
+        )
+        batch = (
+            found.tokens[0] * price_per_million / 1e6 * discount,
+            found.tokens[1] * price_per_million / 1e6 * discount,
+        )
         lines.append(
             f"cost at ${price_per_million:g} per million prompt tokens: live about "
-            f"{_span(live, True)}, batch about {_span(batch, True)} (batch assumed at "
+            f"{_span(cost, True)}, batch about {_span(batch, True)} (batch assumed at "
             f"{discount:.0%} of the live price; --batch-discount changes it; completion "
             "tokens not counted)"
         )

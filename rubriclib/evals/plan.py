@@ -105,6 +105,9 @@ class Plan:
     most_prompt_tokens: int = 0
     """The requests and prompt tokens of every judgment were each explored judgment to take
     all its requests, each holding its whole character budget (else as `prompt_tokens`)."""
+    most_by_grader: Counter[str] = field(default_factory=Counter)
+    most_tokens_by_grader: Counter[str] = field(default_factory=Counter)
+    """`most_requests` and `most_prompt_tokens` per grader (each vote spends them again)."""
     problem_rows: set[str] = field(default_factory=set)
     """Where each row with a problem is (a missing field, a prompt over the limit)."""
 
@@ -118,6 +121,8 @@ class Plan:
         self.tokens_by_grader[grader.name] += orders * tokens
         self.most_requests += orders * most[0]
         self.most_prompt_tokens += orders * most[0] * most[1]
+        self.most_by_grader[grader.name] += orders * most[0]
+        self.most_tokens_by_grader[grader.name] += orders * most[0] * most[1]
 
 
 def plan_eval(ev: Eval, limit: int | None = None, flags: JudgeSettings | None = None) -> Plan:

@@ -144,6 +144,37 @@ def test_the_dry_run_names_the_rows_that_would_be_explored(
     assert "would explore" not in whole.output
 
 
+def test_the_batch_estimate_counts_runs_cut_and_the_live_one_their_exploring(
+    run_file: Path, write_file: Callable[..., Path]
+) -> None:
+    write_file("rows.jsonl", json.dumps({"id": "long", "transcript": long_run()}) + "\n")
+    eval_file = write_file(
+        "eval.yaml",
+        "name: runs\ndataset: rows.jsonl\njudge: {max_prompt_tokens: 8000}\n"
+        "graders: [{name: money, rubric: support-run}]\n",
+    )
+    dry = ["eval", str(eval_file), "--dry-run", "--price-per-million", "1000"]
+    live = CliRunner().invoke(main, dry)
+    batch = CliRunner().invoke(main, [*dry, "--batch"])
+    assert live.exit_code == batch.exit_code == 0, live.output + batch.output
+    assert "would explore" in live.output and "would explore" not in batch.output  # cut
+    found = PLANNED.search(live.output)
+    assert found is not None
+    requests, first, most = (int(n.replace(",", "")) for n in found.groups()[:3])
+    for output in (live.output, batch.output):  # the same estimate, however it was asked for
+        sent = re.search(r"batch: 1 request\(s\), about ([\d,]+) prompt tokens", output)
+        assert sent is not None, output
+        cut = int(sent.group(1).replace(",", ""))
+        assert first < cut <= 8000  # the whole run, cut to the limit
+        assert (
+            f"live:  1 to {requests} request(s) and {first:,} to {requests * most:,} prompt "
+            "tokens, sent at once (1 judgment(s) explore their run, which a batch shows whole, "
+            "cut"
+        ) in output
+        cost = f"live about ${first / 1000:,.4f} to ${requests * most / 1000:,.4f}"
+        assert cost in output and f"batch about ${cut / 2000:,.4f}" in output
+
+
 PLANNED = re.compile(
     r"money: a run of 62 blocks, [\d,]+ characters: up to (\d+) requests, each about ([\d,]+) "
     r"to ([\d,]+) prompt tokens \(the first; then with its budget of ([\d,]+) characters read\)"

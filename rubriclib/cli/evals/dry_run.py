@@ -19,30 +19,40 @@ def show_dry_run(
     use_batch: bool,
     prices: tuple[float | None, float],
 ) -> None:
-    """`eval --dry-run`: the plan, and the batch-vs-live estimate when asked."""
+    """`eval --dry-run`: the plan (under --batch, as a batch sends it: every run shown whole,
+    cut), and the batch-vs-live estimate when asked."""
     from rubriclib.evals import plan_eval
     from rubriclib.settings import JudgeSettings, checklist_mode
 
     flags = JudgeSettings(
         protocol=chosen.protocol, **checklist_mode(chosen.checklist), **chosen.evidence
     )
-    plan = plan_eval(ev, chosen.limit, flags)
+    batched = flags.merge(evidence="whole")  # a batch sends one request a judgment
+    plan = plan_eval(ev, chosen.limit, batched if use_batch else flags)
     _print_plan(ev, plan, chosen, show_prompts)
     if use_batch or prices[0] is not None:
-        _print_estimate(ev, plan, chosen.votes, *prices)
+        live = plan_eval(ev, chosen.limit, flags) if use_batch else plan
+        sent = plan_eval(ev, chosen.limit, batched) if live.explored and not use_batch else plan
+        _print_estimate(ev, sent, live, chosen.votes, *prices)
 
 
 def _print_estimate(
-    ev: Eval, plan: Plan, votes: int | None, price: float | None, discount: float
+    ev: Eval, sent: Plan, live: Plan, votes: int | None, price: float | None, discount: float
 ) -> None:
-    """`eval --dry-run --batch`: requests, tokens and cost, batch against live."""
+    """`eval --dry-run --batch`: requests, tokens and cost, batch against live: the plan as a
+    batch sends it (`sent`), and as a live run does when it explores runs (`live`)."""
     from rubriclib.batch import estimate, estimate_lines
 
     asked = {g.name: votes or g.judge.votes or 1 for g in ev.graders}
     orders = {g.name: 2 if g.rubric.scale == "pairwise" else 1 for g in ev.graders}
     click.echo("")
-    found = estimate(plan.by_grader, plan.tokens_by_grader, asked, orders)
-    for line in estimate_lines(found, price, discount):
+    found = estimate(sent.by_grader, sent.tokens_by_grader, asked, orders)
+    exploring = None
+    if live.explored:
+        most = (live.most_by_grader, live.most_tokens_by_grader)
+        spent = estimate(live.by_grader, live.tokens_by_grader, asked, orders, most)
+        exploring = (spent, len(live.explored))
+    for line in estimate_lines(found, price, discount, exploring):
         click.echo(line)
 
 
