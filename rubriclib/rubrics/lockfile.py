@@ -84,30 +84,31 @@ def portable_source(source: str, root: Path) -> str:
         return source
 
 
-def lock_entries(used: list[Rubric], refs: list[str], root: Path | None = None) -> list[Locked]:
-    """What `rubriclib lock [REF...]` writes, given the rubrics the project uses (`used`). With
-    no REF, those. With REFs (as `cargo update -p`): those entries added or refreshed, every
-    rubric the project uses that the lock lacks added, every other entry kept as it was."""
+def lock_entries(used: list[Rubric], named: list[Rubric], root: Path | None = None) -> list[Locked]:
+    """What `rubriclib lock [REF...]` writes, given the rubrics the project uses (`used`) and
+    those its REFs name, loaded once (`named`). With no REF, those the project uses. With REFs
+    (as `cargo update -p`): those entries added or refreshed, every rubric the project uses
+    that the lock lacks added, every other entry kept as it was."""
     root = root or project_root()
     used = _local(used)
-    if not refs:
+    if not named:
         return _sorted(Locked.of(rubric, root) for rubric in used)
     entries = {(e.name, e.source): e for e in read_lock(root)} if _has_lock(root) else {}
     for rubric in used:
         now = Locked.of(rubric, root)
         entries.setdefault((now.name, now.source), now)
-    for rubric in _local([load_rubric(ref) for ref in refs]):
+    for rubric in _local(named):
         now = Locked.of(rubric, root)
         entries[(now.name, now.source)] = now
     return _sorted(entries.values())
 
 
-def lock_pins(used: list[Rubric], refs: list[str], root: Path | None = None) -> list[RemotePin]:
+def lock_pins(used: list[Rubric], named: list[Rubric], root: Path | None = None) -> list[RemotePin]:
     """The remote pins `rubriclib lock [REF...]` writes, as `lock_entries` does for the others:
     a reference the lock pins keeps its pin (it loads as pinned; `update` moves it)."""
     root = root or project_root()
-    pins = read_pins(root) if refs else {}
-    for rubric in used + [load_rubric(ref) for ref in refs]:
+    pins = read_pins(root) if named else {}
+    for rubric in used + named:
         if rubric.remote is not None:
             pins[rubric.remote.reference] = RemotePin.of(rubric)
     return [pins[reference] for reference in sorted(pins)]

@@ -9,6 +9,7 @@ import json
 import logging
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -46,6 +47,26 @@ def write_eval(folder: Path, ref: str) -> None:
 
 def pins(project: Path) -> list[dict[str, str]]:
     return yaml.safe_load((project / "rubriclib.lock").read_text())["remote"]  # type: ignore[no-any-return]
+
+
+def test_lock_resolves_each_remote_reference_it_is_given_once(
+    project: Path, rubric_repo: RubricRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rubriclib.rubrics.remote import fetching
+
+    listed: list[str] = []  # the repository of each `git ls-remote`
+    run_git = fetching.run_git
+
+    def counted(arguments: list[str], reference: Any) -> str:
+        if arguments[0] == "ls-remote":
+            listed.append(arguments[1])
+        return run_git(arguments, reference)
+
+    monkeypatch.setattr(fetching, "run_git", counted)
+    result = run("lock", f"git+{rubric_repo.url}@v1.0.0#rubrics/house.md")
+    assert result.exit_code == 0, result.output
+    assert "(2 remote)" in result.output  # the eval file's reference and this one
+    assert listed.count(rubric_repo.url) == 1  # twice before: for the lock's entries and pins
 
 
 def test_lock_pins_a_remote_rubric_by_reference(project: Path, rubric_repo: RubricRepo) -> None:

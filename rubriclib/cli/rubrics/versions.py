@@ -33,11 +33,12 @@ def lock(refs: Sequence[str]) -> None:
       rubriclib lock groundedness@^1 ./rubrics/house-style.md
     """
     from rubriclib.evals import project_rubrics
-    from rubriclib.rubrics import lock_entries, lock_pins, write_lock
+    from rubriclib.rubrics import load_rubric, lock_entries, lock_pins, write_lock
 
     used = project_rubrics()
-    entries = lock_entries(used, list(refs))
-    pins = lock_pins(used, list(refs))
+    named = [load_rubric(ref) for ref in refs]  # once: a remote REF is resolved once
+    entries = lock_entries(used, named)
+    pins = lock_pins(used, named)
     path = write_lock(entries, pins=pins)
     remote = f" ({len(pins)} remote)" if pins else ""
     click.echo(f"Locked {len(entries) + len(pins)} rubric(s){remote} in {path}")
