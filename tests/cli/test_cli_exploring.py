@@ -144,15 +144,26 @@ def test_the_dry_run_names_the_rows_that_would_be_explored(
     assert "would explore" not in whole.output
 
 
-def test_the_batch_estimate_counts_runs_cut_and_the_live_one_their_exploring(
-    run_file: Path, write_file: Callable[..., Path]
-) -> None:
+PLANNED = re.compile(
+    r"money: a run of 62 blocks, [\d,]+ characters: up to (\d+) requests, each about ([\d,]+) "
+    r"to ([\d,]+) prompt tokens \(the first; then with its budget of ([\d,]+) characters read\)"
+)
+
+
+def long_run_eval(write_file: Callable[..., Path]) -> Path:
+    """An eval of one row holding a run too long to show whole, at an 8,000-token limit."""
     write_file("rows.jsonl", json.dumps({"id": "long", "transcript": long_run()}) + "\n")
-    eval_file = write_file(
+    return write_file(
         "eval.yaml",
         "name: runs\ndataset: rows.jsonl\njudge: {max_prompt_tokens: 8000}\n"
         "graders: [{name: money, rubric: support-run}]\n",
     )
+
+
+def test_the_batch_estimate_counts_runs_cut_and_the_live_one_their_exploring(
+    run_file: Path, write_file: Callable[..., Path]
+) -> None:
+    eval_file = long_run_eval(write_file)
     dry = ["eval", str(eval_file), "--dry-run", "--price-per-million", "1000"]
     live = CliRunner().invoke(main, dry)
     batch = CliRunner().invoke(main, [*dry, "--batch"])
@@ -175,12 +186,6 @@ def test_the_batch_estimate_counts_runs_cut_and_the_live_one_their_exploring(
         assert cost in output and f"batch about ${cut / 2000:,.4f}" in output
 
 
-PLANNED = re.compile(
-    r"money: a run of 62 blocks, [\d,]+ characters: up to (\d+) requests, each about ([\d,]+) "
-    r"to ([\d,]+) prompt tokens \(the first; then with its budget of ([\d,]+) characters read\)"
-)
-
-
 @pytest.mark.parametrize(
     ("turns", "spent"), [((), "characters"), (("--exploring-turns", "3"), "turns")]
 )
@@ -191,12 +196,7 @@ def test_the_dry_run_estimates_an_explored_judgment_by_the_budget_its_judge_spen
     turns: tuple[str, ...],
     spent: str,
 ) -> None:
-    write_file("rows.jsonl", json.dumps({"id": "long", "transcript": long_run()}) + "\n")
-    eval_file = write_file(
-        "eval.yaml",
-        "name: runs\ndataset: rows.jsonl\njudge: {max_prompt_tokens: 8000}\n"
-        "graders: [{name: money, rubric: support-run}]\n",
-    )
+    eval_file = long_run_eval(write_file)
     planned = CliRunner().invoke(main, ["eval", str(eval_file), "--dry-run", *turns])
     assert planned.exit_code == 0, planned.output
     found = PLANNED.search(planned.output)
