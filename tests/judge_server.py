@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -120,6 +121,12 @@ def as_json_answer(body: dict[str, Any], reply: Reply) -> Reply:
 
 class _HTTPServer(ThreadingHTTPServer):
     request_queue_size = 128  # the listen backlog: 64 clients may connect at once, and more
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A client that went away mid-request (a killed worker, a cancelled run) is no error
+        # of the server's: no traceback on stderr. Anything else is still printed.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class JudgeServer:
