@@ -11,14 +11,15 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import KEYWORD_RUBRIC, keyword_responder, snippet
-from judge_server import JudgeServer
+from judge_server import JudgeServer, Reply
 from ray_cluster import RayCluster
 
 ROWS = 30
@@ -118,19 +119,39 @@ def runs(
         extra = ["--no-cache", "--concurrency", "2"]
         found_by_address = driver | {"RAY_ADDRESS": ray_cluster.address}
         server.latency = 0.3  # slow enough to stop it mid-run
+        signalled = threading.Event()
+        server.responder = held_until(signalled)
         found["interrupted"] = interrupted(
-            ray_cluster.rubriclib(first + extra), again, found_by_address, ray_cluster
+            ray_cluster.rubriclib(first + extra), again, found_by_address, ray_cluster, signalled
         )
         run("resumed", resumed + extra, again, found_by_address)
     yield found
 
 
+def held_until(signalled: threading.Event) -> Callable[[dict[str, Any]], Reply]:
+    """The keyword judge, holding its answers about the last two rows until `signalled`: the
+    run cannot end before its interrupt (Ray may hand back the other batches all at once)."""
+    answer = keyword_responder()
+
+    def respond(body: dict[str, Any]) -> Reply:
+        user = body["messages"][1]["content"]
+        if f"row {ROWS - 2}" in user or f"row {ROWS - 1}" in user:
+            signalled.wait(timeout=300)
+        return answer(body)
+
+    return respond
+
+
 def interrupted(
-    command: list[str], work: Path, env: dict[str, str], cluster: RayCluster
+    command: list[str],
+    work: Path,
+    env: dict[str, str],
+    cluster: RayCluster,
+    signalled: threading.Event,
 ) -> tuple[int, str, int, int]:
     """`command` with its judging actors killed (SIGKILL) once it wrote its first verdicts,
-    and stopped by SIGINT once it wrote more: its exit code, stderr, the actors killed and
-    the lines it wrote."""
+    and stopped by SIGINT once it wrote more (`signalled` then set): its exit code, stderr,
+    the actors killed and the lines it wrote."""
     out = work / "results.jsonl"
     with subprocess.Popen(  # noqa: S603 - our own command
         command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -141,6 +162,7 @@ def interrupted(
             os.kill(actor, signal.SIGKILL)
         wait_for_verdicts(process, out, verdicts(out) + 4)  # from the actors Ray restarted
         process.send_signal(signal.SIGINT)
+        signalled.set()
         _, stderr = process.communicate(timeout=300)
     return process.returncode, stderr, len(actors), len(out.read_text().splitlines())
 
