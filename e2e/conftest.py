@@ -75,6 +75,8 @@ def llama_server(
             "chatml-function-calling",
             "--n_ctx",
             "4096",
+            "--n_threads",  # every core generates (llama-cpp-python's default is half of them)
+            "-1",
             *launcher_args,
         ],
         stdout=log,
