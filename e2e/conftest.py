@@ -75,8 +75,6 @@ def llama_server(
             "chatml-function-calling",
             "--n_ctx",
             "4096",
-            "--n_threads",  # every core generates (llama-cpp-python's default is half of them)
-            "-1",
             *launcher_args,
         ],
         stdout=log,
